@@ -1,0 +1,60 @@
+//! Acquisition functions: scoring rules over candidate points that an optimiser maximises.
+
+use crate::{BuildContext, DecisionContext, Diagnostics, Result};
+use std::fmt::Debug;
+
+/// A scoring rule. `prepare` does the per-decision work once (incumbent, β_t, cost belief …)
+/// and returns the function the optimiser maximises.
+pub trait Acquisition: Send {
+    /// The acquisition function for this decision.
+    fn prepare<'a>(&'a self, ctx: &'a DecisionContext<'a>) -> Result<Box<dyn AcquisitionFn + 'a>>;
+}
+
+/// An acquisition function ready to be maximised over `[0,1]^d`.
+pub trait AcquisitionFn {
+    /// Value at `x`.
+    fn value(&self, x: &[f64]) -> f64;
+
+    /// Value at `x`, writing the gradient into `grad`.
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
+
+    /// Values at many points (`xs` row-major); override to batch through the posterior.
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        let d = xs.len() / out.len().max(1);
+        for (o, x) in out.iter_mut().zip(xs.chunks_exact(d.max(1))) {
+            *o = self.value(x);
+        }
+    }
+
+    /// True when every value is ≥ 0 with a meaningful zero (EI-type), which selects
+    /// BoTorch's non-negative initial-condition heuristic.
+    fn non_negative(&self) -> bool {
+        false
+    }
+
+    /// A stopping rule evaluated at the maximiser: `Some(reason)` ends the run instead of
+    /// evaluating (the Pandora rule stops when the best observed y ≥ max α).
+    fn stop_at(&self, _max_value: f64) -> Option<String> {
+        None
+    }
+
+    /// What to record about this decision.
+    fn diagnostics(&self) -> Diagnostics {
+        Diagnostics::new()
+    }
+}
+
+/// An acquisition as written in a spec (`acquisition: { type: ei }`).
+#[typetag::serde(tag = "type")]
+pub trait AcquisitionSpec:
+    Debug + Send + Sync + dyn_clone::DynClone
+{
+    /// Rejects parameters that do not fit a problem of dimension `dim`.
+    fn validate(&self, _dim: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Builds the acquisition for one run.
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Acquisition>>;
+}
+
+dyn_clone::clone_trait_object!(AcquisitionSpec);

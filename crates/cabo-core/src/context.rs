@@ -1,0 +1,150 @@
+//! Everything a policy may look at when it decides.
+
+use crate::model::TrainingData;
+use crate::{
+    BudgetState, CostBelief, CostModel, Dataset, Error, Model, OptimizerSettings, Posterior,
+    ProblemInfo, Result,
+};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::time::Instant;
+
+/// The state of a run at the moment of a decision.
+///
+/// Models are fitted lazily: the first call to [`DecisionContext::posterior`] (or
+/// [`DecisionContext::cost_belief`]) fits, later calls reuse the result, and a policy that
+/// never asks (random search, a dynamic program) never pays for a fit.
+pub struct DecisionContext<'a> {
+    /// What the policy may know about the problem.
+    pub problem: &'a ProblemInfo,
+    /// Everything observed so far (initial design included).
+    pub data: &'a Dataset,
+    /// Spend so far against the budget.
+    pub budget: &'a BudgetState,
+    /// 1-based index of this policy decision.
+    pub iteration: usize,
+    /// Seed for this decision's randomness (derived from the run seed and the iteration).
+    pub seed: u64,
+    /// Acquisition-optimiser settings resolved for this problem's dimension.
+    pub optimizer: &'a OptimizerSettings,
+    model: Option<&'a RefCell<Box<dyn Model>>>,
+    cost_model: Option<&'a RefCell<Box<dyn CostModel>>>,
+    posterior: OnceCell<std::result::Result<Box<dyn Posterior>, String>>,
+    cost_belief: OnceCell<std::result::Result<Box<dyn CostBelief>, String>>,
+    fit_seconds: Cell<f64>,
+}
+
+impl<'a> DecisionContext<'a> {
+    /// A context without models; attach them with [`Self::with_models`] or
+    /// [`Self::with_posterior`].
+    pub fn new(
+        problem: &'a ProblemInfo,
+        data: &'a Dataset,
+        budget: &'a BudgetState,
+        iteration: usize,
+        seed: u64,
+        optimizer: &'a OptimizerSettings,
+    ) -> Self {
+        DecisionContext {
+            problem,
+            data,
+            budget,
+            iteration,
+            seed,
+            optimizer,
+            model: None,
+            cost_model: None,
+            posterior: OnceCell::new(),
+            cost_belief: OnceCell::new(),
+            fit_seconds: Cell::new(0.0),
+        }
+    }
+
+    /// Attaches the objective model and cost model to fit on demand.
+    pub fn with_models(
+        mut self,
+        model: Option<&'a RefCell<Box<dyn Model>>>,
+        cost_model: Option<&'a RefCell<Box<dyn CostModel>>>,
+    ) -> Self {
+        self.model = model;
+        self.cost_model = cost_model;
+        self
+    }
+
+    /// Uses an already-computed posterior (for tools and tests).
+    pub fn with_posterior(self, posterior: Box<dyn Posterior>) -> Self {
+        let _ = self.posterior.set(Ok(posterior));
+        self
+    }
+
+    /// Uses an already-computed cost belief (for tools and tests).
+    pub fn with_cost_belief(self, belief: Box<dyn CostBelief>) -> Self {
+        let _ = self.cost_belief.set(Ok(belief));
+        self
+    }
+
+    /// The objective posterior given all data, fitted on first use.
+    pub fn posterior(&self) -> Result<&dyn Posterior> {
+        let fitted = self.posterior.get_or_init(|| {
+            let model = self
+                .model
+                .ok_or("this run has no `model`, but the policy needs a posterior")?;
+            let started = Instant::now();
+            let x = self.data.x_matrix();
+            let y = self.data.ys();
+            let data = TrainingData {
+                dim: self.data.dim(),
+                x: &x,
+                y: &y,
+            };
+            let seed = crate::derive_seed(&[&self.seed, &"model"]);
+            let result = model.borrow_mut().fit(data, seed).map_err(|e| e.to_string());
+            self.fit_seconds
+                .set(self.fit_seconds.get() + started.elapsed().as_secs_f64());
+            result
+        });
+        match fitted {
+            Ok(p) => Ok(p.as_ref()),
+            Err(m) => Err(Error::numerical(format!("fitting the model: {m}"))),
+        }
+    }
+
+    /// The cost belief given all data, fitted on first use.
+    pub fn cost_belief(&self) -> Result<&dyn CostBelief> {
+        let fitted = self.cost_belief.get_or_init(|| {
+            let model = self
+                .cost_model
+                .ok_or("this run has no `cost_model`, but the policy needs a cost belief")?;
+            let started = Instant::now();
+            let seed = crate::derive_seed(&[&self.seed, &"cost_model"]);
+            let result = model
+                .borrow_mut()
+                .fit(self.data, seed)
+                .map_err(|e| e.to_string());
+            self.fit_seconds
+                .set(self.fit_seconds.get() + started.elapsed().as_secs_f64());
+            result
+        });
+        match fitted {
+            Ok(b) => Ok(b.as_ref()),
+            Err(m) => Err(Error::numerical(format!("fitting the cost model: {m}"))),
+        }
+    }
+
+    /// Seconds spent fitting models in this context (kept apart from comparable results).
+    pub fn fit_seconds(&self) -> f64 {
+        self.fit_seconds.get()
+    }
+
+    /// The best observed y so far (`None` before any observation).
+    pub fn best_y(&self) -> Option<f64> {
+        self.data.best_y()
+    }
+
+    /// Diagnostics of the fitted posterior, if one was fitted.
+    pub fn posterior_diagnostics(&self) -> crate::Diagnostics {
+        match self.posterior.get() {
+            Some(Ok(p)) => p.diagnostics(),
+            _ => crate::Diagnostics::new(),
+        }
+    }
+}

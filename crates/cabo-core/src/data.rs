@@ -1,0 +1,150 @@
+//! What flows through a run: queries, outcomes, observations and the dataset policies see.
+
+use serde::{Deserialize, Serialize};
+
+/// A point to evaluate: `x` in the unit cube, and for cost-varying-subset problems the control
+/// set whose variables `x` fixes (the environment draws the others).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    /// Index into the problem's control sets, or `None` for a full query.
+    pub control_set: Option<usize>,
+    /// The point in `[0,1]^d`; with a control set only its variables are used.
+    pub x: Vec<f64>,
+}
+
+impl Query {
+    /// A full query at `x`.
+    pub fn at(x: Vec<f64>) -> Self {
+        Query {
+            control_set: None,
+            x,
+        }
+    }
+}
+
+/// What the black box returned for a query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The observed objective value (possibly noisy).
+    pub y: f64,
+    /// The observed evaluation cost (> 0).
+    pub cost: f64,
+    /// The full point actually evaluated (the query's x with uncontrolled variables drawn).
+    pub x: Vec<f64>,
+    /// The noise-free value regret is measured with, when the problem knows it (for a
+    /// control-set query, the expectation over the uncontrolled variables).
+    pub value: Option<f64>,
+}
+
+/// Whether an observation came from the initial design or from the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Part of the initial design.
+    Initial,
+    /// Chosen by the policy.
+    Policy,
+}
+
+/// A query together with its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// The query that was asked.
+    pub query: Query,
+    /// What came back.
+    pub outcome: Outcome,
+    /// Where the query came from.
+    pub phase: Phase,
+}
+
+/// Everything observed so far in one run, in order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    dim: usize,
+    observations: Vec<Observation>,
+}
+
+impl Dataset {
+    /// An empty dataset over `[0,1]^dim`.
+    pub fn new(dim: usize) -> Self {
+        Dataset {
+            dim,
+            observations: Vec::new(),
+        }
+    }
+
+    /// Input dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of observations.
+    pub fn len(&self) -> usize {
+        self.observations.len()
+    }
+
+    /// True when nothing has been observed.
+    pub fn is_empty(&self) -> bool {
+        self.observations.is_empty()
+    }
+
+    /// Appends an observation; its realised point must have the dataset's dimension.
+    pub fn push(&mut self, obs: Observation) -> crate::Result<()> {
+        if obs.outcome.x.len() != self.dim {
+            return Err(crate::Error::invalid(format!(
+                "observation has {} inputs, the dataset has dimension {}",
+                obs.outcome.x.len(),
+                self.dim
+            )));
+        }
+        self.observations.push(obs);
+        Ok(())
+    }
+
+    /// All observations in order.
+    pub fn observations(&self) -> &[Observation] {
+        &self.observations
+    }
+
+    /// The realised inputs, row-major `n × d`.
+    pub fn x_matrix(&self) -> Vec<f64> {
+        self.observations
+            .iter()
+            .flat_map(|o| o.outcome.x.iter().copied())
+            .collect()
+    }
+
+    /// The observed objective values.
+    pub fn ys(&self) -> Vec<f64> {
+        self.observations.iter().map(|o| o.outcome.y).collect()
+    }
+
+    /// The observed costs.
+    pub fn costs(&self) -> Vec<f64> {
+        self.observations.iter().map(|o| o.outcome.cost).collect()
+    }
+
+    /// The best observed objective value, if any.
+    pub fn best_y(&self) -> Option<f64> {
+        self.observations
+            .iter()
+            .map(|o| o.outcome.y)
+            .fold(None, |m, y| Some(m.map_or(y, |m: f64| m.max(y))))
+    }
+
+    /// The observation with the best objective value (the first of ties).
+    pub fn best(&self) -> Option<&Observation> {
+        self.observations
+            .iter()
+            .reduce(|a, b| if b.outcome.y > a.outcome.y { b } else { a })
+    }
+
+    /// Total cost of the observations in `phase` (or all, with `None`).
+    pub fn total_cost(&self, phase: Option<Phase>) -> f64 {
+        self.observations
+            .iter()
+            .filter(|o| phase.is_none_or(|p| o.phase == p))
+            .map(|o| o.outcome.cost)
+            .sum()
+    }
+}

@@ -1,0 +1,50 @@
+//! The one error type of cabo's plugin surface.
+
+/// What went wrong, phrased for the researcher who wrote the spec or the plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A spec or argument is invalid: the message says which key and what was expected.
+    #[error("{0}")]
+    Invalid(String),
+    /// A numerical procedure failed (e.g. a covariance matrix that stayed indefinite).
+    #[error("numerical failure: {0}")]
+    Numerical(String),
+    /// A plugin was asked for a capability it does not have.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file involved.
+        path: String,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// An [`Error::Invalid`] from anything printable.
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::Invalid(msg.into())
+    }
+    /// An [`Error::Numerical`] from anything printable.
+    pub fn numerical(msg: impl Into<String>) -> Self {
+        Error::Numerical(msg.into())
+    }
+    /// An [`Error::Unsupported`] from anything printable.
+    pub fn unsupported(msg: impl Into<String>) -> Self {
+        Error::Unsupported(msg.into())
+    }
+    /// Prefixes the message with a key path such as `policies[2].acquisition`.
+    pub fn at(self, key: &str) -> Self {
+        match self {
+            Error::Invalid(m) => Error::Invalid(format!("{key}: {m}")),
+            Error::Numerical(m) => Error::Numerical(format!("{key}: {m}")),
+            Error::Unsupported(m) => Error::Unsupported(format!("{key}: {m}")),
+            other => other,
+        }
+    }
+}
+
+/// `Result` with cabo's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

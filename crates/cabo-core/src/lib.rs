@@ -1,0 +1,47 @@
+//! # cabo-core
+//!
+//! The vocabulary every part of cabo speaks: the plugin traits ([`Problem`], [`Model`] /
+//! [`Posterior`], [`CostModel`] / [`CostBelief`], [`Acquisition`], [`Policy`]), their spec
+//! traits (deserialised from YAML by `type` name), the data that flows between them
+//! ([`Query`], [`Outcome`], [`Dataset`], [`Decision`], [`DecisionContext`]), budgets, the plugin
+//! registry, deterministic seeding and the normal-distribution numerics shared by every
+//! acquisition.
+//!
+//! This crate owns no algorithm and no I/O: it must not depend on any plugin, on the optimiser
+//! or on the runner. Conventions that hold everywhere:
+//! - every problem is **maximised**;
+//! - every query lives in the unit cube `[0,1]^d` (a problem maps it to its own units);
+//! - floats are `f64`; randomness is seeded by `u64` and RNG types never cross a trait.
+
+pub mod acquisition;
+pub mod budget;
+pub mod context;
+pub mod cost;
+pub mod data;
+pub mod error;
+pub mod expr;
+pub mod model;
+pub mod normal;
+pub mod policy;
+pub mod problem;
+pub mod registry;
+pub mod rng;
+pub mod settings;
+
+pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
+pub use budget::{Budget, BudgetState};
+pub use context::DecisionContext;
+pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelSpec, LnCost};
+pub use data::{Dataset, Observation, Outcome, Phase, Query};
+pub use error::{Error, Result};
+pub use expr::Expr;
+pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, SamplePath, TrainingData};
+pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
+pub use problem::{BuildContext, ControlSet, Domain, Problem, ProblemInfo, ProblemSpec};
+pub use registry::{Kind, PluginInfo};
+pub use rng::{Rng, derive_seed};
+pub use settings::{OptimizerSettings, OptimizerSpec};
+
+/// Re-exported so plugins can register without naming the crates themselves.
+pub use inventory;
+pub use typetag;

@@ -1,0 +1,124 @@
+//! Surrogate models of the objective and the posteriors they produce.
+
+use crate::{BuildContext, Diagnostics, Result};
+use std::any::Any;
+use std::fmt::Debug;
+
+/// Posterior mean and variance of the latent objective at one point.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MeanVar {
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior variance (≥ 0).
+    pub var: f64,
+}
+
+/// Posterior mean and variance with their gradients with respect to x.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeanVarGrad {
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior variance (≥ 0).
+    pub var: f64,
+    /// ∂mean/∂x.
+    pub dmean: Vec<f64>,
+    /// ∂var/∂x.
+    pub dvar: Vec<f64>,
+}
+
+/// Training inputs (row-major `n × dim`, unit cube) and targets for a model fit.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainingData<'a> {
+    /// Input dimension.
+    pub dim: usize,
+    /// Inputs, row-major.
+    pub x: &'a [f64],
+    /// Targets, one per row.
+    pub y: &'a [f64],
+}
+
+impl TrainingData<'_> {
+    /// Number of training points.
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+    /// True with no training points (the model then returns its prior).
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+    /// Row `i` of the inputs.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// A belief about the objective after seeing data. All values are in the units of the
+/// observed y (a model that standardises outputs undoes it here) and refer to the latent,
+/// noise-free function.
+pub trait Posterior: Send + Sync {
+    /// Input dimension.
+    fn dim(&self) -> usize;
+
+    /// Mean and variance at `x`.
+    fn mean_var(&self, x: &[f64]) -> MeanVar;
+
+    /// Mean and variance at many points (`xs` row-major); implementations batch the work.
+    fn mean_var_batch(&self, xs: &[f64], out: &mut [MeanVar]) {
+        let d = self.dim();
+        for (o, x) in out.iter_mut().zip(xs.chunks_exact(d)) {
+            *o = self.mean_var(x);
+        }
+    }
+
+    /// Mean and variance with gradients with respect to `x`.
+    fn mean_var_grad(&self, x: &[f64]) -> Result<MeanVarGrad>;
+
+    /// Joint mean (length m) and covariance (row-major m × m) at m points.
+    fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)>;
+
+    /// The posterior after also observing `y` at `x` with the model's noise (a fantasy).
+    fn condition(&self, x: &[f64], y: f64) -> Result<Box<dyn Posterior>>;
+
+    /// Variance of the observation noise, in y units.
+    fn noise_variance(&self) -> f64;
+
+    /// A function drawn from the posterior (for Thompson sampling), determined by `seed`.
+    fn sample_path(&self, _seed: u64) -> Result<Box<dyn SamplePath>> {
+        Err(crate::Error::unsupported("this posterior cannot draw sample paths"))
+    }
+
+    /// Fitted hyperparameters, jitter used and the like, recorded with each iteration.
+    fn diagnostics(&self) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// For plugins that work with a concrete posterior type (e.g. multi-step trees).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// One function drawn from a posterior.
+pub trait SamplePath: Send + Sync {
+    /// Value at `x`.
+    fn value(&self, x: &[f64]) -> f64;
+    /// Value at `x`, writing the gradient into `grad`.
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
+}
+
+/// A surrogate that can be fitted to data. Stateful so it can warm-start hyperparameters.
+pub trait Model: Send {
+    /// Fits to `data` and returns the posterior; `seed` drives any multi-start randomness.
+    fn fit(&mut self, data: TrainingData<'_>, seed: u64) -> Result<Box<dyn Posterior>>;
+}
+
+/// A model as written in a spec (`model: { type: exact_gp, … }`).
+#[typetag::serde(tag = "type")]
+pub trait ModelSpec: Debug + Send + Sync + dyn_clone::DynClone {
+    /// Rejects parameters that do not fit a problem of dimension `dim`.
+    fn validate(&self, _dim: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Builds the model for one run.
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Model>>;
+}
+
+dyn_clone::clone_trait_object!(ModelSpec);

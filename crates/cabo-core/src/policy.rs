@@ -1,0 +1,47 @@
+//! Decision makers: what to evaluate next, or whether to stop.
+
+use crate::{BuildContext, Dataset, DecisionContext, Observation, Query, Result};
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+/// Named numbers a plugin reports for the record (λ, acquisition value, hyperparameters …).
+pub type Diagnostics = BTreeMap<String, f64>;
+
+/// A policy's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Evaluate this query next.
+    Evaluate(Query),
+    /// End the run now (e.g. the Pandora stopping rule); the reason is recorded.
+    Stop(String),
+}
+
+/// Chooses queries one at a time. Policies may keep state across iterations.
+pub trait Policy: Send {
+    /// The next decision.
+    fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision>;
+
+    /// Told about each new observation (the dataset already contains it), after it was
+    /// made. Stateful rules such as PBGI-D's λ decay live here.
+    fn observe(&mut self, _data: &Dataset, _latest: &Observation) -> Result<()> {
+        Ok(())
+    }
+
+    /// What this policy wants recorded about its last decision.
+    fn diagnostics(&self) -> Diagnostics {
+        Diagnostics::new()
+    }
+}
+
+/// A policy as written in a spec (`policy: { type: random_search }`).
+#[typetag::serde(tag = "type")]
+pub trait PolicySpec: Debug + Send + Sync + dyn_clone::DynClone {
+    /// Rejects parameters that do not fit a problem of dimension `dim`.
+    fn validate(&self, _dim: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Builds the policy for one run (`ctx.seed` is the run's policy seed).
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>>;
+}
+
+dyn_clone::clone_trait_object!(PolicySpec);

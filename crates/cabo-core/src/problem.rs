@@ -1,0 +1,139 @@
+//! The black box being optimised, what a policy may know about it, and its spec.
+
+use crate::{CostFunction, Outcome, Query, Result};
+use std::any::{Any, TypeId};
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// The search space a policy chooses from, in unit-cube coordinates.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Domain {
+    /// The whole cube `[0,1]^d`.
+    #[default]
+    Continuous,
+    /// Finitely many candidate points (discrete problems); each has length `d`.
+    Finite(Vec<Vec<f64>>),
+}
+
+/// One control set of a cost-varying-variable-subset problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControlSet {
+    /// The variables the learner fixes (sorted indices into `0..d`).
+    pub variables: Vec<usize>,
+    /// Its cost when the learner is told it (known-cost settings).
+    pub known_cost: Option<f64>,
+}
+
+/// What a policy is allowed to know about a problem: never its objective.
+///
+/// Problems with knowledge beyond these fields (the input distributions of a control-set
+/// problem, say) attach it as a typed extension, which the plugins that understand it read
+/// with [`ProblemInfo::extension`]. That keeps the core closed to plugin-specific fields.
+#[derive(Clone, Default)]
+pub struct ProblemInfo {
+    /// Human-readable name, e.g. `ackley(d=4)`.
+    pub name: String,
+    /// Input dimension.
+    pub dim: usize,
+    /// Where queries may go (continuous cube or finite candidates).
+    pub domain: Domain,
+    /// The cost function when it is known exactly to the learner.
+    pub known_cost: Option<Arc<dyn CostFunction>>,
+    /// Control sets; empty for ordinary problems (every query is full).
+    pub control_sets: Vec<ControlSet>,
+    extensions: BTreeMap<TypeIdKey, Arc<dyn Any + Send + Sync>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TypeIdKey(TypeId);
+
+impl ProblemInfo {
+    /// A continuous problem of dimension `dim` with nothing else known.
+    pub fn continuous(name: impl Into<String>, dim: usize) -> Self {
+        ProblemInfo {
+            name: name.into(),
+            dim,
+            ..Default::default()
+        }
+    }
+
+    /// Attaches plugin-specific knowledge (one value per type).
+    pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.extensions
+            .insert(TypeIdKey(TypeId::of::<T>()), Arc::new(value));
+        self
+    }
+
+    /// Reads plugin-specific knowledge attached with [`ProblemInfo::with_extension`].
+    pub fn extension<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions
+            .get(&TypeIdKey(TypeId::of::<T>()))
+            .and_then(|v| v.downcast_ref::<T>())
+    }
+}
+
+impl Debug for ProblemInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProblemInfo")
+            .field("name", &self.name)
+            .field("dim", &self.dim)
+            .field("domain", &self.domain)
+            .field("known_cost", &self.known_cost.is_some())
+            .field("control_sets", &self.control_sets)
+            .finish()
+    }
+}
+
+/// The black box: evaluates queries and, for benchmarking, knows its own optimum.
+pub trait Problem: Send + Sync {
+    /// What a policy may know about the problem.
+    fn info(&self) -> &ProblemInfo;
+
+    /// Evaluates a query. `seed` drives any randomness of this one evaluation (observation
+    /// noise, uncontrolled variables), so a run is reproducible. The returned cost is the
+    /// problem's own (1 when it has none); a spec's `cost:` function replaces it.
+    fn evaluate(&self, query: &Query, seed: u64) -> Result<Outcome>;
+
+    /// The best achievable noise-free value (for regret), when known.
+    fn optimum(&self) -> Option<f64> {
+        None
+    }
+
+    /// Maps a unit-cube point to the problem's own units (for cost functions written in
+    /// those units, and for reports). Defaults to the identity.
+    fn to_native(&self, x: &[f64]) -> Vec<f64> {
+        x.to_vec()
+    }
+
+    /// Problem-specific metrics over the whole history so far (e.g. quality and cost regret),
+    /// recorded at every iteration beside the engine's own.
+    fn metrics(&self, _history: &[crate::Observation]) -> BTreeMap<String, f64> {
+        BTreeMap::new()
+    }
+
+    /// For downcasting by plugins that pair a problem with a matching policy.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What a spec needs to build a plugin for one replication.
+#[derive(Debug, Clone)]
+pub struct BuildContext<'a> {
+    /// The problem as the learner sees it (dimension, domain, control sets …).
+    pub problem: &'a ProblemInfo,
+    /// Seed for anything random in the built object.
+    pub seed: u64,
+}
+
+/// A problem as written in a spec (`problem: { type: ackley, dim: 4 }`).
+#[typetag::serde(tag = "type")]
+pub trait ProblemSpec: Debug + Send + Sync + dyn_clone::DynClone {
+    /// The input dimension, computed without building anything expensive; also the place
+    /// to reject bad parameters.
+    fn dim(&self) -> Result<usize>;
+
+    /// Builds the problem instance of one replication (`seed` is shared by every policy).
+    fn build(&self, seed: u64) -> Result<Box<dyn Problem>>;
+}
+
+dyn_clone::clone_trait_object!(ProblemSpec);

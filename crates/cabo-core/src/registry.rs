@@ -1,0 +1,131 @@
+//! The plugin catalogue: every plugin registers a [`PluginInfo`] with `inventory`, which
+//! `cargo xtask list` prints and which error messages use to suggest the closest name.
+
+use serde::Serialize;
+use std::fmt;
+
+/// The kinds of plugin a spec can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A black box (`problem:`).
+    Problem,
+    /// A known cost function (`cost:`).
+    CostFunction,
+    /// An objective model (`model:`).
+    Model,
+    /// A cost model (`cost_model:`).
+    CostModel,
+    /// An acquisition function (`acquisition:` in a policy entry).
+    Acquisition,
+    /// A whole policy (`policy:` in a policy entry).
+    Policy,
+}
+
+impl Kind {
+    /// Every kind, in catalogue order.
+    pub const ALL: [Kind; 6] = [
+        Kind::Problem,
+        Kind::CostFunction,
+        Kind::Model,
+        Kind::CostModel,
+        Kind::Acquisition,
+        Kind::Policy,
+    ];
+
+    /// The spec key that holds plugins of this kind.
+    pub fn spec_key(self) -> &'static str {
+        match self {
+            Kind::Problem => "problem",
+            Kind::CostFunction => "cost",
+            Kind::Model => "model",
+            Kind::CostModel => "cost_model",
+            Kind::Acquisition => "acquisition",
+            Kind::Policy => "policy",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Kind::Problem => "problem",
+            Kind::CostFunction => "cost function",
+            Kind::Model => "model",
+            Kind::CostModel => "cost model",
+            Kind::Acquisition => "acquisition",
+            Kind::Policy => "policy",
+        };
+        f.write_str(s)
+    }
+}
+
+/// One entry of the catalogue.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginInfo {
+    /// What the plugin is.
+    pub kind: Kind,
+    /// Its `type` name in specs (must equal the typetag name).
+    pub name: &'static str,
+    /// One line saying what it does.
+    pub summary: &'static str,
+    /// Where it comes from (a seed file name and section, or "standard").
+    pub paper: &'static str,
+    /// A YAML snippet for the plugin's spec key that `cargo xtask validate` accepts.
+    pub example_yaml: &'static str,
+}
+
+inventory::collect!(PluginInfo);
+
+/// Registers a plugin in the catalogue:
+///
+/// ```ignore
+/// cabo_core::register_plugin!(Kind::Policy, "random_search",
+///     summary: "Uniform random points in the domain",
+///     paper: "standard",
+///     example: "{ type: random_search }");
+/// ```
+#[macro_export]
+macro_rules! register_plugin {
+    ($kind:expr, $name:literal, summary: $summary:literal, paper: $paper:literal, example: $example:literal $(,)?) => {
+        $crate::inventory::submit! {
+            $crate::registry::PluginInfo {
+                kind: $kind,
+                name: $name,
+                summary: $summary,
+                paper: $paper,
+                example_yaml: $example,
+            }
+        }
+    };
+}
+
+/// Every registered plugin, sorted by kind then name.
+pub fn catalogue() -> Vec<&'static PluginInfo> {
+    let mut all: Vec<_> = inventory::iter::<PluginInfo>.into_iter().collect();
+    all.sort_by(|a, b| (a.kind, a.name).cmp(&(b.kind, b.name)));
+    all
+}
+
+/// The registered names of one kind, sorted.
+pub fn names(kind: Kind) -> Vec<&'static str> {
+    catalogue()
+        .into_iter()
+        .filter(|p| p.kind == kind)
+        .map(|p| p.name)
+        .collect()
+}
+
+/// The registered name of `kind` closest to `name` (by Jaro–Winkler similarity).
+pub fn closest(kind: Kind, name: &str) -> Option<&'static str> {
+    closest_of(name, &names(kind))
+}
+
+/// The candidate closest to `name` (by Jaro–Winkler similarity).
+pub fn closest_of<'n>(name: &str, candidates: &[&'n str]) -> Option<&'n str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(name, c), *c))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}

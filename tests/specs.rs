@@ -1,0 +1,1 @@
+//! Spec snapshot tests (filled in below).
