@@ -46,9 +46,7 @@ pub trait AcquisitionFn {
 
 /// An acquisition as written in a spec (`acquisition: { type: ei }`).
 #[typetag::serde(tag = "type")]
-pub trait AcquisitionSpec:
-    Debug + Send + Sync + dyn_clone::DynClone
-{
+pub trait AcquisitionSpec: Debug + Send + Sync + dyn_clone::DynClone {
     /// Rejects parameters that do not fit a problem of dimension `dim`.
     fn validate(&self, _dim: usize) -> Result<()> {
         Ok(())

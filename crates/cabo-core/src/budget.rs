@@ -96,10 +96,22 @@ mod tests {
     #[test]
     fn rejects_empty_zero_and_negative_budgets() {
         for b in [
-            Budget { cost: None, iterations: None },
-            Budget { cost: Some(0.0), iterations: None },
-            Budget { cost: Some(-3.0), iterations: None },
-            Budget { cost: None, iterations: Some(0) },
+            Budget {
+                cost: None,
+                iterations: None,
+            },
+            Budget {
+                cost: Some(0.0),
+                iterations: None,
+            },
+            Budget {
+                cost: Some(-3.0),
+                iterations: None,
+            },
+            Budget {
+                cost: None,
+                iterations: Some(0),
+            },
         ] {
             assert!(b.validate().is_err(), "{b:?}");
         }
@@ -107,7 +119,10 @@ mod tests {
 
     #[test]
     fn last_evaluation_may_overshoot_and_is_recorded() {
-        let mut s = BudgetState::new(Budget { cost: Some(10.0), iterations: None });
+        let mut s = BudgetState::new(Budget {
+            cost: Some(10.0),
+            iterations: None,
+        });
         s.charge(6.0);
         assert!(!s.exhausted());
         assert!((s.remaining_fraction() - 0.4).abs() < 1e-15);

@@ -97,7 +97,10 @@ impl<'a> DecisionContext<'a> {
                 y: &y,
             };
             let seed = crate::derive_seed(&[&self.seed, &"model"]);
-            let result = model.borrow_mut().fit(data, seed).map_err(|e| e.to_string());
+            let result = model
+                .borrow_mut()
+                .fit(data, seed)
+                .map_err(|e| e.to_string());
             self.fit_seconds
                 .set(self.fit_seconds.get() + started.elapsed().as_secs_f64());
             result

@@ -24,9 +24,7 @@ pub trait CostFunction: Send + Sync + Debug {
 
 /// A cost function as written in a spec (`cost: { type: linear_mean, … }`).
 #[typetag::serde(tag = "type")]
-pub trait CostFunctionSpec:
-    Debug + Send + Sync + dyn_clone::DynClone
-{
+pub trait CostFunctionSpec: Debug + Send + Sync + dyn_clone::DynClone {
     /// Rejects parameters that do not fit a problem of dimension `dim`.
     fn validate(&self, _dim: usize) -> Result<()> {
         Ok(())

@@ -84,7 +84,9 @@ pub trait Posterior: Send + Sync {
 
     /// A function drawn from the posterior (for Thompson sampling), determined by `seed`.
     fn sample_path(&self, _seed: u64) -> Result<Box<dyn SamplePath>> {
-        Err(crate::Error::unsupported("this posterior cannot draw sample paths"))
+        Err(crate::Error::unsupported(
+            "this posterior cannot draw sample paths",
+        ))
     }
 
     /// Fitted hyperparameters, jitter used and the like, recorded with each iteration.

@@ -145,7 +145,10 @@ mod tests {
             let got = ln_cdf(z);
             assert!(got.is_finite());
             // The omitted O(z⁻⁶) term is 37/(3z⁶): 3e-9 absolute at z = −40.
-            assert!(((got - approx) / approx).abs() < 1e-11, "z={z}: {got} vs {approx}");
+            assert!(
+                ((got - approx) / approx).abs() < 1e-11,
+                "z={z}: {got} vs {approx}"
+            );
         }
         assert!((ln_cdf(40.0)).abs() < 1e-300);
     }

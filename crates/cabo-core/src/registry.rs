@@ -33,6 +33,18 @@ impl Kind {
         Kind::Policy,
     ];
 
+    /// The plural used in headings ("policies", "cost models").
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::Problem => "problems",
+            Kind::CostFunction => "cost functions",
+            Kind::Model => "models",
+            Kind::CostModel => "cost models",
+            Kind::Acquisition => "acquisitions",
+            Kind::Policy => "policies",
+        }
+    }
+
     /// The spec key that holds plugins of this kind.
     pub fn spec_key(self) -> &'static str {
         match self {

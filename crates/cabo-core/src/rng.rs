@@ -195,7 +195,10 @@ mod tests {
             counts[r.below(3) as usize] += 1;
         }
         for c in counts {
-            assert!((c as f64 - 10_000.0).abs() < 4.0 * (30_000.0f64 * (1.0 / 3.0) * (2.0 / 3.0)).sqrt());
+            assert!(
+                (c as f64 - 10_000.0).abs()
+                    < 4.0 * (30_000.0f64 * (1.0 / 3.0) * (2.0 / 3.0)).sqrt()
+            );
         }
     }
 
@@ -204,6 +207,9 @@ mod tests {
         let a = derive_seed(&[&"ab", &"c"]);
         let b = derive_seed(&[&"a", &"bc"]);
         assert_ne!(a, b);
-        assert_eq!(derive_seed(&[&"spec", &3usize]), derive_seed(&[&"spec", &3usize]));
+        assert_eq!(
+            derive_seed(&[&"spec", &3usize]),
+            derive_seed(&[&"spec", &3usize])
+        );
     }
 }

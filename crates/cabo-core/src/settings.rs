@@ -23,7 +23,10 @@ impl OptimizerSpec {
     /// `self` with the fields `over` sets replaced.
     pub fn merged(&self, over: &OptimizerSpec) -> OptimizerSpec {
         OptimizerSpec {
-            raw_samples: over.raw_samples.clone().or_else(|| self.raw_samples.clone()),
+            raw_samples: over
+                .raw_samples
+                .clone()
+                .or_else(|| self.raw_samples.clone()),
             restarts: over.restarts.clone().or_else(|| self.restarts.clone()),
             max_iters: over.max_iters.clone().or_else(|| self.max_iters.clone()),
         }
@@ -34,7 +37,8 @@ impl OptimizerSpec {
     pub fn resolve(&self, d: usize) -> Result<OptimizerSettings> {
         let get = |e: &Option<Expr>, key: &str, default: usize| -> Result<usize> {
             e.as_ref().map_or(Ok(default), |e| {
-                e.count(d).map_err(|m| crate::Error::invalid(format!("optimizer.{key}: {m}")))
+                e.count(d)
+                    .map_err(|m| crate::Error::invalid(format!("optimizer.{key}: {m}")))
             })
         };
         let s = OptimizerSettings {

@@ -1,1 +1,44 @@
-//! placeholder
+//! # cabo-optim
+//!
+//! Acquisition optimisation for cabo, and the small numerical solvers plugins share. It owns
+//! no model and no acquisition: it maximises whatever [`multistart::Objective`] or
+//! [`cabo_core::AcquisitionFn`] it is given, over the unit cube (or a sub-box of it), or over
+//! the candidates of a finite domain.
+//!
+//! | module | what | algorithm |
+//! | --- | --- | --- |
+//! | [`lbfgsb`] | box-constrained local minimisation | L-BFGS-B: generalised Cauchy point, subspace minimisation, strong-Wolfe line search |
+//! | [`sobol`] | space-filling raw samples | Joe–Kuo Sobol' (≤ 256 dims) with linear-matrix scrambling + digital shift; Latin hypercube above |
+//! | [`multistart`] | global maximisation | BoTorch's `optimize_acqf`: Sobol' raw samples → `initialize_q_batch(_nonneg)` → L-BFGS-B restarts |
+//! | [`acquisition`] | acquisition → decision | [`acquisition::maximize_acquisition`] and [`acquisition::AcquisitionPolicy`] |
+//! | [`roots`] | scalar equations | Brent's method and bisection on a bracket |
+//!
+//! **Why its own L-BFGS-B.** BoTorch's numerics rest on SciPy's L-BFGS-B, and matching its
+//! maximisers needs the same algorithm: projected (Cauchy-point) steps that let variables stick
+//! to the bounds, and curvature from a limited-memory BFGS matrix. argmin 0.11 has no bound
+//! constraints. Owning the solver lets cabo guarantee what acquisition optimisation relies on —
+//! the objective is never evaluated outside the box, non-finite values shrink the step instead
+//! of aborting, results are deterministic — and keep every buffer allocated once per run,
+//! because acquisition functions are cheap enough for the optimiser's overhead to show.
+//!
+//! **Determinism.** Every random choice (scrambling, initial conditions) is derived from the
+//! `u64` seed passed in; equal inputs give bit-identical results.
+//!
+//! Conventions: every objective is **maximised** by [`multistart`] and [`acquisition`] (the
+//! local solver [`lbfgsb`] minimises, as is customary); points live in `[0,1]^d`; floats are
+//! `f64`.
+
+#![warn(missing_docs)]
+
+pub mod acquisition;
+pub mod lbfgsb;
+pub mod multistart;
+pub mod roots;
+pub mod sobol;
+mod sobol_table;
+
+pub use acquisition::{AcquisitionPolicy, maximize_acquisition};
+pub use multistart::{Maximum, Objective, maximize, maximize_with};
+
+/// Called by the facade so the linker keeps this crate; it registers no plugin of its own.
+pub fn link() {}

@@ -1,1 +1,401 @@
-//! placeholder
+//! # cabo-runner
+//!
+//! The run engine behind `cargo xtask run`: it reads spec files and validates all of them
+//! before anything runs, expands each into runs (policies × replications), executes the runs
+//! in parallel with rayon (each run single-threaded and deterministic, so results do not
+//! depend on the thread count), writes results incrementally, skips runs a previous
+//! invocation completed, and summarises what was run.
+//!
+//! It owns file I/O and parallelism; it must not contain any algorithm (those are plugins)
+//! and must not know any plugin by name (plugins are found through the registry).
+
+pub mod catalogue;
+pub mod engine;
+pub mod error;
+pub mod inspect;
+pub mod locate;
+pub mod spec;
+pub mod store;
+pub mod summary;
+
+pub use engine::RunId;
+pub use error::SpecError;
+pub use spec::{LoadedSpec, Spec};
+pub use store::RunSummary;
+pub use summary::{PolicySummary, SpecSummary};
+
+use rayon::prelude::*;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Options of `cargo xtask run` that change what runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Apply each spec's `smoke:` overrides.
+    pub smoke: bool,
+    /// Run only these policies (by name).
+    pub only: Vec<String>,
+    /// Override the number of replications.
+    pub replications: Option<usize>,
+    /// Where results go (`<out>/<spec name>/…`).
+    pub out: PathBuf,
+    /// Worker threads (`None`: rayon's default, which honours `RAYON_NUM_THREADS`).
+    pub threads: Option<usize>,
+    /// Print a line per finished run on stderr.
+    pub progress: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            smoke: false,
+            only: Vec::new(),
+            replications: None,
+            out: PathBuf::from("results"),
+            threads: None,
+            progress: false,
+        }
+    }
+}
+
+/// Anything that stops a sweep from starting or finishing.
+#[derive(Debug)]
+pub enum RunError {
+    /// One or more specs are invalid (all are reported, not just the first).
+    Specs(Vec<SpecError>),
+    /// Something outside the specs (a path, the output directory).
+    Setup(String),
+    /// Some runs failed; the others completed and were written.
+    Runs(Vec<String>),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Specs(errors) => {
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(f, "error: {e}")?;
+                }
+                Ok(())
+            }
+            RunError::Setup(m) => write!(f, "error: {m}"),
+            RunError::Runs(failures) => {
+                write!(f, "error: {} run(s) failed:", failures.len())?;
+                for m in failures {
+                    write!(f, "\n  {m}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Expands spec arguments (files or glob patterns) into spec files, in order, without
+/// duplicates. A path that does not exist or a pattern that matches nothing is an error.
+pub fn resolve_spec_paths(args: &[String]) -> Result<Vec<PathBuf>, RunError> {
+    if args.is_empty() {
+        return Err(RunError::Setup(
+            "no spec given: name one or more spec files or globs, e.g. `specs/quickstart.yaml`"
+                .into(),
+        ));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for arg in args {
+        let is_glob = arg.contains(['*', '?', '[']);
+        if !is_glob {
+            let p = PathBuf::from(arg);
+            if !p.is_file() {
+                return Err(RunError::Setup(format!(
+                    "{arg}: no such spec file{}",
+                    suggest_sibling(&p)
+                )));
+            }
+            if !out.contains(&p) {
+                out.push(p);
+            }
+            continue;
+        }
+        let paths = glob::glob(arg)
+            .map_err(|e| RunError::Setup(format!("{arg}: not a valid glob pattern: {e}")))?;
+        let mut matched: Vec<PathBuf> = paths
+            .filter_map(|p| p.ok())
+            .filter(|p| p.is_file())
+            .collect();
+        matched.sort();
+        if matched.is_empty() {
+            return Err(RunError::Setup(format!(
+                "{arg}: the pattern matches no spec file"
+            )));
+        }
+        for p in matched {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// " (did you mean …?)" for a missing file whose directory holds a similar name.
+fn suggest_sibling(p: &Path) -> String {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+        return String::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return String::new();
+    };
+    let names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    match cabo_core::registry::closest_of(name, &refs) {
+        Some(c) if strsim::jaro_winkler(name, c) > 0.7 => {
+            format!(" (did you mean {}?)", dir.join(c).display())
+        }
+        _ => String::new(),
+    }
+}
+
+/// Loads and validates every spec, applying the run options; all errors are collected so a
+/// researcher fixes them in one pass.
+pub fn load_specs(paths: &[PathBuf], opts: &RunOptions) -> Result<Vec<LoadedSpec>, RunError> {
+    let mut specs = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        match LoadedSpec::load(p, opts.smoke).and_then(|s| apply_options(s, opts)) {
+            Ok(s) => specs.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for s in &specs {
+        if let Some(other) = seen.insert(s.spec.name.clone(), s.path.clone()) {
+            errors.push(s.error_at(
+                "name",
+                format!(
+                    "spec name {:?} is also used by {}: results would collide",
+                    s.spec.name,
+                    other.display()
+                ),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(specs)
+    } else {
+        Err(RunError::Specs(errors))
+    }
+}
+
+fn apply_options(mut s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecError> {
+    if let Some(r) = opts.replications {
+        if r == 0 {
+            return Err(s.error_at("replications", "--replications must be at least 1"));
+        }
+        s.spec.replications = r;
+    }
+    if !opts.only.is_empty() {
+        let names: Vec<&str> = s.spec.policies.iter().map(|p| p.name.as_str()).collect();
+        for want in &opts.only {
+            if !names.contains(&want.as_str()) {
+                let closest = cabo_core::registry::closest_of(want, &names)
+                    .map(|c| format!("; did you mean {c:?}?"))
+                    .unwrap_or_default();
+                return Err(s.error_at(
+                    "policies",
+                    format!(
+                        "--only {want:?} names no policy of this spec{closest} Policies: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        s.spec.policies.retain(|p| opts.only.contains(&p.name));
+    }
+    Ok(s)
+}
+
+/// What one invocation did with one spec.
+#[derive(Debug, Clone)]
+pub struct SpecOutcome {
+    /// The spec's name.
+    pub name: String,
+    /// Where its results are.
+    pub dir: PathBuf,
+    /// Runs executed now.
+    pub executed: usize,
+    /// Runs skipped because a previous invocation completed them.
+    pub skipped: usize,
+    /// Summaries of every completed run, ordered by (policy, replication).
+    pub runs: Vec<RunSummary>,
+}
+
+/// Runs every spec (validated already) and returns what happened. Completed runs are
+/// skipped; failures are collected and reported after every other run has finished.
+pub fn run_specs(
+    specs: &[LoadedSpec],
+    opts: &RunOptions,
+    cancel: &AtomicBool,
+) -> Result<Vec<SpecOutcome>, RunError> {
+    let mut jobs = Vec::new();
+    let mut prints = Vec::new();
+    for (si, s) in specs.iter().enumerate() {
+        let dir = opts.out.join(&s.spec.name);
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            RunError::Setup(format!(
+                "cannot create the output directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let fp = store::fingerprint(&s.spec);
+        let spec_json =
+            serde_json::to_vec_pretty(&s.spec).map_err(|e| RunError::Setup(e.to_string()))?;
+        store::write_atomic(&dir.join("spec.json"), &spec_json).map_err(|e| {
+            RunError::Setup(format!(
+                "cannot write to the output directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        for p in 0..s.spec.policies.len() {
+            for r in 0..s.spec.replications {
+                jobs.push((
+                    si,
+                    RunId {
+                        policy: p,
+                        replication: r,
+                    },
+                ));
+            }
+        }
+        prints.push((dir, fp));
+    }
+    let total = jobs.len();
+    let finished = AtomicUsize::new(0);
+    let started = Instant::now();
+    let work = || {
+        jobs.par_iter()
+            .map(|&(si, id)| {
+                let s = &specs[si];
+                let (dir, fp) = &prints[si];
+                let files =
+                    store::RunFiles::new(dir, &s.spec.policies[id.policy].name, id.replication);
+                if let Some(done) = store::completed(&files, fp) {
+                    finished.fetch_add(1, Ordering::Relaxed);
+                    return (si, id, Ok(Some(done)), true);
+                }
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    engine::execute(s, id, dir, fp, cancel)
+                }))
+                .unwrap_or_else(|panic| {
+                    let msg = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "unknown panic".into());
+                    Err(cabo_core::Error::numerical(format!(
+                        "a plugin panicked: {msg}"
+                    )))
+                });
+                let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                if opts.progress && !matches!(result, Ok(None)) {
+                    eprintln!(
+                        "[{n}/{total}] {} / {} / rep {} {} ({:.1} s elapsed)",
+                        s.spec.name,
+                        s.spec.policies[id.policy].name,
+                        id.replication,
+                        if result.is_ok() { "done" } else { "FAILED" },
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+                (si, id, result, false)
+            })
+            .collect::<Vec<_>>()
+    };
+    let results = match opts.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| RunError::Setup(format!("cannot start {n} worker threads: {e}")))?
+            .install(work),
+        None => work(),
+    };
+    collect_outcomes(specs, &prints, results)
+}
+
+type JobResult = (usize, RunId, cabo_core::Result<Option<RunSummary>>, bool);
+
+fn collect_outcomes(
+    specs: &[LoadedSpec],
+    prints: &[(PathBuf, String)],
+    results: Vec<JobResult>,
+) -> Result<Vec<SpecOutcome>, RunError> {
+    let mut outcomes: Vec<SpecOutcome> = specs
+        .iter()
+        .zip(prints)
+        .map(|(s, (dir, _))| SpecOutcome {
+            name: s.spec.name.clone(),
+            dir: dir.clone(),
+            executed: 0,
+            skipped: 0,
+            runs: Vec::new(),
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let mut incomplete = vec![false; specs.len()];
+    for (si, id, result, skipped) in results {
+        let s = &specs[si];
+        match result {
+            Ok(Some(summary)) => {
+                let o = &mut outcomes[si];
+                if skipped {
+                    o.skipped += 1;
+                } else {
+                    o.executed += 1;
+                }
+                o.runs.push(summary);
+            }
+            Ok(None) => incomplete[si] = true,
+            Err(e) => {
+                incomplete[si] = true;
+                failures.push(format!(
+                    "{} ({}): policy {:?}, replication {}: {e}",
+                    s.spec.name,
+                    s.path.display(),
+                    s.spec.policies[id.policy].name,
+                    id.replication
+                ));
+            }
+        }
+    }
+    for (si, o) in outcomes.iter_mut().enumerate() {
+        if !incomplete[si] {
+            let run_json = summary::run_manifest(&specs[si], &prints[si].1, &o.runs);
+            store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
+                .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
+        }
+    }
+    if failures.is_empty() {
+        Ok(outcomes)
+    } else {
+        Err(RunError::Runs(failures))
+    }
+}
+
+/// Re-exported for callers that only need the cancellation flag type.
+pub use std::sync::atomic::AtomicBool as CancelFlag;
+
+/// Path helper for tests and tools: the results directory of a spec.
+pub fn spec_dir(out: &Path, spec: &LoadedSpec) -> PathBuf {
+    out.join(&spec.spec.name)
+}

@@ -1,4 +1,27 @@
-//! The standard acquisitions and policies every paper compares against: EI, LogEI, EI per unit cost, EI-PUC-CC, UCB, Thompson sampling, random search.
+//! # cabo-baselines
+//!
+//! The standard acquisitions and policies every cost-aware BO paper compares against:
+//!
+//! | name | kind | what it scores |
+//! |---|---|---|
+//! | `ei` | acquisition | expected improvement EI(x) over the incumbent |
+//! | `log_ei` | acquisition | ln EI(x), finite where EI underflows (BoTorch's LogEI) |
+//! | `ei_per_cost` | acquisition | EIPC / EI-PUC: EI(x)·E[c(x)⁻¹] |
+//! | `ei_puc_cc` | acquisition | EI-PUC-CC: EI(x)·E[c(x)^−ν], ν = remaining budget fraction |
+//! | `ucb` | acquisition | μ(x) + √β_t·σ(x), fixed β or the Srinivas schedule |
+//! | `thompson` | acquisition | one posterior sample path |
+//! | `random_search` | policy | a uniform random point |
+//!
+//! The shared numerics (h, log h, EI and LogEI with their derivatives) live in [`numerics`]
+//! so that other acquisitions (Gittins indices, multi-step EI) reuse the same stable code.
+
+#![warn(missing_docs)]
+
+pub mod acquisitions;
+pub mod numerics;
+pub mod random_search;
+
+pub use random_search::{RandomSearch, RandomSearchSpec};
 
 /// Keeps this crate's plugin registrations in every binary that links the facade.
 pub fn link() {}

@@ -1,0 +1,141 @@
+//! The bridge between acquisition functions and the optimiser: maximise an
+//! [`AcquisitionFn`] over a problem's domain, and [`AcquisitionPolicy`], the policy "evaluate
+//! the maximiser of this acquisition".
+
+use crate::multistart::{Maximum, Objective, maximize};
+use cabo_core::{
+    Acquisition, AcquisitionFn, Decision, DecisionContext, Diagnostics, Domain, Error,
+    OptimizerSettings, Policy, ProblemInfo, Query, Result,
+};
+
+/// Candidates scored per call of [`AcquisitionFn::values`] in the finite-domain mode.
+const FINITE_BATCH: usize = 1024;
+
+/// An [`AcquisitionFn`] seen as a multi-start [`Objective`].
+struct AcquisitionObjective<'a> {
+    acq: &'a dyn AcquisitionFn,
+    dim: usize,
+}
+
+impl Objective for AcquisitionObjective<'_> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        self.acq.values(xs, out);
+    }
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        self.acq.value_grad(x, grad)
+    }
+    fn non_negative(&self) -> bool {
+        self.acq.non_negative()
+    }
+}
+
+/// Maximises `acq` over the problem's domain: multi-start L-BFGS-B over `[0,1]^d` for
+/// [`Domain::Continuous`], exhaustive (batched) enumeration for [`Domain::Finite`].
+pub fn maximize_acquisition(
+    acq: &dyn AcquisitionFn,
+    problem: &ProblemInfo,
+    settings: &OptimizerSettings,
+    seed: u64,
+) -> Result<Maximum> {
+    match &problem.domain {
+        Domain::Continuous => maximize(
+            &AcquisitionObjective {
+                acq,
+                dim: problem.dim,
+            },
+            settings,
+            seed,
+        ),
+        Domain::Finite(candidates) => maximize_finite(acq, candidates, problem.dim),
+    }
+}
+
+/// The candidate with the largest finite acquisition value (the first of ties).
+///
+/// Errors when there are no candidates, when a candidate's length differs from `dim`, or when
+/// the acquisition is non-finite at every candidate.
+pub fn maximize_finite(
+    acq: &dyn AcquisitionFn,
+    candidates: &[Vec<f64>],
+    dim: usize,
+) -> Result<Maximum> {
+    if candidates.is_empty() {
+        return Err(Error::invalid("finite domain: there are no candidates"));
+    }
+    if let Some((i, c)) = candidates.iter().enumerate().find(|(_, c)| c.len() != dim) {
+        return Err(Error::invalid(format!(
+            "finite domain: candidate {i} has {} coordinates, the problem has dimension {dim}",
+            c.len()
+        )));
+    }
+    let mut best: Option<(usize, f64)> = None;
+    let mut xs = Vec::with_capacity(FINITE_BATCH.min(candidates.len()) * dim);
+    let mut out = vec![0.0; FINITE_BATCH.min(candidates.len())];
+    for (b, chunk) in candidates.chunks(FINITE_BATCH).enumerate() {
+        xs.clear();
+        for c in chunk {
+            xs.extend_from_slice(c);
+        }
+        let out = &mut out[..chunk.len()];
+        acq.values(&xs, out);
+        for (k, &v) in out.iter().enumerate() {
+            if v.is_finite() && best.is_none_or(|(_, bv)| v > bv) {
+                best = Some((b * FINITE_BATCH + k, v));
+            }
+        }
+    }
+    let (i, value) = best.ok_or_else(|| {
+        Error::numerical(format!(
+            "finite domain: the acquisition is not finite at any of the {} candidates",
+            candidates.len()
+        ))
+    })?;
+    Ok(Maximum {
+        x: candidates[i].clone(),
+        value,
+    })
+}
+
+/// The policy "evaluate where the acquisition is largest": prepares the acquisition for each
+/// decision, maximises it with the run's optimiser settings and the decision's seed, and
+/// stops instead when the acquisition's stopping rule fires at the maximum.
+///
+/// It asks for full queries only; control-set problems need a policy that chooses a set.
+pub struct AcquisitionPolicy {
+    acq: Box<dyn Acquisition>,
+    last: Diagnostics,
+}
+
+impl AcquisitionPolicy {
+    /// Wraps an acquisition.
+    pub fn new(acq: Box<dyn Acquisition>) -> Self {
+        AcquisitionPolicy {
+            acq,
+            last: Diagnostics::new(),
+        }
+    }
+}
+
+impl Policy for AcquisitionPolicy {
+    fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
+        let (maximum, stop, mut diagnostics) = {
+            let f = self.acq.prepare(ctx)?;
+            let m = maximize_acquisition(f.as_ref(), ctx.problem, ctx.optimizer, ctx.seed)?;
+            let stop = f.stop_at(m.value);
+            (m, stop, f.diagnostics())
+        };
+        diagnostics.insert("acq_value".to_string(), maximum.value);
+        self.last = diagnostics;
+        Ok(match stop {
+            Some(reason) => Decision::Stop(reason),
+            None => Decision::Evaluate(Query::at(maximum.x)),
+        })
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.last.clone()
+    }
+}

@@ -1,0 +1,1177 @@
+//! Box-constrained limited-memory BFGS (L-BFGS-B).
+//!
+//! The algorithm of Byrd, Lu, Nocedal & Zhu (1995), "A limited memory algorithm for bound
+//! constrained optimization", with the subspace step of Morales & Nocedal (2011):
+//!
+//! 1. the limited-memory BFGS matrix is kept in compact form `B = θI − W M Wᵀ` with
+//!    `W = [Y, θS]` (at most `memory` correction pairs);
+//! 2. the **generalised Cauchy point** minimises the quadratic model along the projected
+//!    steepest-descent path, walking the sorted breakpoints where variables hit their bounds;
+//! 3. **subspace minimisation** minimises the model over the variables still free at the
+//!    Cauchy point (direct primal method, Sherman–Morrison–Woodbury on the compact form), then
+//!    projects onto the box and falls back to the truncated step when the projection is not a
+//!    descent direction;
+//! 4. a **line search** along the feasible direction enforces the strong Wolfe conditions
+//!    (`c₁ = 10⁻⁴`, `c₂ = 0.9`) by bracketing and safeguarded cubic interpolation. A step that
+//!    produces a non-finite value or gradient counts as "too long" and is shrunk.
+//!
+//! Every trial point is projected onto the box, so the objective is never evaluated outside
+//! `[lower, upper]` (not even by one rounding error). With all bounds infinite the method is
+//! plain L-BFGS, which is what hyperparameter fitting in log space needs.
+//!
+//! Everything is deterministic: no randomness, and ties among breakpoints are broken by index.
+
+// Linear algebra over several parallel arrays reads best with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+use cabo_core::{Error, Result};
+
+/// Stopping rules and memory of [`minimize`].
+///
+/// The defaults are tighter than SciPy's (`pgtol = 1e-5`, `ftol ≈ 2.2e-9`), because a cheap
+/// acquisition function deserves an accurate maximiser: 200 iterations, 10 correction pairs,
+/// projected-gradient tolerance `1e-8` and relative-reduction tolerance `1e-12`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LbfgsbOptions {
+    /// Maximum number of iterations (accepted steps).
+    pub max_iters: usize,
+    /// Number of correction pairs kept (`m`).
+    pub memory: usize,
+    /// Converged when the sup-norm of the projected gradient is at most this.
+    pub pgtol: f64,
+    /// Converged when a step reduces `f` by at most `ftol · max(|f_k|, |f_{k+1}|, 1)`;
+    /// `0` disables this test (then only `pgtol`, `max_iters` or a failed line search stop).
+    pub ftol: f64,
+}
+
+impl Default for LbfgsbOptions {
+    fn default() -> Self {
+        LbfgsbOptions {
+            max_iters: 200,
+            memory: 10,
+            pgtol: 1e-8,
+            ftol: 1e-12,
+        }
+    }
+}
+
+/// The result of [`minimize`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Minimum {
+    /// The best point found (inside the box).
+    pub x: Vec<f64>,
+    /// `f(x)`.
+    pub value: f64,
+    /// Accepted steps.
+    pub iterations: usize,
+    /// Calls of `f`.
+    pub evaluations: usize,
+    /// True when a tolerance was met (not when the iteration cap or a failed line search
+    /// ended the run).
+    pub converged: bool,
+}
+
+/// The objective as L-BFGS-B sees it: returns `f(x)` and writes `∇f(x)` into the slice.
+pub type ObjectiveFn<'a> = dyn FnMut(&[f64], &mut [f64]) -> f64 + 'a;
+
+/// Minimises `f` over the box `[lower, upper]` starting from `x0` (projected into the box).
+///
+/// Bounds may be `±∞`. Invalid input (mismatched lengths, `lower > upper`, NaN bounds or a
+/// non-finite start) cannot be reported through this signature, so it yields a non-converged
+/// [`Minimum`] at the projected start with `value = NaN` and zero evaluations; call
+/// [`try_minimize`] to get the reason as an error instead. A non-finite value or gradient at the
+/// start ends the run after that one evaluation (`converged = false`).
+pub fn minimize(
+    f: &mut ObjectiveFn<'_>,
+    x0: &[f64],
+    lower: &[f64],
+    upper: &[f64],
+    opts: &LbfgsbOptions,
+) -> Minimum {
+    match try_minimize(f, x0, lower, upper, opts) {
+        Ok(m) => m,
+        Err(_) => Minimum {
+            x: x0
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    let lo = lower.get(i).copied().unwrap_or(f64::NEG_INFINITY);
+                    let hi = upper.get(i).copied().unwrap_or(f64::INFINITY);
+                    if lo <= hi { v.clamp(lo, hi) } else { v }
+                })
+                .collect(),
+            value: f64::NAN,
+            iterations: 0,
+            evaluations: 0,
+            converged: false,
+        },
+    }
+}
+
+/// [`minimize`], but invalid input is an [`Error::Invalid`] saying what is wrong.
+pub fn try_minimize(
+    f: &mut ObjectiveFn<'_>,
+    x0: &[f64],
+    lower: &[f64],
+    upper: &[f64],
+    opts: &LbfgsbOptions,
+) -> Result<Minimum> {
+    let n = x0.len();
+    if lower.len() != n || upper.len() != n {
+        return Err(Error::invalid(format!(
+            "L-BFGS-B: start has {n} coordinates but the bounds have {} and {}",
+            lower.len(),
+            upper.len()
+        )));
+    }
+    for i in 0..n {
+        if lower[i].is_nan() || upper[i].is_nan() || lower[i] > upper[i] {
+            return Err(Error::invalid(format!(
+                "L-BFGS-B: bound {i} is [{}, {}]; need lower ≤ upper",
+                lower[i], upper[i]
+            )));
+        }
+        if !x0[i].is_finite() {
+            return Err(Error::invalid(format!(
+                "L-BFGS-B: start coordinate {i} is {}",
+                x0[i]
+            )));
+        }
+    }
+    if opts.memory == 0 {
+        return Err(Error::invalid("L-BFGS-B: memory must be at least 1"));
+    }
+    Ok(Solver::new(n, opts.memory, lower, upper).run(f, x0, opts))
+}
+
+/// Correction pairs below this relative curvature are skipped (they would make `B` nearly
+/// singular); the value is L-BFGS-B's machine-epsilon test.
+const CURVATURE_EPS: f64 = f64::EPSILON;
+/// Largest step the line search may take along an unbounded direction (as in L-BFGS-B).
+const MAX_STEP: f64 = 1e10;
+/// Sufficient-decrease and curvature constants of the strong Wolfe conditions.
+const WOLFE_C1: f64 = 1e-4;
+const WOLFE_C2: f64 = 0.9;
+/// Function evaluations one line search may spend.
+const MAX_LINE_EVALS: usize = 30;
+
+/// All buffers of one run, allocated once so that iterations do not allocate.
+struct Solver<'b> {
+    n: usize,
+    m: usize,
+    lower: &'b [f64],
+    upper: &'b [f64],
+    /// Ring buffers of the last `k` steps `s` and gradient changes `y`, each `m × n`.
+    s: Vec<f64>,
+    y: Vec<f64>,
+    /// Index of the oldest pair in the rings and the number of pairs kept.
+    head: usize,
+    k: usize,
+    theta: f64,
+    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`).
+    w: Vec<f64>,
+    /// The middle matrix `M` (`2k × 2k`, stride `2m`), and scratch for building it.
+    mmat: Vec<f64>,
+    kmat: Vec<f64>,
+    piv: Vec<usize>,
+    // Cauchy point and subspace step.
+    xc: Vec<f64>,
+    dvec: Vec<f64>,
+    c: Vec<f64>,
+    p: Vec<f64>,
+    v: Vec<f64>,
+    v2: Vec<f64>,
+    mw: Vec<f64>,
+    nmat: Vec<f64>,
+    wzzw: Vec<f64>,
+    r: Vec<f64>,
+    free: Vec<usize>,
+    breaks: Vec<(f64, usize)>,
+    // Line search.
+    xbar: Vec<f64>,
+    dir: Vec<f64>,
+    t_bound: Vec<f64>,
+    xt: Vec<f64>,
+    gt: Vec<f64>,
+    xlo: Vec<f64>,
+    glo: Vec<f64>,
+}
+
+impl<'b> Solver<'b> {
+    fn new(n: usize, m: usize, lower: &'b [f64], upper: &'b [f64]) -> Self {
+        let m2 = 2 * m;
+        Solver {
+            n,
+            m,
+            lower,
+            upper,
+            s: vec![0.0; m * n],
+            y: vec![0.0; m * n],
+            head: 0,
+            k: 0,
+            theta: 1.0,
+            w: vec![0.0; n * m2],
+            mmat: vec![0.0; m2 * m2],
+            kmat: vec![0.0; m2 * m2],
+            piv: vec![0; m2],
+            xc: vec![0.0; n],
+            dvec: vec![0.0; n],
+            c: vec![0.0; m2],
+            p: vec![0.0; m2],
+            v: vec![0.0; m2],
+            v2: vec![0.0; m2],
+            mw: vec![0.0; m2],
+            nmat: vec![0.0; m2 * m2],
+            wzzw: vec![0.0; m2 * m2],
+            r: vec![0.0; n],
+            free: Vec::with_capacity(n),
+            breaks: Vec::with_capacity(n),
+            xbar: vec![0.0; n],
+            dir: vec![0.0; n],
+            t_bound: vec![0.0; n],
+            xt: vec![0.0; n],
+            gt: vec![0.0; n],
+            xlo: vec![0.0; n],
+            glo: vec![0.0; n],
+        }
+    }
+
+    fn run(mut self, f: &mut ObjectiveFn<'_>, x0: &[f64], opts: &LbfgsbOptions) -> Minimum {
+        let n = self.n;
+        let mut x: Vec<f64> = x0
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| v.clamp(self.lower[i], self.upper[i]))
+            .collect();
+        let mut g = vec![0.0; n];
+        let mut fx = f(&x, &mut g);
+        let mut evaluations = 1;
+        let mut iterations = 0;
+        if !fx.is_finite() || g.iter().any(|v| !v.is_finite()) {
+            return Minimum {
+                x,
+                value: fx,
+                iterations,
+                evaluations,
+                converged: false,
+            };
+        }
+        let mut converged = false;
+        loop {
+            if self.projected_gradient_norm(&x, &g) <= opts.pgtol {
+                converged = true;
+                break;
+            }
+            if iterations >= opts.max_iters {
+                break;
+            }
+            if self.k > 0 && !self.form_middle_matrix() {
+                self.reset();
+                continue;
+            }
+            self.cauchy_point(&x, &g);
+            self.subspace_step(&x, &g);
+            let mut dphi0 = 0.0;
+            let mut dnorm2 = 0.0;
+            for i in 0..n {
+                let d = self.xbar[i] - x[i];
+                self.dir[i] = d;
+                dphi0 += g[i] * d;
+                dnorm2 += d * d;
+            }
+            if dphi0.is_nan() || dphi0 >= 0.0 {
+                // No descent from the model: its curvature information is stale.
+                if self.k > 0 {
+                    self.reset();
+                    continue;
+                }
+                break;
+            }
+            let t_max = self.max_feasible_step(&x).min(MAX_STEP);
+            // Without curvature information the step length has no natural scale; a unit
+            // move in x is the conventional first guess (as in L-BFGS-B).
+            let t0 = if self.k == 0 {
+                (1.0 / dnorm2.sqrt()).min(1.0).min(t_max)
+            } else {
+                1.0f64.min(t_max)
+            };
+            let Some((_, f_new)) = self.line_search(f, &x, fx, dphi0, t0, t_max, &mut evaluations)
+            else {
+                if self.k > 0 {
+                    self.reset();
+                    continue;
+                }
+                break;
+            };
+            iterations += 1;
+            // s = x_new − x and y = g_new − g go to scratch first: a pair that fails the
+            // curvature test must not overwrite the oldest stored pair.
+            let (mut sy, mut yy) = (0.0, 0.0);
+            for i in 0..n {
+                let si = self.xlo[i] - x[i];
+                let yi = self.glo[i] - g[i];
+                self.xt[i] = si;
+                self.gt[i] = yi;
+                sy += si * yi;
+                yy += yi * yi;
+            }
+            if sy > CURVATURE_EPS * yy && yy > 0.0 {
+                let slot = if self.k < self.m {
+                    (self.head + self.k) % self.m
+                } else {
+                    self.head
+                };
+                self.s[slot * n..(slot + 1) * n].copy_from_slice(&self.xt);
+                self.y[slot * n..(slot + 1) * n].copy_from_slice(&self.gt);
+                if self.k < self.m {
+                    self.k += 1;
+                } else {
+                    self.head = (self.head + 1) % self.m;
+                }
+                self.theta = yy / sy;
+            }
+            let f_old = fx;
+            x.copy_from_slice(&self.xlo);
+            g.copy_from_slice(&self.glo);
+            fx = f_new;
+            let noise = 16.0 * f64::EPSILON * f_old.abs();
+            // Relative-reduction test (SciPy's `factr · ε`); a step whose change is within
+            // rounding says nothing about convergence, and `ftol = 0` disables the test.
+            if opts.ftol > 0.0
+                && f_old - fx > -noise
+                && f_old - fx <= opts.ftol * f_old.abs().max(fx.abs()).max(1.0)
+            {
+                converged = true;
+                break;
+            }
+        }
+        Minimum {
+            x,
+            value: fx,
+            iterations,
+            evaluations,
+            converged,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.k = 0;
+        self.head = 0;
+        self.theta = 1.0;
+    }
+
+    /// Sup-norm of the projected gradient `P(x − g) − x`.
+    fn projected_gradient_norm(&self, x: &[f64], g: &[f64]) -> f64 {
+        let mut norm: f64 = 0.0;
+        for i in 0..self.n {
+            let gi = if g[i] < 0.0 {
+                (x[i] - self.upper[i]).max(g[i])
+            } else {
+                (x[i] - self.lower[i]).min(g[i])
+            };
+            norm = norm.max(gi.abs());
+        }
+        norm
+    }
+
+    /// The largest `t` with `x + t·dir` inside the box; also records in `t_bound` the step at
+    /// which each coordinate reaches its bound.
+    fn max_feasible_step(&mut self, x: &[f64]) -> f64 {
+        let mut t = f64::INFINITY;
+        for i in 0..self.n {
+            let d = self.dir[i];
+            let ti = if d > 0.0 {
+                (self.upper[i] - x[i]) / d
+            } else if d < 0.0 {
+                (self.lower[i] - x[i]) / d
+            } else {
+                f64::INFINITY
+            };
+            self.t_bound[i] = ti;
+            t = t.min(ti);
+        }
+        t.max(0.0)
+    }
+
+    /// Builds `W` and `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]`; false when `K` is singular.
+    fn form_middle_matrix(&mut self) -> bool {
+        let (n, k, m2) = (self.n, self.k, 2 * self.m);
+        let kk = 2 * k;
+        for i in 0..n {
+            for j in 0..k {
+                let slot = (self.head + j) % self.m;
+                self.w[i * m2 + j] = self.y[slot * n + i];
+                self.w[i * m2 + k + j] = self.theta * self.s[slot * n + i];
+            }
+        }
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        for a in 0..k {
+            let sa = &self.s[((self.head + a) % self.m) * n..][..n];
+            for b in 0..k {
+                let sb = &self.s[((self.head + b) % self.m) * n..][..n];
+                let yb = &self.y[((self.head + b) % self.m) * n..][..n];
+                // Upper-left −D, lower-left L (strictly lower part of SᵀY), lower-right θSᵀS.
+                let sayb = dot(sa, yb);
+                self.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
+                self.kmat[(k + a) * kk + b] = if a > b { sayb } else { 0.0 };
+                self.kmat[b * kk + k + a] = if a > b { sayb } else { 0.0 };
+                self.kmat[(k + a) * kk + k + b] = self.theta * dot(sa, sb);
+            }
+        }
+        if !lu_factor(&mut self.kmat[..kk * kk], kk, &mut self.piv[..kk]) {
+            return false;
+        }
+        for col in 0..kk {
+            let e = &mut self.v[..kk];
+            e.fill(0.0);
+            e[col] = 1.0;
+            lu_solve(&self.kmat[..kk * kk], kk, &self.piv[..kk], e);
+            for row in 0..kk {
+                self.mmat[row * m2 + col] = e[row];
+            }
+        }
+        self.mmat_is_finite()
+    }
+
+    fn mmat_is_finite(&self) -> bool {
+        let (kk, m2) = (2 * self.k, 2 * self.m);
+        (0..kk).all(|r| self.mmat[r * m2..r * m2 + kk].iter().all(|v| v.is_finite()))
+    }
+
+    /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`.
+    fn cauchy_point(&mut self, x: &[f64], g: &[f64]) {
+        let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
+        self.breaks.clear();
+        let mut f1 = 0.0;
+        for i in 0..n {
+            let t = if g[i] < 0.0 {
+                (x[i] - self.upper[i]) / g[i]
+            } else if g[i] > 0.0 {
+                (x[i] - self.lower[i]) / g[i]
+            } else {
+                f64::INFINITY
+            };
+            self.xc[i] = x[i];
+            if t <= 0.0 {
+                self.dvec[i] = 0.0;
+            } else {
+                self.dvec[i] = -g[i];
+                f1 -= g[i] * g[i];
+                if t.is_finite() {
+                    self.breaks.push((t, i));
+                }
+            }
+        }
+        self.c[..kk].fill(0.0);
+        self.p[..kk].fill(0.0);
+        if f1 == 0.0 {
+            return;
+        }
+        for i in 0..n {
+            let d = self.dvec[i];
+            if d != 0.0 {
+                for j in 0..kk {
+                    self.p[j] += self.w[i * m2 + j] * d;
+                }
+            }
+        }
+        let theta = self.theta;
+        // f'' = dᵀBd = θ dᵀd − pᵀMp.
+        let p_mp = if kk > 0 {
+            mat_vec(&self.mmat, m2, kk, &self.p, &mut self.v);
+            dotk(&self.p[..kk], &self.v[..kk])
+        } else {
+            0.0
+        };
+        let mut f2 = -theta * f1 - p_mp;
+        let f2_org = f2;
+        let mut dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
+        self.breaks
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut t_old = 0.0;
+        for idx in 0..self.breaks.len() {
+            let (tb, b) = self.breaks[idx];
+            let dt = tb - t_old;
+            if dt_min < dt {
+                break;
+            }
+            // Variable b reaches its bound: fix it there and update the slope and curvature.
+            let xb = if self.dvec[b] > 0.0 {
+                self.upper[b]
+            } else {
+                self.lower[b]
+            };
+            let zb = xb - x[b];
+            self.xc[b] = xb;
+            let gb = g[b];
+            for j in 0..kk {
+                self.c[j] += dt * self.p[j];
+            }
+            let (wb_mc, wb_mp, wb_mwb) = if kk > 0 {
+                let wb = &self.w[b * m2..b * m2 + kk];
+                mat_vec(&self.mmat, m2, kk, wb, &mut self.mw);
+                (
+                    dotk(&self.mw[..kk], &self.c[..kk]),
+                    dotk(&self.mw[..kk], &self.p[..kk]),
+                    dotk(&self.mw[..kk], wb),
+                )
+            } else {
+                (0.0, 0.0, 0.0)
+            };
+            f1 += dt * f2 + gb * gb + theta * gb * zb - gb * wb_mc;
+            f2 -= theta * gb * gb + 2.0 * gb * wb_mp + gb * gb * wb_mwb;
+            f2 = f2.max(f64::EPSILON * f2_org);
+            for j in 0..kk {
+                self.p[j] += gb * self.w[b * m2 + j];
+            }
+            self.dvec[b] = 0.0;
+            dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
+            t_old = tb;
+        }
+        let dt_min = if dt_min.is_finite() {
+            dt_min.max(0.0)
+        } else {
+            0.0
+        };
+        let t = t_old + dt_min;
+        for i in 0..n {
+            if self.dvec[i] != 0.0 {
+                self.xc[i] = (x[i] + t * self.dvec[i]).clamp(self.lower[i], self.upper[i]);
+            }
+        }
+        for j in 0..kk {
+            self.c[j] += dt_min * self.p[j];
+        }
+    }
+
+    /// Minimises the model over the variables free at the Cauchy point, writing `xbar`.
+    fn subspace_step(&mut self, x: &[f64], g: &[f64]) {
+        let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
+        let theta = self.theta;
+        self.xbar.copy_from_slice(&self.xc);
+        self.free.clear();
+        for i in 0..n {
+            if self.lower[i] < self.xc[i] && self.xc[i] < self.upper[i] {
+                self.free.push(i);
+            }
+        }
+        if self.free.is_empty() {
+            return;
+        }
+        // Reduced gradient of the model at xc: r = Zᵀ(g + θ(xc − x) − W M c).
+        if kk > 0 {
+            mat_vec(&self.mmat, m2, kk, &self.c, &mut self.v);
+        }
+        for &i in &self.free {
+            let wmc = if kk > 0 {
+                dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk])
+            } else {
+                0.0
+            };
+            self.r[i] = g[i] + theta * (self.xc[i] - x[i]) - wmc;
+        }
+        if kk > 0 {
+            // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
+            self.v2[..kk].fill(0.0);
+            self.wzzw[..kk * kk].fill(0.0);
+            for &i in &self.free {
+                let wi = &self.w[i * m2..i * m2 + kk];
+                let ri = self.r[i];
+                for a in 0..kk {
+                    self.v2[a] += wi[a] * ri;
+                    let wa = wi[a];
+                    for b in 0..kk {
+                        self.wzzw[a * kk + b] += wa * wi[b];
+                    }
+                }
+            }
+            mat_vec(&self.mmat, m2, kk, &self.v2, &mut self.v);
+            for a in 0..kk {
+                for b in 0..kk {
+                    let mut s = 0.0;
+                    for j in 0..kk {
+                        s += self.mmat[a * m2 + j] * self.wzzw[j * kk + b];
+                    }
+                    self.nmat[a * kk + b] = if a == b { 1.0 } else { 0.0 } - s / theta;
+                }
+            }
+            if !lu_factor(&mut self.nmat[..kk * kk], kk, &mut self.piv[..kk]) {
+                // Keep the Cauchy point; the caller's descent test decides what happens next.
+                return;
+            }
+            lu_solve(
+                &self.nmat[..kk * kk],
+                kk,
+                &self.piv[..kk],
+                &mut self.v[..kk],
+            );
+        }
+        for &i in &self.free {
+            let corr = if kk > 0 {
+                dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk]) / (theta * theta)
+            } else {
+                0.0
+            };
+            // r now holds the unconstrained subspace step du.
+            self.r[i] = -self.r[i] / theta - corr;
+        }
+        // Projected step (Morales–Nocedal); if it is not a descent direction, truncate the
+        // step at the first bound instead.
+        let mut dphi = 0.0;
+        for i in 0..n {
+            if self.lower[i] < self.xc[i] && self.xc[i] < self.upper[i] {
+                self.xbar[i] = (self.xc[i] + self.r[i]).clamp(self.lower[i], self.upper[i]);
+            }
+            dphi += g[i] * (self.xbar[i] - x[i]);
+        }
+        if dphi < 0.0 {
+            return;
+        }
+        let mut alpha: f64 = 1.0;
+        for &i in &self.free {
+            let du = self.r[i];
+            if du > 0.0 {
+                alpha = alpha.min((self.upper[i] - self.xc[i]) / du);
+            } else if du < 0.0 {
+                alpha = alpha.min((self.lower[i] - self.xc[i]) / du);
+            }
+        }
+        let alpha = alpha.max(0.0);
+        self.xbar.copy_from_slice(&self.xc);
+        for &i in &self.free {
+            self.xbar[i] = (self.xc[i] + alpha * self.r[i]).clamp(self.lower[i], self.upper[i]);
+        }
+    }
+
+    /// Strong-Wolfe line search along `dir` from `x`; on success returns `(t, f)` and leaves
+    /// the accepted point and its gradient in `xlo` / `glo`.
+    #[allow(clippy::too_many_arguments)]
+    fn line_search(
+        &mut self,
+        f: &mut ObjectiveFn<'_>,
+        x: &[f64],
+        fx: f64,
+        dphi0: f64,
+        t_init: f64,
+        t_max: f64,
+        evaluations: &mut usize,
+    ) -> Option<(f64, f64)> {
+        #[derive(Clone, Copy)]
+        struct Trial {
+            t: f64,
+            f: f64,
+            dphi: f64,
+        }
+        let n = self.n;
+        let mut lo = Trial {
+            t: 0.0,
+            f: fx,
+            dphi: dphi0,
+        };
+        let mut lo_is_step = false;
+        let mut hi: Option<Trial> = None;
+        let mut t = t_init;
+        for _ in 0..MAX_LINE_EVALS {
+            for i in 0..n {
+                let d = self.dir[i];
+                // A coordinate whose bound is reached lands on it exactly: `x + t·d` can miss
+                // it by an ulp, which would leave the variable spuriously free.
+                self.xt[i] = if t >= self.t_bound[i] {
+                    if d > 0.0 {
+                        self.upper[i]
+                    } else {
+                        self.lower[i]
+                    }
+                } else {
+                    (x[i] + t * d).clamp(self.lower[i], self.upper[i])
+                };
+            }
+            let ft = f(&self.xt, &mut self.gt);
+            *evaluations += 1;
+            let dphi: f64 = (0..n).map(|i| self.gt[i] * self.dir[i]).sum();
+            if !ft.is_finite() || !dphi.is_finite() {
+                // Treat the failure as "the step was too long".
+                hi = Some(Trial {
+                    t,
+                    f: f64::INFINITY,
+                    dphi: f64::NAN,
+                });
+            } else if ft <= fx + 16.0 * f64::EPSILON * fx.abs()
+                && ft > fx + WOLFE_C1 * t * dphi0
+                && WOLFE_C2 * dphi0 <= dphi
+                && dphi <= -WOLFE_C2 * dphi0
+                && dphi.abs() < 0.5 * dphi0.abs()
+            {
+                // Approximate Wolfe (Hager & Zhang 2005): near a minimiser the decrease is below
+                // the rounding error of f, so Armijo cannot be verified, but a step that
+                // halves the directional derivative without raising f beyond rounding is
+                // still progress towards a KKT point.
+                std::mem::swap(&mut self.xt, &mut self.xlo);
+                std::mem::swap(&mut self.gt, &mut self.glo);
+                return Some((t, ft));
+            } else if ft > fx + WOLFE_C1 * t * dphi0 || ft >= lo.f {
+                hi = Some(Trial { t, f: ft, dphi });
+            } else {
+                if dphi.abs() <= -WOLFE_C2 * dphi0 {
+                    std::mem::swap(&mut self.xt, &mut self.xlo);
+                    std::mem::swap(&mut self.gt, &mut self.glo);
+                    return Some((t, ft));
+                }
+                match hi {
+                    Some(h) if dphi * (h.t - t) >= 0.0 => hi = Some(lo),
+                    None if dphi >= 0.0 => hi = Some(lo),
+                    _ => {}
+                }
+                lo = Trial { t, f: ft, dphi };
+                lo_is_step = true;
+                std::mem::swap(&mut self.xt, &mut self.xlo);
+                std::mem::swap(&mut self.gt, &mut self.glo);
+            }
+            match hi {
+                None => {
+                    // Still descending at the longest step tried: extrapolate, or stop at the
+                    // boundary of the box.
+                    if t >= t_max {
+                        return Some((lo.t, lo.f));
+                    }
+                    t = (4.0 * t).min(t_max);
+                }
+                Some(h) => {
+                    let (a, b) = if lo.t < h.t { (lo.t, h.t) } else { (h.t, lo.t) };
+                    let width = b - a;
+                    if width <= 1e-15 * b.abs().max(1e-300) {
+                        break;
+                    }
+                    let guess = interpolate(lo.t, lo.f, lo.dphi, h.t, h.f, h.dphi);
+                    let guess = if guess.is_finite() {
+                        guess
+                    } else {
+                        0.5 * (a + b)
+                    };
+                    t = guess.clamp(a + 0.1 * width, b - 0.1 * width);
+                }
+            }
+        }
+        if lo_is_step { Some((lo.t, lo.f)) } else { None }
+    }
+}
+
+/// Minimiser of the cubic (or, failing that, quadratic) interpolant of two line-search points.
+fn interpolate(t1: f64, f1: f64, d1: f64, t2: f64, f2: f64, d2: f64) -> f64 {
+    if !f2.is_finite() {
+        return f64::NAN;
+    }
+    if d2.is_finite() {
+        let e = d1 + d2 - 3.0 * (f1 - f2) / (t1 - t2);
+        let disc = e * e - d1 * d2;
+        if disc >= 0.0 {
+            let sq = disc.sqrt().copysign(t2 - t1);
+            let denom = d2 - d1 + 2.0 * sq;
+            if denom != 0.0 {
+                return t2 - (t2 - t1) * (d2 + sq - e) / denom;
+            }
+        }
+    }
+    let dt = t2 - t1;
+    let denom = 2.0 * (f2 - f1 - d1 * dt);
+    if denom > 0.0 {
+        t1 - d1 * dt * dt / denom
+    } else {
+        f64::NAN
+    }
+}
+
+/// `out = M · a` for the leading `kk × kk` block of `M` (row stride `stride`).
+fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
+    for (r, o) in out.iter_mut().enumerate().take(kk) {
+        *o = dotk(&m[r * stride..r * stride + kk], &a[..kk]);
+    }
+}
+
+fn dotk(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// In-place LU factorisation with partial pivoting of the `n × n` row-major `a`; false when a
+/// pivot vanishes.
+fn lu_factor(a: &mut [f64], n: usize, piv: &mut [usize]) -> bool {
+    for col in 0..n {
+        let mut best = col;
+        for r in col + 1..n {
+            if a[r * n + col].abs() > a[best * n + col].abs() {
+                best = r;
+            }
+        }
+        piv[col] = best;
+        if best != col {
+            for j in 0..n {
+                a.swap(col * n + j, best * n + j);
+            }
+        }
+        let pivot = a[col * n + col];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return false;
+        }
+        for r in col + 1..n {
+            let l = a[r * n + col] / pivot;
+            a[r * n + col] = l;
+            for j in col + 1..n {
+                a[r * n + j] -= l * a[col * n + j];
+            }
+        }
+    }
+    true
+}
+
+/// Solves `A z = b` in place with the factors from [`lu_factor`].
+fn lu_solve(a: &[f64], n: usize, piv: &[usize], b: &mut [f64]) {
+    for i in 0..n {
+        b.swap(i, piv[i]);
+    }
+    for i in 0..n {
+        let mut s = b[i];
+        for j in 0..i {
+            s -= a[i * n + j] * b[j];
+        }
+        b[i] = s;
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for j in i + 1..n {
+            s -= a[i * n + j] * b[j];
+        }
+        b[i] = s / a[i * n + i];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cabo_core::Rng;
+
+    fn rosenbrock(x: &[f64], g: &mut [f64]) -> f64 {
+        let n = x.len();
+        g.fill(0.0);
+        let mut f = 0.0;
+        for i in 0..n - 1 {
+            let a = x[i + 1] - x[i] * x[i];
+            let b = 1.0 - x[i];
+            f += 100.0 * a * a + b * b;
+            g[i] += -400.0 * a * x[i] - 2.0 * b;
+            g[i + 1] += 200.0 * a;
+        }
+        f
+    }
+
+    fn tight() -> LbfgsbOptions {
+        LbfgsbOptions {
+            max_iters: 2000,
+            memory: 10,
+            pgtol: 1e-12,
+            ftol: 0.0,
+        }
+    }
+
+    #[test]
+    fn rosenbrock_unconstrained_to_1e_8() {
+        for (x0, n) in [
+            (vec![-1.2, 1.0], 2),
+            (vec![-1.2; 10], 10),
+            (vec![0.5; 30], 30),
+        ] {
+            let inf = vec![f64::INFINITY; n];
+            let ninf = vec![f64::NEG_INFINITY; n];
+            let m = minimize(&mut rosenbrock, &x0, &ninf, &inf, &tight());
+            for (i, xi) in m.x.iter().enumerate() {
+                assert!((xi - 1.0).abs() < 1e-8, "n = {n}: x[{i}] = {xi}, {m:?}");
+            }
+            assert!(m.value < 1e-16, "{m:?}");
+            assert!(m.converged, "{m:?}");
+        }
+    }
+
+    #[test]
+    fn default_options_converge_on_rosenbrock() {
+        let m = minimize(
+            &mut rosenbrock,
+            &[-1.2, 1.0],
+            &[f64::NEG_INFINITY; 2],
+            &[f64::INFINITY; 2],
+            &LbfgsbOptions::default(),
+        );
+        assert!(m.converged, "{m:?}");
+        assert!(
+            (m.x[0] - 1.0).abs() < 1e-5 && (m.x[1] - 1.0).abs() < 1e-5,
+            "{m:?}"
+        );
+        assert!(m.iterations < 100, "{m:?}");
+    }
+
+    /// Exact solution of a box-constrained convex QP by cyclic coordinate descent (each
+    /// coordinate update is the exact 1-D minimiser), an oracle independent of L-BFGS-B.
+    fn qp_oracle(a: &[f64], b: &[f64], lo: &[f64], hi: &[f64]) -> Vec<f64> {
+        let n = b.len();
+        let mut x = vec![0.0; n];
+        for i in 0..n {
+            x[i] = 0.0f64.clamp(lo[i], hi[i]);
+        }
+        for _ in 0..20_000 {
+            for i in 0..n {
+                let mut r = b[i];
+                for j in 0..n {
+                    if j != i {
+                        r -= a[i * n + j] * x[j];
+                    }
+                }
+                x[i] = (r / a[i * n + i]).clamp(lo[i], hi[i]);
+            }
+        }
+        x
+    }
+
+    #[test]
+    fn bound_constrained_quadratics_meet_exact_kkt() {
+        let mut rng = Rng::new(42);
+        for trial in 0..20 {
+            let n = 2 + trial % 9;
+            // A = QᵀQ + 0.1 I is SPD with a spread of curvatures.
+            let q: Vec<f64> = (0..n * n).map(|_| rng.normal()).collect();
+            let mut a = vec![0.0; n * n];
+            for i in 0..n {
+                for j in 0..n {
+                    a[i * n + j] = (0..n).map(|k| q[k * n + i] * q[k * n + j]).sum::<f64>();
+                }
+                a[i * n + i] += 0.1;
+            }
+            // Unconstrained optimum far outside the box, so several bounds are active.
+            let b: Vec<f64> = (0..n).map(|_| 10.0 * rng.normal()).collect();
+            let lo: Vec<f64> = (0..n).map(|_| -rng.uniform()).collect();
+            let hi: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+            let mut quad = |x: &[f64], g: &mut [f64]| {
+                let mut f = 0.0;
+                for i in 0..n {
+                    let ax: f64 = (0..n).map(|j| a[i * n + j] * x[j]).sum();
+                    g[i] = ax - b[i];
+                    f += 0.5 * x[i] * ax - b[i] * x[i];
+                }
+                f
+            };
+            let x0: Vec<f64> = (0..n).map(|i| 0.5 * (lo[i] + hi[i])).collect();
+            let m = minimize(&mut quad, &x0, &lo, &hi, &tight());
+            let oracle = qp_oracle(&a, &b, &lo, &hi);
+            let mut active = 0;
+            let mut g = vec![0.0; n];
+            quad(&m.x, &mut g);
+            for i in 0..n {
+                assert!(
+                    (m.x[i] - oracle[i]).abs() < 1e-8,
+                    "trial {trial}: {:?} vs {oracle:?}",
+                    m.x
+                );
+                // KKT: zero gradient inside, gradient pointing out of the box at a bound. The
+                // interior tolerance is set by rounding: once the remaining decrease g²/(2λ)
+                // drops below ε|f| ≈ 5e-15, no method can tell points apart by value.
+                if m.x[i] == lo[i] {
+                    active += 1;
+                    assert!(
+                        g[i] >= -1e-7,
+                        "trial {trial}: at lower bound with g = {}",
+                        g[i]
+                    );
+                } else if m.x[i] == hi[i] {
+                    active += 1;
+                    assert!(
+                        g[i] <= 1e-7,
+                        "trial {trial}: at upper bound with g = {}",
+                        g[i]
+                    );
+                } else {
+                    assert!(g[i].abs() < 1e-7, "trial {trial}: free with g = {}", g[i]);
+                }
+            }
+            assert!(active > 0, "trial {trial}: the test needs active bounds");
+        }
+    }
+
+    /// Many random boxes (some sides infinite, some coordinates fixed), starts and smooth or
+    /// awkward objectives: no evaluation may leave the box, and the result is a KKT point.
+    #[test]
+    fn never_evaluates_outside_the_box() {
+        let mut rng = Rng::new(7);
+        let mut total_evals = 0;
+        for trial in 0..300 {
+            let n = 1 + (rng.below(8) as usize);
+            let mut lo = vec![0.0; n];
+            let mut hi = vec![0.0; n];
+            for i in 0..n {
+                let a = 4.0 * rng.normal();
+                let w = 3.0 * rng.uniform();
+                lo[i] = a;
+                hi[i] = match rng.below(10) {
+                    0 => a,
+                    1 => f64::INFINITY,
+                    _ => a + w,
+                };
+                if rng.below(10) == 0 {
+                    lo[i] = f64::NEG_INFINITY;
+                }
+            }
+            let x0: Vec<f64> = (0..n).map(|_| 5.0 * rng.normal()).collect();
+            let centre: Vec<f64> = (0..n).map(|_| 3.0 * rng.normal()).collect();
+            let kind = trial % 3;
+            let mut evaluated: Vec<Vec<f64>> = Vec::new();
+            let mut f = |x: &[f64], g: &mut [f64]| {
+                evaluated.push(x.to_vec());
+                let mut v = 0.0;
+                for i in 0..n {
+                    let t = x[i] - centre[i];
+                    match kind {
+                        // Smooth convex.
+                        0 => {
+                            v += (i + 1) as f64 * t * t;
+                            g[i] = 2.0 * (i + 1) as f64 * t;
+                        }
+                        // Multimodal.
+                        1 => {
+                            v += t * t - 3.0 * (2.0 * t).cos();
+                            g[i] = 2.0 * t + 6.0 * (2.0 * t).sin();
+                        }
+                        // Unbounded below along some directions (pushes to the bounds).
+                        _ => {
+                            v += -t.abs().powi(3) / 3.0 + t;
+                            g[i] = -t * t.abs() + 1.0;
+                        }
+                    }
+                }
+                v
+            };
+            let m = minimize(&mut f, &x0, &lo, &hi, &LbfgsbOptions::default());
+            total_evals += evaluated.len();
+            assert_eq!(evaluated.len(), m.evaluations);
+            for x in &evaluated {
+                for i in 0..n {
+                    assert!(
+                        lo[i] <= x[i] && x[i] <= hi[i],
+                        "trial {trial}: x[{i}] = {} outside [{}, {}]",
+                        x[i],
+                        lo[i],
+                        hi[i]
+                    );
+                }
+            }
+            for i in 0..n {
+                if lo[i] == hi[i] {
+                    assert_eq!(m.x[i], lo[i], "fixed coordinate moved");
+                }
+            }
+        }
+        assert!(total_evals > 3000, "{total_evals}");
+    }
+
+    #[test]
+    fn non_finite_values_shrink_the_step() {
+        // x² − 4x has its minimum at 2, but the function is +∞ beyond 1: the best reachable
+        // point is just below 1, and L-BFGS-B must get there without ever returning ∞.
+        let mut calls_inf = 0;
+        let mut f = |x: &[f64], g: &mut [f64]| {
+            if x[0] > 1.0 {
+                calls_inf += 1;
+                g[0] = f64::NAN;
+                return f64::INFINITY;
+            }
+            g[0] = 2.0 * x[0] - 4.0;
+            x[0] * x[0] - 4.0 * x[0]
+        };
+        let m = minimize(
+            &mut f,
+            &[-5.0],
+            &[-10.0],
+            &[10.0],
+            &LbfgsbOptions::default(),
+        );
+        assert!(m.value.is_finite(), "{m:?}");
+        assert!(m.x[0] <= 1.0 && m.x[0] > 0.99, "{m:?}");
+        assert!(calls_inf > 0, "the test should hit the non-finite region");
+    }
+
+    #[test]
+    fn non_finite_start_and_bad_input() {
+        let mut f = |_: &[f64], g: &mut [f64]| {
+            g.fill(0.0);
+            f64::NAN
+        };
+        let m = minimize(&mut f, &[0.5], &[0.0], &[1.0], &LbfgsbOptions::default());
+        assert!(!m.converged && m.evaluations == 1 && m.value.is_nan());
+
+        let mut q = |x: &[f64], g: &mut [f64]| {
+            g[0] = 2.0 * x[0];
+            x[0] * x[0]
+        };
+        let opts = LbfgsbOptions::default();
+        let e = try_minimize(&mut q, &[0.5], &[0.0, 0.0], &[1.0], &opts).unwrap_err();
+        assert!(e.to_string().contains("bounds"), "{e}");
+        let e = try_minimize(&mut q, &[0.5], &[1.0], &[0.0], &opts).unwrap_err();
+        assert!(e.to_string().contains("lower ≤ upper"), "{e}");
+        assert!(try_minimize(&mut q, &[f64::NAN], &[0.0], &[1.0], &opts).is_err());
+        assert!(try_minimize(&mut q, &[0.5], &[f64::NAN], &[1.0], &opts).is_err());
+        let bad = LbfgsbOptions { memory: 0, ..opts };
+        assert!(try_minimize(&mut q, &[0.5], &[0.0], &[1.0], &bad).is_err());
+        let m = minimize(&mut q, &[0.5], &[1.0], &[0.0], &opts);
+        assert!(m.value.is_nan() && !m.converged && m.evaluations == 0);
+        // A start outside the box is projected onto it.
+        let m = minimize(&mut q, &[5.0], &[1.0], &[2.0], &opts);
+        assert_eq!(m.x, vec![1.0]);
+        assert!(m.converged);
+    }
+
+    #[test]
+    fn deterministic() {
+        let run = || {
+            minimize(
+                &mut rosenbrock,
+                &[-1.2, 1.0, 0.3],
+                &[-2.0, -0.5, 0.0],
+                &[0.8, 2.0, 3.0],
+                &LbfgsbOptions::default(),
+            )
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn bounded_rosenbrock_stops_on_the_bound() {
+        // With x₀ ≤ 0.5 the constrained minimiser is (0.5, 0.25).
+        let m = minimize(
+            &mut rosenbrock,
+            &[-1.2, 1.0],
+            &[-2.0, -2.0],
+            &[0.5, 2.0],
+            &tight(),
+        );
+        assert_eq!(m.x[0], 0.5);
+        assert!((m.x[1] - 0.25).abs() < 1e-10, "{m:?}");
+    }
+
+    #[test]
+    fn memory_one_and_zero_iterations() {
+        let opts = LbfgsbOptions {
+            memory: 1,
+            ..tight()
+        };
+        let m = minimize(&mut rosenbrock, &[-1.2, 1.0], &[-5.0; 2], &[5.0; 2], &opts);
+        assert!(
+            (m.x[0] - 1.0).abs() < 1e-8 && (m.x[1] - 1.0).abs() < 1e-8,
+            "{m:?}"
+        );
+        let opts = LbfgsbOptions {
+            max_iters: 0,
+            ..tight()
+        };
+        let m = minimize(&mut rosenbrock, &[-1.2, 1.0], &[-5.0; 2], &[5.0; 2], &opts);
+        assert_eq!(
+            (m.x.clone(), m.iterations, m.evaluations),
+            (vec![-1.2, 1.0], 0, 1)
+        );
+        assert!(!m.converged);
+    }
+}

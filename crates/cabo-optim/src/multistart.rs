@@ -1,0 +1,328 @@
+//! Multi-start maximisation over the unit cube: BoTorch's `optimize_acqf` recipe.
+//!
+//! 1. Score `raw_samples` scrambled Sobol' points (in batches through [`Objective::values`]).
+//! 2. Choose `restarts` of them as initial conditions with BoTorch's heuristic
+//!    ([`initial_conditions`]): Boltzmann sampling on standardised values
+//!    (`initialize_q_batch`), or, for non-negative objectives such as EI, sampling among the
+//!    points within a fraction of the best value (`initialize_q_batch_nonneg`). The best raw
+//!    point is always kept.
+//! 3. Run L-BFGS-B from each start on the negated objective and return the best end point.
+//!
+//! Every step is seeded from the `seed` argument, so the result is a deterministic function
+//! of the objective, the settings and the seed.
+
+use crate::lbfgsb::{self, LbfgsbOptions};
+use crate::sobol;
+use cabo_core::{Error, OptimizerSettings, Result, Rng, derive_seed};
+
+/// A function to maximise over a box inside `[0,1]^dim`.
+pub trait Objective {
+    /// Input dimension.
+    fn dim(&self) -> usize;
+    /// Values at many points (`xs` row-major, `out.len()` rows); used for the raw samples.
+    fn values(&self, xs: &[f64], out: &mut [f64]);
+    /// Value at `x`, writing the gradient into `grad`.
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
+    /// True when every value is ≥ 0 with a meaningful zero (EI-type): selects the
+    /// non-negative initial-condition heuristic.
+    fn non_negative(&self) -> bool {
+        false
+    }
+}
+
+/// The best point found and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Maximum {
+    /// The maximiser (inside the box searched).
+    pub x: Vec<f64>,
+    /// The objective value there.
+    pub value: f64,
+}
+
+/// The temperature η of BoTorch's Boltzmann initial-condition heuristic.
+pub const ETA: f64 = 1.0;
+
+/// Raw samples scored per call of [`Objective::values`]: bounds the memory of the batch
+/// while keeping it large enough for matrix-product batching in posteriors.
+const RAW_BATCH: usize = 1024;
+
+/// Maximises `f` over `[0,1]^d`; see the module documentation for the recipe.
+///
+/// Errors when the settings are inconsistent (`restarts` of 0 or above `raw_samples`), when
+/// `f.dim()` is 0, or when the objective is non-finite at every raw sample and every end point.
+pub fn maximize(f: &dyn Objective, settings: &OptimizerSettings, seed: u64) -> Result<Maximum> {
+    let d = f.dim();
+    maximize_with(f, settings, seed, &vec![0.0; d], &vec![1.0; d])
+}
+
+/// [`maximize`] over the sub-box `[lower, upper] ⊆ [0,1]^d`. A coordinate with
+/// `lower == upper` is fixed at that value (control-set policies optimise only some
+/// variables); the raw samples then fill only the free coordinates.
+pub fn maximize_with(
+    f: &dyn Objective,
+    settings: &OptimizerSettings,
+    seed: u64,
+    lower: &[f64],
+    upper: &[f64],
+) -> Result<Maximum> {
+    let d = f.dim();
+    if d == 0 {
+        return Err(Error::invalid("optimizer: the objective has dimension 0"));
+    }
+    if lower.len() != d || upper.len() != d {
+        return Err(Error::invalid(format!(
+            "optimizer: the objective has dimension {d} but the bounds have {} and {} entries",
+            lower.len(),
+            upper.len()
+        )));
+    }
+    for i in 0..d {
+        if !(0.0 <= lower[i] && lower[i] <= upper[i] && upper[i] <= 1.0) {
+            return Err(Error::invalid(format!(
+                "optimizer: bound {i} is [{}, {}]; need 0 ≤ lower ≤ upper ≤ 1",
+                lower[i], upper[i]
+            )));
+        }
+    }
+    if settings.raw_samples == 0
+        || settings.restarts == 0
+        || settings.restarts > settings.raw_samples
+    {
+        return Err(Error::invalid(format!(
+            "optimizer: need 1 ≤ restarts ≤ raw_samples, got restarts = {}, raw_samples = {}",
+            settings.restarts, settings.raw_samples
+        )));
+    }
+    let free: Vec<usize> = (0..d).filter(|&i| lower[i] < upper[i]).collect();
+    if free.is_empty() {
+        // Nothing to optimise: the box is a single point.
+        let mut v = [0.0];
+        f.values(lower, &mut v);
+        return if v[0].is_finite() {
+            Ok(Maximum {
+                x: lower.to_vec(),
+                value: v[0],
+            })
+        } else {
+            Err(Error::numerical(format!(
+                "optimizer: the objective is {} at the only feasible point",
+                v[0]
+            )))
+        };
+    }
+
+    // 1. Raw samples.
+    let n_raw = settings.raw_samples;
+    let unit = sobol::points(n_raw, free.len(), derive_seed(&[&seed, &"raw_samples"]));
+    let mut xs = vec![0.0; n_raw * d];
+    for r in 0..n_raw {
+        let row = &mut xs[r * d..(r + 1) * d];
+        row.copy_from_slice(lower);
+        for (k, &i) in free.iter().enumerate() {
+            let u = unit[r * free.len() + k];
+            row[i] = (lower[i] + (upper[i] - lower[i]) * u).clamp(lower[i], upper[i]);
+        }
+    }
+    let mut values = vec![0.0; n_raw];
+    for (xb, vb) in xs.chunks(RAW_BATCH * d).zip(values.chunks_mut(RAW_BATCH)) {
+        f.values(xb, vb);
+    }
+
+    // 2. Initial conditions.
+    let starts = initial_conditions(
+        &values,
+        settings.restarts,
+        f.non_negative(),
+        derive_seed(&[&seed, &"initial_conditions"]),
+    );
+
+    // 3. L-BFGS-B from each start on −f.
+    let opts = LbfgsbOptions {
+        max_iters: settings.max_iters,
+        ..LbfgsbOptions::default()
+    };
+    let mut best: Option<Maximum> = None;
+    let mut consider = |x: Vec<f64>, value: f64| {
+        if value.is_finite() && best.as_ref().is_none_or(|b| value > b.value) {
+            best = Some(Maximum { x, value });
+        }
+    };
+    for &s in &starts {
+        let x0 = &xs[s * d..(s + 1) * d];
+        let mut neg = |x: &[f64], g: &mut [f64]| {
+            let v = f.value_grad(x, g);
+            for gi in g.iter_mut() {
+                *gi = -*gi;
+            }
+            -v
+        };
+        let m = lbfgsb::minimize(&mut neg, x0, lower, upper, &opts);
+        consider(m.x, -m.value);
+    }
+    // The raw samples compete too: an objective whose gradient path fails everywhere still
+    // yields its best scored point.
+    if let Some((i, &v)) = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
+    {
+        consider(xs[i * d..(i + 1) * d].to_vec(), v);
+    }
+    best.ok_or_else(|| {
+        Error::numerical(format!(
+            "optimizer: the objective is not finite at any of the {n_raw} raw samples or \
+             {} local searches",
+            starts.len()
+        ))
+    })
+}
+
+/// Chooses `n` distinct indices of `values` (the objective at the raw samples) as starting
+/// points, as BoTorch's `initialize_q_batch` (or `initialize_q_batch_nonneg` when
+/// `non_negative`) does with `η = 1`:
+///
+/// - **Boltzmann**: standardise the finite values to `z`, sample without replacement with
+///   weights `exp(η z)` (halving `η z` while any weight overflows); when all values are equal
+///   choose at random.
+/// - **Non-negative**: when no value is positive choose at random; when fewer than `n` are
+///   positive take them all and fill up at random; otherwise sample without replacement, with
+///   weights `exp(η (v / v_max − 1))`, among the points with `v ≥ α v_max` (`α = 10⁻⁴`,
+///   divided by 10 until at least `n` points qualify).
+///
+/// In every case the index of the best finite value is included (replacing the last pick if
+/// needed). Non-finite values get weight 0. Returns every index when `n ≥ values.len()`.
+pub fn initial_conditions(values: &[f64], n: usize, non_negative: bool, seed: u64) -> Vec<usize> {
+    let n_raw = values.len();
+    if n >= n_raw {
+        return (0..n_raw).collect();
+    }
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut rng = Rng::new(seed);
+    let best = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
+        .map(|(i, &v)| (i, v));
+    let Some((best_idx, max_val)) = best else {
+        return random_subset(n_raw, n, &mut rng, &[]);
+    };
+    let mut weights = vec![0.0; n_raw];
+    let mut picks = if non_negative {
+        if max_val <= 0.0 {
+            random_subset(n_raw, n, &mut rng, &[])
+        } else {
+            let positive: Vec<usize> = (0..n_raw).filter(|&i| values[i] > 0.0).collect();
+            if positive.len() < n {
+                let mut picks = positive.clone();
+                picks.extend(random_subset(
+                    n_raw,
+                    n - positive.len(),
+                    &mut rng,
+                    &positive,
+                ));
+                picks
+            } else {
+                let mut alpha = 1e-4;
+                while (0..n_raw).filter(|&i| values[i] >= alpha * max_val).count() < n {
+                    alpha *= 0.1;
+                }
+                for i in 0..n_raw {
+                    if values[i] >= alpha * max_val {
+                        weights[i] = (ETA * (values[i] / max_val - 1.0)).exp();
+                    }
+                }
+                weighted_without_replacement(&weights, n, &mut rng)
+            }
+        }
+    } else {
+        let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        let m = finite.len() as f64;
+        let mean = finite.iter().sum::<f64>() / m;
+        let var = if finite.len() > 1 {
+            finite.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (m - 1.0)
+        } else {
+            0.0
+        };
+        let std = var.sqrt();
+        if !(std > 0.0 && std.is_finite()) {
+            random_subset(n_raw, n, &mut rng, &[])
+        } else {
+            let mut scale = ETA;
+            loop {
+                let mut overflow = false;
+                for i in 0..n_raw {
+                    weights[i] = if values[i].is_finite() {
+                        (scale * (values[i] - mean) / std).exp()
+                    } else {
+                        0.0
+                    };
+                    overflow |= weights[i].is_infinite();
+                }
+                if !overflow {
+                    break;
+                }
+                scale *= 0.5;
+            }
+            weighted_without_replacement(&weights, n, &mut rng)
+        }
+    };
+    if !picks.contains(&best_idx)
+        && let Some(last) = picks.last_mut()
+    {
+        *last = best_idx;
+    }
+    picks
+}
+
+/// `n` distinct indices from `0..n_raw` avoiding `exclude`, uniformly at random.
+fn random_subset(n_raw: usize, n: usize, rng: &mut Rng, exclude: &[usize]) -> Vec<usize> {
+    let mut excluded = vec![false; n_raw];
+    for &i in exclude {
+        excluded[i] = true;
+    }
+    let mut pool: Vec<usize> = (0..n_raw).filter(|&i| !excluded[i]).collect();
+    let n = n.min(pool.len());
+    // Partial Fisher–Yates: the first n slots end up a uniform random subset in random order.
+    for i in 0..n {
+        let j = i + rng.below((pool.len() - i) as u64) as usize;
+        pool.swap(i, j);
+    }
+    pool.truncate(n);
+    pool
+}
+
+/// `n` distinct indices drawn without replacement with probabilities proportional to
+/// `weights` (Efraimidis–Spirakis keys `ln(u)/w`, which give the same distribution as
+/// sequential draws in `O(N log N)`). Zero weights are drawn only when the positive ones run
+/// out, uniformly at random.
+fn weighted_without_replacement(weights: &[f64], n: usize, rng: &mut Rng) -> Vec<usize> {
+    let mut keys: Vec<(f64, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let u = rng.uniform_open();
+            let key = if w > 0.0 {
+                u.ln() / w
+            } else {
+                f64::NEG_INFINITY
+            };
+            (key, i)
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut picks: Vec<usize> = keys
+        .iter()
+        .take(n)
+        .filter(|k| k.0 > f64::NEG_INFINITY)
+        .map(|k| k.1)
+        .collect();
+    if picks.len() < n {
+        let taken = picks.clone();
+        picks.extend(random_subset(weights.len(), n - taken.len(), rng, &taken));
+    }
+    picks
+}

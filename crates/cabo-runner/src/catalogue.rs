@@ -1,0 +1,89 @@
+//! The plugin catalogue as `cargo xtask list` prints it, and the check that every
+//! registered example parses as a spec of its kind.
+
+use cabo_core::registry::{self, Kind, PluginInfo};
+use cabo_core::{
+    AcquisitionSpec, CostFunctionSpec, CostModelSpec, ModelSpec, PolicySpec, ProblemSpec,
+};
+use std::fmt::Write;
+use std::path::Path;
+
+/// The catalogue as text (grouped by kind) or JSON.
+pub fn render(json: bool) -> String {
+    let all = registry::catalogue();
+    if json {
+        return serde_json::to_string_pretty(&all).unwrap_or_default() + "\n";
+    }
+    let mut out = String::new();
+    for kind in Kind::ALL {
+        let of_kind: Vec<&PluginInfo> = all.iter().copied().filter(|p| p.kind == kind).collect();
+        let _ = writeln!(
+            out,
+            "== {} (`{}:`) — {} registered",
+            kind.plural(),
+            kind.spec_key(),
+            of_kind.len()
+        );
+        for p in of_kind {
+            let _ = writeln!(out, "  {:<22} {}", p.name, p.summary);
+            let _ = writeln!(out, "  {:<22} paper: {}", "", p.paper);
+            let _ = writeln!(out, "  {:<22} {}: {}", "", kind.spec_key(), p.example_yaml);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Parses a plugin's example YAML as a spec of its kind and runs its `validate` hook for a
+/// dimension the example implies (problems report their own; others are checked at d = 2
+/// unless the example needs another, which is what `dim_hint` is for).
+pub fn check_example(info: &PluginInfo) -> Result<(), String> {
+    let path = Path::new("<example>");
+    let text = info.example_yaml;
+    let err = |e: crate::SpecError| format!("{} {}: {e}", info.kind, info.name);
+    let check_type = |yaml_type: &str| {
+        if yaml_type == info.name {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} {}: its example has type `{yaml_type}`",
+                info.kind, info.name
+            ))
+        }
+    };
+    let type_name = example_type(text)
+        .ok_or_else(|| format!("{} {}: the example has no `type` key", info.kind, info.name))?;
+    check_type(&type_name)?;
+    match info.kind {
+        Kind::Problem => {
+            let s: Box<dyn ProblemSpec> = crate::error::parse_yaml(path, text).map_err(err)?;
+            s.dim().map(|_| ()).map_err(|e| e.to_string())
+        }
+        Kind::CostFunction => crate::error::parse_yaml::<Box<dyn CostFunctionSpec>>(path, text)
+            .map(|_| ())
+            .map_err(err),
+        Kind::Model => crate::error::parse_yaml::<Box<dyn ModelSpec>>(path, text)
+            .map(|_| ())
+            .map_err(err),
+        Kind::CostModel => crate::error::parse_yaml::<Box<dyn CostModelSpec>>(path, text)
+            .map(|_| ())
+            .map_err(err),
+        Kind::Acquisition => crate::error::parse_yaml::<Box<dyn AcquisitionSpec>>(path, text)
+            .map(|_| ())
+            .map_err(err),
+        Kind::Policy => crate::error::parse_yaml::<Box<dyn PolicySpec>>(path, text)
+            .map(|_| ())
+            .map_err(err),
+    }
+}
+
+/// The `type` value of a flow or block mapping.
+fn example_type(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Tagged {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    // Unknown keys are fine here: only the tag is read.
+    serde_saphyr::from_str::<Tagged>(text).ok().map(|t| t.kind)
+}

@@ -1,0 +1,436 @@
+//! One run: initial design, then fit → decide → evaluate → record until the budget is
+//! exhausted or the policy stops. Single-threaded and deterministic given its seeds.
+
+use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
+use crate::store::{self, RunFiles, RunSummary};
+use cabo_core::{
+    BudgetState, BuildContext, CostFunction, CostModel, Dataset, Decision, DecisionContext,
+    Diagnostics, Domain, Error, Model, Observation, OptimizerSpec, Outcome, Phase, Policy, Problem,
+    ProblemInfo, Query, Result, Rng, derive_seed,
+};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// One (policy, replication) pair of a spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunId {
+    /// Index into the spec's policies.
+    pub policy: usize,
+    /// Replication index.
+    pub replication: usize,
+}
+
+/// The seed of replication `rep`'s problem instance and initial design (shared by every
+/// policy of that replication).
+pub fn problem_seed(spec_name: &str, rep: usize) -> u64 {
+    derive_seed(&[&spec_name, &"problem", &rep])
+}
+
+/// The seed of a policy's own randomness in replication `rep`.
+pub fn policy_seed(spec_name: &str, policy: &str, rep: usize) -> u64 {
+    derive_seed(&[&spec_name, &"policy", &policy, &rep])
+}
+
+/// One line of `rep-<r>.jsonl`.
+#[derive(Debug, Serialize)]
+struct Record<'a> {
+    iter: usize,
+    phase: Phase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control_set: Option<usize>,
+    x: &'a [f64],
+    y: f64,
+    cost: f64,
+    cum_cost: f64,
+    best_y: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    best_value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simple_regret: Option<f64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    metrics: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    diagnostics: Diagnostics,
+}
+
+/// One line of `rep-<r>.times.jsonl`.
+#[derive(Debug, Serialize)]
+struct Times {
+    iter: usize,
+    fit_s: f64,
+    decide_s: f64,
+    evaluate_s: f64,
+}
+
+/// Everything built for one run.
+struct Setup {
+    problem: Box<dyn Problem>,
+    cost: Option<Arc<dyn CostFunction>>,
+    info: ProblemInfo,
+    model: Option<RefCell<Box<dyn Model>>>,
+    cost_model: Option<RefCell<Box<dyn CostModel>>>,
+    policy: Box<dyn Policy>,
+    optimizer: cabo_core::OptimizerSettings,
+}
+
+fn build(spec: &LoadedSpec, entry: &PolicyEntry, pseed: u64, qseed: u64) -> Result<Setup> {
+    let s = &spec.spec;
+    let problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
+    let cost: Option<Arc<dyn CostFunction>> = match &s.cost {
+        Some(c) => Some(Arc::from(
+            c.build(problem.as_ref(), derive_seed(&[&pseed, &"cost"]))
+                .map_err(|e| e.at("cost"))?,
+        )),
+        None => None,
+    };
+    let mut info = problem.info().clone();
+    if info.dim != spec.dim {
+        return Err(Error::invalid(format!(
+            "problem: built with dimension {}, but its spec declared {}",
+            info.dim, spec.dim
+        )));
+    }
+    if cost.is_some() {
+        info.known_cost = cost.clone();
+    }
+    let ctx = BuildContext {
+        problem: &info,
+        seed: qseed,
+    };
+    let model = entry
+        .model
+        .as_ref()
+        .or(s.model.as_ref())
+        .map(|m| m.build(&ctx).map(RefCell::new))
+        .transpose()
+        .map_err(|e| e.at("model"))?;
+    let cost_model = entry
+        .cost_model
+        .as_ref()
+        .or(s.cost_model.as_ref())
+        .map(|m| m.build(&ctx).map(RefCell::new))
+        .transpose()
+        .map_err(|e| e.at("cost_model"))?;
+    let policy: Box<dyn Policy> = match (&entry.policy, &entry.acquisition) {
+        (Some(p), _) => p.build(&ctx).map_err(|e| e.at("policy"))?,
+        (None, Some(a)) => Box::new(cabo_optim::acquisition::AcquisitionPolicy::new(
+            a.build(&ctx).map_err(|e| e.at("acquisition"))?,
+        )),
+        (None, None) => {
+            return Err(Error::invalid(
+                "policy entry names neither policy nor acquisition",
+            ));
+        }
+    };
+    let optimizer = s
+        .optimizer
+        .merged(
+            entry
+                .optimizer
+                .as_ref()
+                .unwrap_or(&OptimizerSpec::default()),
+        )
+        .resolve(spec.dim)?;
+    Ok(Setup {
+        problem,
+        cost,
+        info,
+        model,
+        cost_model,
+        policy,
+        optimizer,
+    })
+}
+
+/// The initial design's points.
+fn initial_points(spec: &LoadedSpec, info: &ProblemInfo, seed: u64) -> Result<Vec<Vec<f64>>> {
+    let d = spec.dim;
+    let n = spec
+        .spec
+        .initial_design
+        .points
+        .count(d)
+        .map_err(Error::invalid)?;
+    let mut rng = Rng::new(derive_seed(&[&seed, &"initial_design"]));
+    if let Domain::Finite(candidates) = &info.domain {
+        // Distinct candidates drawn without replacement (as many as exist).
+        let mut idx: Vec<usize> = (0..candidates.len()).collect();
+        for i in (1..idx.len()).rev() {
+            idx.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        return Ok(idx
+            .into_iter()
+            .take(n)
+            .map(|i| candidates[i].clone())
+            .collect());
+    }
+    Ok(match spec.spec.initial_design.kind {
+        DesignKind::Sobol => cabo_optim::sobol::points(n, d, rng.split())
+            .chunks_exact(d.max(1))
+            .map(<[f64]>::to_vec)
+            .collect(),
+        DesignKind::Random => (0..n)
+            .map(|_| (0..d).map(|_| rng.uniform()).collect())
+            .collect(),
+    })
+}
+
+fn check_query(q: &Query, info: &ProblemInfo) -> Result<()> {
+    if q.x.len() != info.dim {
+        return Err(Error::invalid(format!(
+            "the policy proposed a point of dimension {}, the problem has {}",
+            q.x.len(),
+            info.dim
+        )));
+    }
+    if let Some(i) = q.control_set
+        && i >= info.control_sets.len()
+    {
+        return Err(Error::invalid(format!(
+            "the policy chose control set {i}, the problem has {}",
+            info.control_sets.len()
+        )));
+    }
+    if let Some(bad) = q.x.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+        return Err(Error::invalid(format!(
+            "the policy proposed a coordinate {bad} outside [0, 1]"
+        )));
+    }
+    Ok(())
+}
+
+/// Running state of the record stream.
+struct Tracker {
+    best_value: Option<f64>,
+    optimum: Option<f64>,
+}
+
+impl Tracker {
+    fn update(&mut self, value: Option<f64>) -> (Option<f64>, Option<f64>) {
+        if let Some(v) = value {
+            self.best_value = Some(self.best_value.map_or(v, |b| b.max(v)));
+        }
+        (self.best_value, self.regret())
+    }
+}
+
+/// A run in progress.
+struct Run<'a> {
+    spec: &'a LoadedSpec,
+    setup: Setup,
+    data: Dataset,
+    budget: BudgetState,
+    tracker: Tracker,
+    records: BufWriter<File>,
+    times: BufWriter<File>,
+    files: RunFiles,
+    problem_seed: u64,
+    policy_seed: u64,
+    evaluations: usize,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.display().to_string();
+    move |source| Error::Io { path, source }
+}
+
+impl Run<'_> {
+    fn evaluate(&mut self, query: Query, phase: Phase) -> Result<Observation> {
+        let eval_seed = derive_seed(&[&self.problem_seed, &"evaluate", &self.evaluations]);
+        self.evaluations += 1;
+        let mut outcome: Outcome = self.setup.problem.evaluate(&query, eval_seed)?;
+        if let Some(c) = &self.setup.cost {
+            outcome.cost = c.observe(&outcome.x, derive_seed(&[&eval_seed, &"cost"]));
+        }
+        if !(outcome.y.is_finite() && outcome.cost.is_finite() && outcome.cost > 0.0) {
+            return Err(Error::numerical(format!(
+                "the problem returned y = {}, cost = {} (need a finite y and a positive cost)",
+                outcome.y, outcome.cost
+            )));
+        }
+        if phase == Phase::Policy || self.spec.spec.initial_design.counts {
+            self.budget.charge(outcome.cost);
+        }
+        let obs = Observation {
+            query,
+            outcome,
+            phase,
+        };
+        self.data.push(obs.clone())?;
+        Ok(obs)
+    }
+
+    fn record(&mut self, iter: usize, obs: &Observation, diagnostics: Diagnostics) -> Result<()> {
+        let (best_value, simple_regret) = self.tracker.update(obs.outcome.value);
+        let rec = Record {
+            iter,
+            phase: obs.phase,
+            control_set: obs.query.control_set,
+            x: &obs.outcome.x,
+            y: obs.outcome.y,
+            cost: obs.outcome.cost,
+            cum_cost: self.budget.spent,
+            best_y: self.data.best_y().unwrap_or(f64::NEG_INFINITY),
+            value: obs.outcome.value,
+            best_value,
+            simple_regret,
+            metrics: self.setup.problem.metrics(self.data.observations()),
+            diagnostics,
+        };
+        let line = serde_json::to_string(&rec).map_err(|e| Error::invalid(e.to_string()))?;
+        writeln!(self.records, "{line}")
+            .and_then(|_| self.records.flush())
+            .map_err(io_error(&self.files.records))
+    }
+
+    fn record_times(&mut self, t: Times) -> Result<()> {
+        let line = serde_json::to_string(&t).map_err(|e| Error::invalid(e.to_string()))?;
+        writeln!(self.times, "{line}")
+            .and_then(|_| self.times.flush())
+            .map_err(io_error(&self.files.times))
+    }
+
+    /// Runs to the end; `None` when cancelled.
+    fn run(&mut self, cancel: &AtomicBool) -> Result<Option<String>> {
+        let design = initial_points(self.spec, &self.setup.info, self.problem_seed)?;
+        for (i, x) in design.into_iter().enumerate() {
+            let obs = self.evaluate(Query::at(x), Phase::Initial)?;
+            self.record(i, &obs, Diagnostics::new())?;
+        }
+        let offset = self.data.len();
+        let mut iteration = 0;
+        while !self.budget.exhausted() {
+            if cancel.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            iteration += 1;
+            let started = Instant::now();
+            let (decision, mut diagnostics, fit_s) = {
+                let ctx = DecisionContext::new(
+                    &self.setup.info,
+                    &self.data,
+                    &self.budget,
+                    iteration,
+                    derive_seed(&[&self.policy_seed, &iteration]),
+                    &self.setup.optimizer,
+                )
+                .with_models(self.setup.model.as_ref(), self.setup.cost_model.as_ref());
+                let decision = self.setup.policy.decide(&ctx)?;
+                let mut diagnostics = ctx.posterior_diagnostics();
+                diagnostics.extend(self.setup.policy.diagnostics());
+                (decision, diagnostics, ctx.fit_seconds())
+            };
+            let decide_s = started.elapsed().as_secs_f64() - fit_s;
+            let query = match decision {
+                Decision::Stop(reason) => return Ok(Some(reason)),
+                Decision::Evaluate(q) => q,
+            };
+            check_query(&query, &self.setup.info)?;
+            let started = Instant::now();
+            let obs = self.evaluate(query, Phase::Policy)?;
+            let evaluate_s = started.elapsed().as_secs_f64();
+            self.setup.policy.observe(&self.data, &obs)?;
+            diagnostics.extend(self.setup.policy.diagnostics());
+            self.record(offset + iteration - 1, &obs, diagnostics)?;
+            self.record_times(Times {
+                iter: offset + iteration - 1,
+                fit_s,
+                decide_s,
+                evaluate_s,
+            })?;
+        }
+        Ok(Some("budget exhausted".to_string()))
+    }
+
+    fn summary(&self, fingerprint: &str, stop_reason: String, id: RunId) -> RunSummary {
+        let initial = self
+            .data
+            .observations()
+            .iter()
+            .filter(|o| o.phase == Phase::Initial)
+            .count();
+        RunSummary {
+            spec_fingerprint: fingerprint.to_string(),
+            policy: self.spec.spec.policies[id.policy].name.clone(),
+            replication: id.replication,
+            problem_seed: self.problem_seed,
+            policy_seed: self.policy_seed,
+            initial_evaluations: initial,
+            policy_evaluations: self.data.len() - initial,
+            budget_spent: self.budget.spent,
+            overshoot: self.budget.overshoot(),
+            stop_reason,
+            best_y: self.data.best_y().unwrap_or(f64::NEG_INFINITY),
+            best_value: self.tracker.best_value,
+            simple_regret: self.tracker.regret(),
+            metrics: self.setup.problem.metrics(self.data.observations()),
+        }
+    }
+}
+
+impl Tracker {
+    fn regret(&self) -> Option<f64> {
+        match (self.optimum, self.best_value) {
+            (Some(o), Some(b)) => Some((o - b).max(0.0)),
+            _ => None,
+        }
+    }
+}
+
+/// Executes one run and writes its files; returns its summary, or `None` when `cancel` was
+/// set (checked between evaluations, so an interrupted sweep stops promptly and the run is
+/// left incomplete for the next invocation to redo).
+pub fn execute(
+    spec: &LoadedSpec,
+    id: RunId,
+    spec_dir: &Path,
+    fingerprint: &str,
+    cancel: &AtomicBool,
+) -> Result<Option<RunSummary>> {
+    let s = &spec.spec;
+    let entry = &s.policies[id.policy];
+    let files = RunFiles::new(spec_dir, &entry.name, id.replication);
+    let dir = files
+        .records
+        .parent()
+        .expect("run files live in a directory");
+    fs::create_dir_all(dir).map_err(io_error(dir))?;
+    let _ = fs::remove_file(&files.done);
+    let records = BufWriter::new(File::create(&files.records).map_err(io_error(&files.records))?);
+    let times = BufWriter::new(File::create(&files.times).map_err(io_error(&files.times))?);
+    let pseed = problem_seed(&s.name, id.replication);
+    let qseed = policy_seed(&s.name, &entry.name, id.replication);
+    let setup = build(spec, entry, pseed, qseed)?;
+    let mut run = Run {
+        spec,
+        tracker: Tracker {
+            best_value: None,
+            optimum: setup.problem.optimum(),
+        },
+        setup,
+        data: Dataset::new(spec.dim),
+        budget: BudgetState::new(s.budget.clone()),
+        records,
+        times,
+        files: files.clone(),
+        problem_seed: pseed,
+        policy_seed: qseed,
+        evaluations: 0,
+    };
+    let Some(reason) = run.run(cancel)? else {
+        return Ok(None);
+    };
+    let summary = run.summary(fingerprint, reason, id);
+    let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::invalid(e.to_string()))?;
+    store::write_atomic(&files.done, &json).map_err(io_error(&files.done))?;
+    Ok(Some(summary))
+}

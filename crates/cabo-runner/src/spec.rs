@@ -1,0 +1,363 @@
+//! The experiment spec: the YAML file a researcher writes, parsed and validated in full before
+//! anything runs.
+
+use crate::error::SpecError;
+use crate::locate::Locator;
+use cabo_core::{
+    AcquisitionSpec, Budget, CostFunctionSpec, CostModelSpec, Expr, ModelSpec, OptimizerSpec,
+    PolicySpec, ProblemSpec,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One experiment: a problem, a budget, and the policies compared on it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// Name of the experiment; results go to `<out>/<name>/`.
+    pub name: String,
+    /// What the experiment reproduces.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Number of replications (seeds `0..replications`); replication r gives every policy the
+    /// same problem instance and initial design.
+    #[serde(default = "one")]
+    pub replications: usize,
+    /// The black box.
+    pub problem: Box<dyn ProblemSpec>,
+    /// A known cost function replacing the problem's own costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Box<dyn CostFunctionSpec>>,
+    /// How much each run may spend.
+    pub budget: Budget,
+    /// Points evaluated before the policy takes over.
+    #[serde(default)]
+    pub initial_design: InitialDesign,
+    /// The objective model policies use unless their entry overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Box<dyn ModelSpec>>,
+    /// The cost model policies use unless their entry overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<Box<dyn CostModelSpec>>,
+    /// The policies compared.
+    pub policies: Vec<PolicyEntry>,
+    /// Acquisition-optimiser settings (entries and the smoke variant may override fields).
+    #[serde(default)]
+    pub optimizer: OptimizerSpec,
+    /// The scaled-down variant that `--smoke` and the snapshot tests run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smoke: Option<Smoke>,
+    /// How reports aggregate the results.
+    #[serde(default)]
+    pub report: ReportSpec,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One compared policy: either an acquisition maximised by the standard optimiser or a whole
+/// policy, with optional overrides of the spec-level model, cost model and optimiser.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyEntry {
+    /// Display name, unique in the spec; also the result directory name.
+    pub name: String,
+    /// An acquisition function to maximise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<Box<dyn AcquisitionSpec>>,
+    /// A complete policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Box<dyn PolicySpec>>,
+    /// Overrides the spec's `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Box<dyn ModelSpec>>,
+    /// Overrides the spec's `cost_model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<Box<dyn CostModelSpec>>,
+    /// Overrides fields of the spec's `optimizer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<OptimizerSpec>,
+}
+
+/// How the initial design is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DesignKind {
+    /// Scrambled Sobol points (seeded by the replication).
+    #[default]
+    Sobol,
+    /// Uniform random points (seeded by the replication).
+    Random,
+}
+
+/// The initial design: `points` may be an expression in `d` such as `"2*(d+1)"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitialDesign {
+    /// How points are drawn.
+    #[serde(rename = "type", default)]
+    pub kind: DesignKind,
+    /// How many points.
+    pub points: Expr,
+    /// Whether their cost counts against the budget (the papers' default: it does not).
+    #[serde(default)]
+    pub counts: bool,
+}
+
+impl Default for InitialDesign {
+    fn default() -> Self {
+        InitialDesign {
+            kind: DesignKind::Sobol,
+            points: Expr::parse("2*(d+1)").expect("constant expression parses"),
+            counts: false,
+        }
+    }
+}
+
+/// Overrides applied by `--smoke`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Smoke {
+    /// Fewer replications.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replications: Option<usize>,
+    /// A smaller budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// A smaller initial design.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_design: Option<InitialDesign>,
+    /// Cheaper optimiser settings (applied over every entry's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<OptimizerSpec>,
+    /// A smaller problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<Box<dyn ProblemSpec>>,
+    /// A cheaper default model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Box<dyn ModelSpec>>,
+    /// Only these policies (by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policies: Option<Vec<String>>,
+}
+
+/// The x-axis of reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum XAxis {
+    /// Cumulative cost charged against the budget.
+    #[default]
+    CumulativeCost,
+    /// Policy iteration.
+    Iteration,
+}
+
+/// The metric reports aggregate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Simple regret where the optimum is known, else the best value (chosen per problem).
+    #[default]
+    Auto,
+    /// optimum − best noise-free value so far.
+    SimpleRegret,
+    /// log10 of the simple regret.
+    Log10SimpleRegret,
+    /// Best observed y so far.
+    BestY,
+    /// Best noise-free value so far.
+    BestValue,
+}
+
+/// Uncertainty bands of reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Bands {
+    /// Median with the 25% and 75% quantiles.
+    #[default]
+    Quartiles,
+    /// Mean ± one standard error.
+    StdErr,
+}
+
+/// How reports aggregate replications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSpec {
+    /// The x-axis.
+    #[serde(default)]
+    pub x: XAxis,
+    /// The metric.
+    #[serde(default)]
+    pub y: Metric,
+    /// The bands.
+    #[serde(default)]
+    pub bands: Bands,
+}
+
+/// A spec read from a file, with what error messages need to point back into it.
+#[derive(Debug, Clone)]
+pub struct LoadedSpec {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The parsed spec (smoke overrides already applied when requested).
+    pub spec: Spec,
+    /// The problem's input dimension.
+    pub dim: usize,
+    locator: Locator,
+}
+
+impl LoadedSpec {
+    /// Reads, parses and validates a spec file; with `smoke` the `smoke:` overrides are
+    /// applied first.
+    pub fn load(path: &Path, smoke: bool) -> Result<Self, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SpecError::new(path, None, "", format!("cannot read the spec file: {e}"))
+        })?;
+        Self::parse(path, &text, smoke)
+    }
+
+    /// Parses and validates spec text (`path` is used in messages).
+    pub fn parse(path: &Path, text: &str, smoke: bool) -> Result<Self, SpecError> {
+        let spec: Spec = crate::error::parse_yaml(path, text)?;
+        let locator = Locator::new(text);
+        let spec = if smoke { apply_smoke(spec) } else { spec };
+        let mut loaded = LoadedSpec {
+            path: path.to_path_buf(),
+            spec,
+            dim: 0,
+            locator,
+        };
+        loaded.dim = loaded.validate()?;
+        Ok(loaded)
+    }
+
+    /// An error pointing at `key` (a dotted path such as `policies[1].acquisition`).
+    pub fn error_at(&self, key: &str, message: impl Into<String>) -> SpecError {
+        SpecError::new(&self.path, self.locator.find(key), key, message.into())
+    }
+
+    fn validate(&self) -> Result<usize, SpecError> {
+        let s = &self.spec;
+        let at = |key: &str, e: cabo_core::Error| self.error_at(key, e.to_string());
+        let dim = s.problem.dim().map_err(|e| at("problem", e))?;
+        if dim == 0 {
+            return Err(self.error_at("problem", "the problem has dimension 0"));
+        }
+        if s.replications == 0 {
+            return Err(self.error_at("replications", "must be at least 1"));
+        }
+        s.budget.validate().map_err(|e| at("budget", e))?;
+        s.initial_design
+            .points
+            .count(dim)
+            .map_err(|m| self.error_at("initial_design.points", m))?;
+        if let Some(c) = &s.cost {
+            c.validate(dim).map_err(|e| at("cost", e))?;
+        }
+        if let Some(m) = &s.model {
+            m.validate(dim).map_err(|e| at("model", e))?;
+        }
+        if let Some(m) = &s.cost_model {
+            m.validate(dim).map_err(|e| at("cost_model", e))?;
+        }
+        s.optimizer.resolve(dim).map_err(|e| at("optimizer", e))?;
+        if s.policies.is_empty() {
+            return Err(self.error_at(
+                "policies",
+                "the policy list is empty: name at least one policy to run",
+            ));
+        }
+        let mut names = BTreeSet::new();
+        let mut dirs = BTreeSet::new();
+        for (i, p) in s.policies.iter().enumerate() {
+            let key = format!("policies[{i}]");
+            self.validate_entry(&key, p, dim)?;
+            if !names.insert(p.name.as_str()) {
+                return Err(self.error_at(
+                    &format!("{key}.name"),
+                    format!("duplicate policy name {:?}: names must be unique", p.name),
+                ));
+            }
+            if !dirs.insert(crate::store::dir_name(&p.name)) {
+                return Err(self.error_at(
+                    &format!("{key}.name"),
+                    format!(
+                        "policy name {:?} maps to the same result directory as another policy",
+                        p.name
+                    ),
+                ));
+            }
+        }
+        Ok(dim)
+    }
+
+    fn validate_entry(&self, key: &str, p: &PolicyEntry, dim: usize) -> Result<(), SpecError> {
+        let at =
+            |sub: &str, e: cabo_core::Error| self.error_at(&format!("{key}.{sub}"), e.to_string());
+        if p.name.trim().is_empty() {
+            return Err(self.error_at(&format!("{key}.name"), "a policy needs a non-empty name"));
+        }
+        match (&p.acquisition, &p.policy) {
+            (Some(a), None) => a.validate(dim).map_err(|e| at("acquisition", e))?,
+            (None, Some(pol)) => pol.validate(dim).map_err(|e| at("policy", e))?,
+            _ => {
+                return Err(self.error_at(
+                    key,
+                    format!(
+                        "policy {:?} needs exactly one of `acquisition` or `policy`",
+                        p.name
+                    ),
+                ));
+            }
+        }
+        if let Some(m) = &p.model {
+            m.validate(dim).map_err(|e| at("model", e))?;
+        }
+        if let Some(m) = &p.cost_model {
+            m.validate(dim).map_err(|e| at("cost_model", e))?;
+        }
+        let opt = self
+            .spec
+            .optimizer
+            .merged(p.optimizer.as_ref().unwrap_or(&OptimizerSpec::default()));
+        opt.resolve(dim).map_err(|e| at("optimizer", e))?;
+        Ok(())
+    }
+}
+
+/// The spec with its `smoke:` overrides applied.
+pub fn apply_smoke(mut spec: Spec) -> Spec {
+    let Some(smoke) = spec.smoke.take() else {
+        return spec;
+    };
+    if let Some(r) = smoke.replications {
+        spec.replications = r;
+    }
+    if let Some(b) = smoke.budget {
+        spec.budget = b;
+    }
+    if let Some(d) = smoke.initial_design {
+        spec.initial_design = d;
+    }
+    if let Some(p) = smoke.problem {
+        spec.problem = p;
+    }
+    if let Some(m) = smoke.model {
+        spec.model = Some(m);
+    }
+    if let Some(o) = smoke.optimizer {
+        spec.optimizer = spec.optimizer.merged(&o);
+        for p in &mut spec.policies {
+            if let Some(own) = &p.optimizer {
+                p.optimizer = Some(own.merged(&o));
+            }
+        }
+    }
+    if let Some(keep) = smoke.policies {
+        spec.policies.retain(|p| keep.contains(&p.name));
+    }
+    spec
+}

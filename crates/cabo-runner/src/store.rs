@@ -1,0 +1,113 @@
+//! The result store: where each run writes, how completion is marked, and how a rerun knows
+//! what is already done.
+//!
+//! Layout under the output directory:
+//! ```text
+//! <spec>/spec.json                       the resolved spec that produced these results
+//! <spec>/<policy>/rep-<r>.jsonl          one line per evaluation, flushed as it happens
+//! <spec>/<policy>/rep-<r>.json           written last, atomically: the run is complete
+//! <spec>/<policy>/rep-<r>.times.jsonl    wall times (kept apart: everything else is
+//!                                        byte-identical between reruns and thread counts)
+//! <spec>/run.json                        written when every run of the spec is complete
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Turns a policy name into a directory name (keeps letters, digits and `._-()+=,`).
+pub fn dir_name(policy: &str) -> String {
+    policy
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-()+=,".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The files of one run.
+#[derive(Debug, Clone)]
+pub struct RunFiles {
+    /// Per-evaluation records.
+    pub records: PathBuf,
+    /// Completion summary.
+    pub done: PathBuf,
+    /// Wall times.
+    pub times: PathBuf,
+}
+
+impl RunFiles {
+    /// The files of replication `rep` of `policy` under `spec_dir`.
+    pub fn new(spec_dir: &Path, policy: &str, rep: usize) -> Self {
+        let dir = spec_dir.join(dir_name(policy));
+        RunFiles {
+            records: dir.join(format!("rep-{rep}.jsonl")),
+            done: dir.join(format!("rep-{rep}.json")),
+            times: dir.join(format!("rep-{rep}.times.jsonl")),
+        }
+    }
+}
+
+/// What a completed run leaves behind in `rep-<r>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Fingerprint of the spec that produced it (a changed spec reruns).
+    pub spec_fingerprint: String,
+    /// Policy name.
+    pub policy: String,
+    /// Replication index.
+    pub replication: usize,
+    /// Seed of the problem instance and initial design.
+    pub problem_seed: u64,
+    /// Seed of the policy's randomness.
+    pub policy_seed: u64,
+    /// Initial-design evaluations.
+    pub initial_evaluations: usize,
+    /// Policy evaluations.
+    pub policy_evaluations: usize,
+    /// Cost charged against the budget.
+    pub budget_spent: f64,
+    /// How far the last evaluation went past a cost budget.
+    pub overshoot: f64,
+    /// Why the run ended: `budget exhausted` or the policy's stopping reason.
+    pub stop_reason: String,
+    /// Best observed y.
+    pub best_y: f64,
+    /// Best noise-free value among evaluated points, when the problem knows values.
+    pub best_value: Option<f64>,
+    /// Final simple regret, when the optimum is known.
+    pub simple_regret: Option<f64>,
+    /// Problem metrics at the end of the run.
+    pub metrics: std::collections::BTreeMap<String, f64>,
+}
+
+/// Reads a completed run's summary, if the run is complete for this spec fingerprint.
+pub fn completed(files: &RunFiles, fingerprint: &str) -> Option<RunSummary> {
+    let text = fs::read_to_string(&files.done).ok()?;
+    let summary: RunSummary = serde_json::from_str(&text).ok()?;
+    (summary.spec_fingerprint == fingerprint).then_some(summary)
+}
+
+/// Writes `contents` to `path` atomically (temporary file + rename), so a killed process
+/// never leaves a half-written completion marker.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path)
+}
+
+/// A stable fingerprint of a JSON-serialisable value (FNV-1a over its canonical JSON).
+pub fn fingerprint<T: Serialize>(value: &T) -> String {
+    let json = serde_json::to_string(value).unwrap_or_default();
+    let seed = cabo_core::derive_seed(&[&json.as_str()]);
+    format!("{seed:016x}")
+}

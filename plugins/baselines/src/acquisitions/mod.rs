@@ -1,0 +1,308 @@
+//! The acquisition functions of this crate, one per file, and the adapters they share.
+//!
+//! Most baselines are a function of the posterior mean and standard deviation at one point
+//! (EI, LogEI, UCB), possibly multiplied by a moment of the cost (EI per unit cost,
+//! EI-PUC-CC). [`ScoreFn`] turns any [`Score`] of (μ, σ) into an [`AcquisitionFn`] with an
+//! analytic gradient and a batched `values` that goes through
+//! [`Posterior::mean_var_batch`]; [`CostWeightedFn`] multiplies EI by `E[c(x)^p]`.
+
+pub mod ei;
+pub mod ei_per_cost;
+pub mod ei_puc_cc;
+pub mod log_ei;
+pub mod thompson;
+pub mod ucb;
+
+pub use ei::{Ei, EiSpec};
+pub use ei_per_cost::{EiPerCost, EiPerCostSpec};
+pub use ei_puc_cc::{EiPucCc, EiPucCcSpec};
+pub use log_ei::{LogEi, LogEiScore, LogEiSpec};
+pub use thompson::{Thompson, ThompsonSpec};
+pub use ucb::{Ucb, UcbSchedule, UcbScore, UcbSpec};
+
+use crate::numerics::{self, ValueGrad, sigma_from_var};
+use cabo_core::{
+    AcquisitionFn, CostBelief, CostFunction, DecisionContext, Diagnostics, Error, MeanVar,
+    Posterior, Result,
+};
+
+/// A scalar rule on the posterior mean μ and standard deviation σ at one point.
+pub trait Score {
+    /// The score.
+    fn value(&self, mean: f64, sigma: f64) -> f64;
+    /// The score with its partial derivatives in μ and σ.
+    fn value_grad(&self, mean: f64, sigma: f64) -> ValueGrad;
+}
+
+/// Expected improvement over `best` as a [`Score`].
+#[derive(Debug, Clone, Copy)]
+pub struct EiScore {
+    /// The incumbent value.
+    pub best: f64,
+}
+
+impl Score for EiScore {
+    fn value(&self, mean: f64, sigma: f64) -> f64 {
+        numerics::ei(mean, sigma, self.best)
+    }
+    fn value_grad(&self, mean: f64, sigma: f64) -> ValueGrad {
+        numerics::ei_grad(mean, sigma, self.best)
+    }
+}
+
+/// The posterior of `ctx`, checked against the problem's dimension.
+pub fn checked_posterior<'a>(ctx: &'a DecisionContext<'a>) -> Result<&'a dyn Posterior> {
+    let posterior = ctx.posterior()?;
+    if posterior.dim() != ctx.problem.dim {
+        return Err(Error::invalid(format!(
+            "the posterior has dimension {}, the problem has dimension {}",
+            posterior.dim(),
+            ctx.problem.dim
+        )));
+    }
+    Ok(posterior)
+}
+
+/// The EI incumbent: `best_f` when the spec fixes it, else the best observed y.
+pub fn incumbent(best_f: Option<f64>, ctx: &DecisionContext<'_>, name: &str) -> Result<f64> {
+    match best_f {
+        Some(b) if b.is_finite() => Ok(b),
+        Some(b) => Err(Error::invalid(format!(
+            "{name}: `best_f` must be finite, got {b}"
+        ))),
+        None => match ctx.best_y() {
+            Some(b) if b.is_finite() => Ok(b),
+            Some(b) => Err(Error::invalid(format!(
+                "{name}: the best observed y is {b}; observed values must be finite"
+            ))),
+            None => Err(Error::invalid(format!(
+                "{name} needs an incumbent: nothing has been observed yet and the spec sets no `best_f`"
+            ))),
+        },
+    }
+}
+
+/// Checks a spec's optional `best_f`.
+pub fn check_best_f(best_f: Option<f64>) -> Result<()> {
+    match best_f {
+        Some(b) if !b.is_finite() => Err(Error::invalid(format!(
+            "`best_f` must be a finite number, got {b}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A posterior-moment [`Score`] as an [`AcquisitionFn`].
+pub struct ScoreFn<'a, S: Score> {
+    posterior: &'a dyn Posterior,
+    score: S,
+    non_negative: bool,
+    diagnostics: Diagnostics,
+}
+
+impl<'a, S: Score> ScoreFn<'a, S> {
+    /// Wraps `score`; `non_negative` marks EI-type scores (≥ 0 with a meaningful zero).
+    pub fn new(
+        posterior: &'a dyn Posterior,
+        score: S,
+        non_negative: bool,
+        diagnostics: Diagnostics,
+    ) -> Self {
+        ScoreFn {
+            posterior,
+            score,
+            non_negative,
+            diagnostics,
+        }
+    }
+}
+
+impl<S: Score> AcquisitionFn for ScoreFn<'_, S> {
+    fn value(&self, x: &[f64]) -> f64 {
+        let MeanVar { mean, var } = self.posterior.mean_var(x);
+        self.score.value(mean, sigma_from_var(var).0)
+    }
+
+    /// A posterior that cannot differentiate yields NaN (value and gradient), which an
+    /// optimiser treats as a failed evaluation.
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let Ok(mvg) = self.posterior.mean_var_grad(x) else {
+            grad.fill(f64::NAN);
+            return f64::NAN;
+        };
+        let (sigma, ds) = sigma_from_var(mvg.var);
+        let vg = self.score.value_grad(mvg.mean, sigma);
+        vg.chain(&mvg.dmean, &mvg.dvar, ds, grad);
+        vg.value
+    }
+
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        let mut mv = vec![MeanVar::default(); out.len()];
+        self.posterior.mean_var_batch(xs, &mut mv);
+        for (o, m) in out.iter_mut().zip(&mv) {
+            *o = self.score.value(m.mean, sigma_from_var(m.var).0);
+        }
+    }
+
+    fn non_negative(&self) -> bool {
+        self.non_negative
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.diagnostics.clone()
+    }
+}
+
+/// What an acquisition knows about the cost: a fitted belief, or the exact cost function
+/// the problem discloses.
+#[derive(Clone, Copy)]
+pub enum CostView<'a> {
+    /// A (log-normal) belief from a cost model.
+    Belief(&'a dyn CostBelief),
+    /// The exact cost, known to the learner.
+    Known(&'a dyn CostFunction),
+}
+
+impl<'a> CostView<'a> {
+    /// The cost model's belief if the run has one, else the problem's known cost; an error
+    /// names both when neither exists.
+    pub fn from_context(ctx: &'a DecisionContext<'a>, name: &str) -> Result<Self> {
+        let view = match ctx.cost_belief() {
+            Ok(b) => CostView::Belief(b),
+            Err(e) => match ctx.problem.known_cost.as_deref() {
+                Some(c) => CostView::Known(c),
+                None => {
+                    return Err(Error::invalid(format!(
+                        "{name} needs the cost: give the run a `cost_model` or use a problem whose cost is known ({e})"
+                    )));
+                }
+            },
+        };
+        if let CostView::Belief(b) = view
+            && b.dim() != ctx.problem.dim
+        {
+            return Err(Error::invalid(format!(
+                "the cost belief has dimension {}, the problem has dimension {}",
+                b.dim(),
+                ctx.problem.dim
+            )));
+        }
+        Ok(view)
+    }
+
+    /// `E[c(x)^p]`: `exp(p μ + p² σ²/2)` for a log-normal belief, `c(x)^p` for a known cost.
+    pub fn expected_pow(&self, x: &[f64], p: f64) -> f64 {
+        match self {
+            CostView::Belief(b) => b.ln_cost(x).expected_pow(p),
+            CostView::Known(c) => c.cost(x).powf(p),
+        }
+    }
+
+    /// `E[c(x)^p]`, writing its gradient into `grad`.
+    pub fn expected_pow_grad(&self, x: &[f64], p: f64, grad: &mut [f64]) -> f64 {
+        match self {
+            CostView::Belief(b) => {
+                let ln = b.ln_cost_grad(x);
+                let e = ln.expected_pow(p);
+                // exp(pμ + p²σ²/2) differentiated through μ(x) and σ²(x).
+                for ((g, dm), dv) in grad.iter_mut().zip(&ln.dmean).zip(&ln.dvar) {
+                    *g = e * (p * dm + 0.5 * p * p * dv);
+                }
+                e
+            }
+            CostView::Known(c) => {
+                let cost = c.cost_grad(x, grad);
+                let e = cost.powf(p);
+                // ∇c^p = p·c^(p−1)·∇c = (p·c^p/c)·∇c.
+                let k = p * e / cost;
+                for g in grad.iter_mut() {
+                    *g *= k;
+                }
+                e
+            }
+        }
+    }
+}
+
+/// `EI(x)·E[c(x)^p]`: the EI-per-cost family (p = −1 for EI-PUC, p = −ν for EI-PUC-CC).
+///
+/// The product form holds because the objective and cost beliefs are independent (seed 001,
+/// Prop. 2).
+pub struct CostWeightedFn<'a> {
+    posterior: &'a dyn Posterior,
+    cost: CostView<'a>,
+    best: f64,
+    power: f64,
+    diagnostics: Diagnostics,
+}
+
+impl<'a> CostWeightedFn<'a> {
+    /// EI over `best` times `E[c^power]`.
+    pub fn new(
+        posterior: &'a dyn Posterior,
+        cost: CostView<'a>,
+        best: f64,
+        power: f64,
+        diagnostics: Diagnostics,
+    ) -> Self {
+        CostWeightedFn {
+            posterior,
+            cost,
+            best,
+            power,
+            diagnostics,
+        }
+    }
+}
+
+impl AcquisitionFn for CostWeightedFn<'_> {
+    fn value(&self, x: &[f64]) -> f64 {
+        let MeanVar { mean, var } = self.posterior.mean_var(x);
+        let ei = numerics::ei(mean, sigma_from_var(var).0, self.best);
+        if ei == 0.0 {
+            // Zero improvement stays zero whatever the cost (and skips the cost model).
+            return 0.0;
+        }
+        ei * self.cost.expected_pow(x, self.power)
+    }
+
+    /// A posterior that cannot differentiate yields NaN (value and gradient).
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let Ok(mvg) = self.posterior.mean_var_grad(x) else {
+            grad.fill(f64::NAN);
+            return f64::NAN;
+        };
+        let (sigma, ds) = sigma_from_var(mvg.var);
+        let vg = numerics::ei_grad(mvg.mean, sigma, self.best);
+        let mut dcost = vec![0.0; grad.len()];
+        let w = self.cost.expected_pow_grad(x, self.power, &mut dcost);
+        vg.chain(&mvg.dmean, &mvg.dvar, ds, grad);
+        // Product rule: ∇(EI·w) = w·∇EI + EI·∇w.
+        for (g, dc) in grad.iter_mut().zip(&dcost) {
+            *g = w * *g + vg.value * dc;
+        }
+        vg.value * w
+    }
+
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        let d = xs.len() / out.len().max(1);
+        let mut mv = vec![MeanVar::default(); out.len()];
+        self.posterior.mean_var_batch(xs, &mut mv);
+        for ((o, m), x) in out.iter_mut().zip(&mv).zip(xs.chunks_exact(d.max(1))) {
+            let ei = numerics::ei(m.mean, sigma_from_var(m.var).0, self.best);
+            *o = if ei == 0.0 {
+                0.0
+            } else {
+                ei * self.cost.expected_pow(x, self.power)
+            };
+        }
+    }
+
+    fn non_negative(&self) -> bool {
+        true
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.diagnostics.clone()
+    }
+}

@@ -1,0 +1,63 @@
+//! Every problem and cost function this crate registers has an example that parses as its
+//! spec, passes validation and builds.
+
+use cabo_core::registry::{Kind, catalogue};
+use cabo_core::{CostFunctionSpec, ProblemSpec};
+
+const BENCHMARK_PROBLEMS: &[&str] = &[
+    "ackley",
+    "airfoil",
+    "alpine1",
+    "branin",
+    "bump_prior_sample",
+    "dropwave",
+    "gp_prior_sample",
+    "hartmann3",
+    "hartmann6",
+    "lda",
+    "levy",
+    "pandora",
+    "robot_push",
+    "rosenbrock",
+    "shekel5",
+    "theorem1_arms",
+];
+const BENCHMARK_COSTS: &[&str] = &["bump_cost", "cosine", "linear_mean", "uniform"];
+
+#[test]
+fn every_registered_example_parses_validates_and_builds() {
+    cabo_benchmarks::link();
+    let all = catalogue();
+    // Run from the crate directory, so the data paths of the examples are re-rooted.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let ackley: Box<dyn ProblemSpec> = serde_saphyr::from_str("{ type: ackley, dim: 3 }").unwrap();
+    let host = ackley.build(0).unwrap();
+    for name in BENCHMARK_PROBLEMS {
+        let info = all
+            .iter()
+            .find(|p| p.kind == Kind::Problem && p.name == *name)
+            .unwrap_or_else(|| panic!("problem {name} is not registered"));
+        let yaml = info
+            .example_yaml
+            .replace("../shared", &format!("{root}../shared"));
+        let spec: Box<dyn ProblemSpec> = serde_saphyr::from_str(&yaml)
+            .unwrap_or_else(|e| panic!("{name}: example does not parse: {e}"));
+        let d = spec.dim().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let p = spec.build(0).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(p.info().dim, d, "{name}");
+        assert!(!info.paper.is_empty() && !info.summary.is_empty());
+    }
+    for name in BENCHMARK_COSTS {
+        let info = all
+            .iter()
+            .find(|p| p.kind == Kind::CostFunction && p.name == *name)
+            .unwrap_or_else(|| panic!("cost function {name} is not registered"));
+        let spec: Box<dyn CostFunctionSpec> = serde_saphyr::from_str(info.example_yaml)
+            .unwrap_or_else(|e| panic!("{name}: example does not parse: {e}"));
+        spec.validate(3).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let c = spec
+            .build(host.as_ref(), 0)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(c.cost(&[0.2, 0.5, 0.9]) > 0.0, "{name}");
+    }
+}

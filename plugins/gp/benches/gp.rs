@@ -1,0 +1,86 @@
+//! GP benchmarks: MAP fitting at n = 100 (d = 8, 16), batched posterior over 512 points and
+//! single-point mean/variance with gradients. Run with `cargo bench -p cabo-gp`.
+
+use cabo_core::{MeanVar, Posterior, Rng, TrainingData};
+use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Prior};
+use divan::Bencher;
+
+fn main() {
+    divan::main();
+}
+
+fn data(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut r = Rng::new(1);
+    let x: Vec<f64> = (0..n * d).map(|_| r.uniform()).collect();
+    let y = x
+        .chunks_exact(d)
+        .map(|p| {
+            p.iter()
+                .enumerate()
+                .map(|(j, v)| ((j as f64 + 1.0) * 3.0 * v).sin())
+                .sum::<f64>()
+                + 0.05 * r.normal()
+        })
+        .collect();
+    (x, y)
+}
+
+fn config() -> GpConfig {
+    GpConfig::map(KernelKind::Matern52, Prior::Gamma, true)
+}
+
+/// A cold MAP fit (fresh model, one L-BFGS start), as BoTorch's `fit_gpytorch_mll` does.
+#[divan::bench(args = [8, 16], sample_count = 20)]
+fn map_fit_n100(bencher: Bencher, d: usize) {
+    let (x, y) = data(100, d);
+    bencher.bench(|| {
+        let mut gp = ExactGp::new(config()).unwrap();
+        gp.fit(
+            TrainingData {
+                dim: d,
+                x: &x,
+                y: &y,
+            },
+            0,
+        )
+        .unwrap()
+    });
+}
+
+fn posterior(d: usize) -> GpPosterior {
+    let (x, y) = data(100, d);
+    ExactGp::new(config())
+        .unwrap()
+        .fit(
+            TrainingData {
+                dim: d,
+                x: &x,
+                y: &y,
+            },
+            0,
+        )
+        .unwrap()
+}
+
+#[divan::bench(args = [8, 16])]
+fn posterior_batch_512(bencher: Bencher, d: usize) {
+    let post = posterior(d);
+    let mut r = Rng::new(2);
+    let xs: Vec<f64> = (0..512 * d).map(|_| r.uniform()).collect();
+    let mut out = vec![MeanVar::default(); 512];
+    bencher.bench_local(|| post.mean_var_batch(divan::black_box(&xs), &mut out));
+}
+
+#[divan::bench(args = [8, 16])]
+fn mean_var_grad_single(bencher: Bencher, d: usize) {
+    let post = posterior(d);
+    let x = vec![0.37; d];
+    bencher.bench(|| post.mean_var_grad(divan::black_box(&x)).unwrap());
+}
+
+#[divan::bench(args = [8])]
+fn condition_one_fantasy(bencher: Bencher, d: usize) {
+    let post = posterior(d);
+    let x = vec![0.41; d];
+    bencher.bench(|| post.condition_many(divan::black_box(&x), &[0.3]).unwrap());
+}

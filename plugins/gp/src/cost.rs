@@ -1,0 +1,276 @@
+//! Cost models: what the learner believes about c(x), as the mean and variance of ln c(x).
+//!
+//! - `log_gp`: an [`ExactGp`] on ln c (seed 001 §3, seed 000 PBGI-U): log-normal beliefs, so
+//!   E[c], E[c^−ν] and P(c ≤ b) follow in closed form from [`LnCost`].
+//! - `known`: the problem's exact cost function (variance 0).
+//! - `uniform`: every evaluation costs 1 (ln c = 0).
+
+use crate::gp::{ExactGp, GpConfig};
+use crate::posterior::GpPosterior;
+use cabo_core::{
+    BuildContext, CostBelief, CostFunction, CostModel, CostModelSpec, Dataset, Error, Kind, LnCost,
+    Posterior, Result, TrainingData,
+};
+use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::sync::Arc;
+
+/// A GP on ln c(x).
+#[derive(Debug, Clone)]
+pub struct LogGp {
+    gp: ExactGp,
+}
+
+impl LogGp {
+    /// A log-GP cost model with the same options as `exact_gp`.
+    pub fn new(config: GpConfig) -> Result<Self> {
+        Ok(LogGp {
+            gp: ExactGp::new(config)?,
+        })
+    }
+
+    /// Fits to inputs `x` (row-major, `dim` columns) and positive costs; a non-positive or
+    /// non-finite cost is an error naming its index.
+    pub fn fit_costs(
+        &mut self,
+        dim: usize,
+        x: &[f64],
+        costs: &[f64],
+        seed: u64,
+    ) -> Result<LogGpBelief> {
+        if let Some(i) = costs.iter().position(|c| !(c.is_finite() && *c > 0.0)) {
+            return Err(Error::invalid(format!(
+                "log_gp: cost[{i}] = {} must be finite and > 0",
+                costs[i]
+            )));
+        }
+        let ln: Vec<f64> = costs.iter().map(|c| c.ln()).collect();
+        let posterior = self.gp.fit(TrainingData { dim, x, y: &ln }, seed)?;
+        Ok(LogGpBelief { posterior })
+    }
+}
+
+impl CostModel for LogGp {
+    fn fit(&mut self, data: &Dataset, seed: u64) -> Result<Box<dyn CostBelief>> {
+        let x = data.x_matrix();
+        let costs = data.costs();
+        Ok(Box::new(self.fit_costs(data.dim(), &x, &costs, seed)?))
+    }
+}
+
+/// The log-GP belief: the GP posterior over ln c (downcast to this type to fantasise costs).
+#[derive(Debug, Clone)]
+pub struct LogGpBelief {
+    /// Posterior of ln c.
+    pub posterior: GpPosterior,
+}
+
+impl CostBelief for LogGpBelief {
+    fn dim(&self) -> usize {
+        self.posterior.dim()
+    }
+
+    fn ln_cost(&self, x: &[f64]) -> LnCost {
+        let mv = self.posterior.mean_var(x);
+        LnCost {
+            mean: mv.mean,
+            var: mv.var,
+            dmean: Vec::new(),
+            dvar: Vec::new(),
+        }
+    }
+
+    fn ln_cost_grad(&self, x: &[f64]) -> LnCost {
+        match self.posterior.mean_var_grad(x) {
+            Ok(g) => LnCost {
+                mean: g.mean,
+                var: g.var,
+                dmean: g.dmean,
+                dvar: g.dvar,
+            },
+            // Only a dimension mismatch fails; report it as NaN so an optimiser rejects it.
+            Err(_) => LnCost {
+                mean: f64::NAN,
+                var: f64::NAN,
+                dmean: vec![f64::NAN; x.len()],
+                dvar: vec![f64::NAN; x.len()],
+            },
+        }
+    }
+
+    fn is_known(&self) -> bool {
+        false
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[typetag::serde(name = "log_gp")]
+impl CostModelSpec for GpConfig {
+    fn validate(&self, dim: usize) -> Result<()> {
+        GpConfig::validate(self, Some(dim))
+    }
+
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>> {
+        GpConfig::validate(self, Some(ctx.problem.dim))?;
+        Ok(Box::new(LogGp::new(self.clone())?))
+    }
+}
+
+cabo_core::register_plugin!(
+    Kind::CostModel,
+    "log_gp",
+    summary: "GP on ln c(x) (same options as exact_gp): log-normal cost beliefs with E[c], E[c^-ν], P(c ≤ b)",
+    paper: "001_ffe8b93f5b7c8c43.txt §3 (also 000 PBGI-U)",
+    example: "{ type: log_gp, kernel: { type: matern52 }, fit: map, prior: gamma, standardize: true }"
+);
+
+/// The problem's exact cost function as a belief (variance 0).
+#[derive(Debug, Clone)]
+pub struct KnownCost {
+    dim: usize,
+    cost: Arc<dyn CostFunction>,
+}
+
+impl KnownCost {
+    /// A known-cost belief over `[0,1]^dim`.
+    pub fn new(dim: usize, cost: Arc<dyn CostFunction>) -> Self {
+        KnownCost { dim, cost }
+    }
+}
+
+impl CostModel for KnownCost {
+    fn fit(&mut self, _data: &Dataset, _seed: u64) -> Result<Box<dyn CostBelief>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl CostBelief for KnownCost {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn ln_cost(&self, x: &[f64]) -> LnCost {
+        LnCost {
+            mean: self.cost.cost(x).ln(),
+            ..LnCost::default()
+        }
+    }
+
+    fn ln_cost_grad(&self, x: &[f64]) -> LnCost {
+        let mut g = vec![0.0; x.len()];
+        let c = self.cost.cost_grad(x, &mut g);
+        // ∇ln c = ∇c / c.
+        for v in g.iter_mut() {
+            *v /= c;
+        }
+        LnCost {
+            mean: c.ln(),
+            var: 0.0,
+            dmean: g,
+            dvar: vec![0.0; x.len()],
+        }
+    }
+
+    fn is_known(&self) -> bool {
+        true
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Spec of the `known` cost model: uses the problem's known cost function.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownCostSpec {}
+
+#[typetag::serde(name = "known")]
+impl CostModelSpec for KnownCostSpec {
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>> {
+        let cost = ctx.problem.known_cost.clone().ok_or_else(|| {
+            Error::invalid(format!(
+                "cost_model `known`: problem `{}` has no known cost function",
+                ctx.problem.name
+            ))
+        })?;
+        Ok(Box::new(KnownCost::new(ctx.problem.dim, cost)))
+    }
+}
+
+cabo_core::register_plugin!(
+    Kind::CostModel,
+    "known",
+    summary: "The problem's exact cost function and gradient (no uncertainty)",
+    paper: "standard",
+    example: "{ type: known }"
+);
+
+/// Every evaluation costs the same (ln c = 0): cost-aware rules reduce to their plain forms.
+#[derive(Debug, Clone, Copy)]
+pub struct UniformCost {
+    dim: usize,
+}
+
+impl UniformCost {
+    /// A uniform-cost belief over `[0,1]^dim`.
+    pub fn new(dim: usize) -> Self {
+        UniformCost { dim }
+    }
+}
+
+impl CostModel for UniformCost {
+    fn fit(&mut self, _data: &Dataset, _seed: u64) -> Result<Box<dyn CostBelief>> {
+        Ok(Box::new(*self))
+    }
+}
+
+impl CostBelief for UniformCost {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn ln_cost(&self, _x: &[f64]) -> LnCost {
+        LnCost::default()
+    }
+
+    fn ln_cost_grad(&self, x: &[f64]) -> LnCost {
+        LnCost {
+            mean: 0.0,
+            var: 0.0,
+            dmean: vec![0.0; x.len()],
+            dvar: vec![0.0; x.len()],
+        }
+    }
+
+    fn is_known(&self) -> bool {
+        true
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Spec of the `uniform` cost model.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UniformCostSpec {}
+
+#[typetag::serde(name = "uniform")]
+impl CostModelSpec for UniformCostSpec {
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>> {
+        Ok(Box::new(UniformCost::new(ctx.problem.dim)))
+    }
+}
+
+cabo_core::register_plugin!(
+    Kind::CostModel,
+    "uniform",
+    summary: "Every evaluation costs 1 (ln c = 0)",
+    paper: "standard",
+    example: "{ type: uniform }"
+);

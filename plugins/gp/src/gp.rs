@@ -1,0 +1,775 @@
+//! [`ExactGp`]: configuration, hyperparameter fitting (fixed or MAP) and the plain-Rust API
+//! for fitting outside a run.
+//!
+//! MAP fitting maximises `log p(y | θ) + log p(θ)` over log-hyperparameters with
+//! multi-start L-BFGS (analytic gradients,
+//! `∂ log p(y|θ)/∂θ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θ)`), warm-started from the previous fit. Priors
+//! are densities over the hyperparameter *values*, as in GPyTorch (no log-Jacobian term).
+
+use crate::kernel::{Kernel, KernelKind};
+use crate::linalg::{Cholesky, dot};
+use crate::posterior::{GpPosterior, OutputTransform, check_data, scale_rows};
+use cabo_core::{Error, Model, Posterior, Result, Rng, TrainingData};
+use serde::{Deserialize, Serialize};
+
+/// Lengthscale as written in a spec: one value for every dimension, or one per dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Lengthscale {
+    /// The same lengthscale in every dimension.
+    Scalar(f64),
+    /// One lengthscale per dimension (length must equal the problem dimension).
+    PerDim(Vec<f64>),
+}
+
+impl Lengthscale {
+    /// The per-dimension vector for dimension `dim`, or an error naming the mismatch.
+    pub fn resolve(&self, dim: usize) -> Result<Vec<f64>> {
+        let v = match self {
+            Lengthscale::Scalar(l) => vec![*l; dim],
+            Lengthscale::PerDim(v) => {
+                if v.len() != dim {
+                    return Err(Error::invalid(format!(
+                        "kernel.lengthscale has {} entries but the problem has dimension {dim}",
+                        v.len()
+                    )));
+                }
+                v.clone()
+            }
+        };
+        if let Some(l) = v.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+            return Err(Error::invalid(format!(
+                "kernel.lengthscale: {l} must be finite and > 0"
+            )));
+        }
+        Ok(v)
+    }
+}
+
+/// The kernel part of a GP spec: `{ type: matern52, lengthscale: 0.1, outputscale: 1.0 }`.
+/// A hyperparameter left out is fitted (with `fit: map`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelConfig {
+    /// `rbf`, `matern12`, `matern32` or `matern52`.
+    #[serde(rename = "type")]
+    pub kind: KernelKind,
+    /// Fixed lengthscale(s); fitted (ARD) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lengthscale: Option<Lengthscale>,
+    /// Fixed outputscale; when absent it is fitted, except under the `botorch` prior, whose
+    /// model (BoTorch ≥ 0.12's `SingleTaskGP`) has no outputscale and so fixes it at 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputscale: Option<f64>,
+}
+
+/// Bounds of a fitted noise variance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseBounds {
+    /// Smallest noise variance allowed (> 0).
+    pub min: f64,
+    /// Largest noise variance allowed (≥ min).
+    pub max: f64,
+}
+
+/// Observation-noise variance (in model units): a fixed value or fitted within bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Noise {
+    /// A fixed variance (≥ 0).
+    Fixed(f64),
+    /// Fitted within `[min, max]` (with `fit: map`).
+    Fitted(NoiseBounds),
+}
+
+/// How hyperparameters are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitMode {
+    /// Use the given values (every hyperparameter must be given, except the mean (0) and
+    /// the outputscale (1)).
+    Fixed,
+    /// Maximum a posteriori: missing hyperparameters are fitted.
+    #[default]
+    Map,
+}
+
+/// Hyperparameter priors for `fit: map`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Prior {
+    /// Gamma(3, 6) on lengthscales, Gamma(2, 0.15) on the outputscale and Gamma(1.1, 0.05)
+    /// on the noise (rate parametrisation): BoTorch's defaults before 0.12, which the
+    /// papers' reference code used.
+    #[default]
+    Gamma,
+    /// BoTorch ≥ 0.12: LogNormal(√2 + ½ ln d, √3) on lengthscales and LogNormal(−4, 1) on the
+    /// noise; no outputscale prior (and the outputscale is 1 unless given).
+    Botorch,
+    /// No prior: maximum marginal likelihood.
+    None,
+}
+
+fn default_restarts() -> usize {
+    1
+}
+fn default_max_iters() -> usize {
+    200
+}
+fn is_default_restarts(v: &usize) -> bool {
+    *v == default_restarts()
+}
+fn is_default_max_iters(v: &usize) -> bool {
+    *v == default_max_iters()
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Everything that defines an [`ExactGp`]; also the body of the `exact_gp` model spec and the
+/// `log_gp` cost-model spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpConfig {
+    /// Kernel and its (optionally fixed) hyperparameters.
+    pub kernel: KernelConfig,
+    /// Noise variance, fixed or `{ min, max }`. Default: fixed 1e-6 with `fit: fixed`,
+    /// fitted in `[1e-6, 10]` with `fit: map`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
+    /// Constant prior mean (model units); fitted when absent with `fit: map`, 0 with
+    /// `fit: fixed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// `fixed` or `map` (default).
+    #[serde(default)]
+    pub fit: FitMode,
+    /// Priors for `map`: `gamma` (default), `botorch` or `none`.
+    #[serde(default)]
+    pub prior: Prior,
+    /// Standardise y before fitting (like BoTorch's `Standardize`); posteriors are reported
+    /// back in y units either way.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub standardize: bool,
+    /// L-BFGS starts for `map`: the previous fit (or the default start), then random
+    /// perturbations of the default start.
+    #[serde(
+        default = "default_restarts",
+        skip_serializing_if = "is_default_restarts"
+    )]
+    pub restarts: usize,
+    /// Iteration cap of each L-BFGS run.
+    #[serde(
+        default = "default_max_iters",
+        skip_serializing_if = "is_default_max_iters"
+    )]
+    pub max_iters: usize,
+}
+
+/// Default noise bounds of `fit: map` when `noise` is not given.
+pub const DEFAULT_NOISE_BOUNDS: NoiseBounds = NoiseBounds {
+    min: 1e-6,
+    max: 10.0,
+};
+/// Default fixed noise of `fit: fixed` when `noise` is not given.
+pub const DEFAULT_FIXED_NOISE: f64 = 1e-6;
+/// Box for fitted lengthscales (inputs live in the unit cube).
+pub const LENGTHSCALE_BOUNDS: (f64, f64) = (5e-3, 1e2);
+/// Box for a fitted outputscale (model units).
+pub const OUTPUTSCALE_BOUNDS: (f64, f64) = (1e-6, 1e6);
+
+impl GpConfig {
+    /// A fixed-hyperparameter configuration (no fitting, no standardisation).
+    pub fn fixed(kind: KernelKind, lengthscale: Lengthscale, outputscale: f64, noise: f64) -> Self {
+        GpConfig {
+            kernel: KernelConfig {
+                kind,
+                lengthscale: Some(lengthscale),
+                outputscale: Some(outputscale),
+            },
+            noise: Some(Noise::Fixed(noise)),
+            mean: None,
+            fit: FitMode::Fixed,
+            prior: Prior::Gamma,
+            standardize: false,
+            restarts: default_restarts(),
+            max_iters: default_max_iters(),
+        }
+    }
+
+    /// A MAP configuration fitting every hyperparameter under `prior`.
+    pub fn map(kind: KernelKind, prior: Prior, standardize: bool) -> Self {
+        GpConfig {
+            kernel: KernelConfig {
+                kind,
+                lengthscale: None,
+                outputscale: None,
+            },
+            noise: None,
+            mean: None,
+            fit: FitMode::Map,
+            prior,
+            standardize,
+            restarts: default_restarts(),
+            max_iters: default_max_iters(),
+        }
+    }
+
+    /// Checks the configuration, and with `dim` also that a lengthscale vector fits it.
+    pub fn validate(&self, dim: Option<usize>) -> Result<()> {
+        if let (Some(l), Some(d)) = (&self.kernel.lengthscale, dim) {
+            l.resolve(d)?;
+        } else if let Some(l) = &self.kernel.lengthscale {
+            l.resolve(match l {
+                Lengthscale::Scalar(_) => 1,
+                Lengthscale::PerDim(v) => v.len(),
+            })?;
+        }
+        if let Some(s) = self.kernel.outputscale
+            && !(s.is_finite() && s > 0.0)
+        {
+            return Err(Error::invalid(format!(
+                "kernel.outputscale = {s} must be finite and > 0"
+            )));
+        }
+        if let Some(m) = self.mean
+            && !m.is_finite()
+        {
+            return Err(Error::invalid("mean must be finite"));
+        }
+        match self.noise {
+            Some(Noise::Fixed(v)) if !(v.is_finite() && v >= 0.0) => {
+                return Err(Error::invalid(format!(
+                    "noise = {v} must be finite and ≥ 0"
+                )));
+            }
+            Some(Noise::Fitted(b)) => {
+                if !(b.min.is_finite() && b.max.is_finite() && b.min > 0.0 && b.min <= b.max) {
+                    return Err(Error::invalid(format!(
+                        "noise: need 0 < min ≤ max < ∞, got min = {}, max = {}",
+                        b.min, b.max
+                    )));
+                }
+                if self.fit == FitMode::Fixed {
+                    return Err(Error::invalid(
+                        "noise: bounds { min, max } need `fit: map`; give a number with `fit: fixed`",
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if self.fit == FitMode::Fixed && self.kernel.lengthscale.is_none() {
+            return Err(Error::invalid(
+                "kernel.lengthscale is required with `fit: fixed`",
+            ));
+        }
+        if self.restarts == 0 {
+            return Err(Error::invalid("restarts must be ≥ 1"));
+        }
+        if self.max_iters == 0 {
+            return Err(Error::invalid("max_iters must be ≥ 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Hyperparameters in model units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hyperparameters {
+    /// One lengthscale per dimension.
+    pub lengthscales: Vec<f64>,
+    /// Prior variance.
+    pub outputscale: f64,
+    /// Noise variance.
+    pub noise: f64,
+    /// Constant mean.
+    pub mean: f64,
+}
+
+/// An exact GP with a constant mean and Gaussian noise. Stateful: remembers its last fitted
+/// hyperparameters to warm-start the next MAP fit.
+#[derive(Debug, Clone)]
+pub struct ExactGp {
+    config: GpConfig,
+    warm: Option<(usize, Vec<f64>)>,
+    last: Option<Hyperparameters>,
+}
+
+impl ExactGp {
+    /// A model from its configuration (checked; the dimension is checked at fit time).
+    pub fn new(config: GpConfig) -> Result<Self> {
+        config.validate(None)?;
+        Ok(ExactGp {
+            config,
+            warm: None,
+            last: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GpConfig {
+        &self.config
+    }
+
+    /// Hyperparameters of the last fit (model units).
+    pub fn hyperparameters(&self) -> Option<&Hyperparameters> {
+        self.last.as_ref()
+    }
+
+    /// Fits to `data` and returns the concrete posterior. `seed` drives the random extra
+    /// starts of a MAP fit. Empty data give the prior (fixed values, or the default starting
+    /// values of fitted hyperparameters). Non-finite inputs or targets are an error naming
+    /// the index; duplicate inputs are fine (the noise variance, and if that is too small
+    /// the recorded jitter, keeps the covariance positive definite).
+    pub fn fit(&mut self, data: TrainingData<'_>, seed: u64) -> Result<GpPosterior> {
+        check_data(&data)?;
+        self.config.validate(Some(data.dim))?;
+        let transform = if self.config.standardize {
+            OutputTransform::standardize(data.y)
+        } else {
+            OutputTransform::IDENTITY
+        };
+        let y_model: Vec<f64> = data
+            .y
+            .iter()
+            .map(|v| (v - transform.shift) / transform.scale)
+            .collect();
+        let problem = FitProblem::new(&self.config, data.dim, data.x, &y_model)?;
+        let (theta, diag) = if self.config.fit == FitMode::Map
+            && problem.n_params() > 0
+            && !data.is_empty()
+        {
+            let warm = match &self.warm {
+                Some((d, t)) if *d == data.dim && t.len() == problem.n_params() => Some(t.clone()),
+                _ => None,
+            };
+            let (theta, value, iters, evals) = problem.optimise(warm, &self.config, seed)?;
+            (theta, Some((value, iters, evals)))
+        } else {
+            (problem.default_start(), None)
+        };
+        let hp = problem.unpack(&theta);
+        let kernel = Kernel::new(
+            self.config.kernel.kind,
+            hp.lengthscales.clone(),
+            hp.outputscale,
+        )?;
+        let mut post = GpPosterior::new(kernel, hp.noise, hp.mean, data, transform)?;
+        if let Some((value, iters, evals)) = diag {
+            post.set_diagnostic("gp.fit.neg_log_posterior_per_point", value);
+            post.set_diagnostic("gp.fit.iterations", iters as f64);
+            post.set_diagnostic("gp.fit.evaluations", evals as f64);
+            self.warm = Some((data.dim, theta));
+        }
+        self.last = Some(hp);
+        Ok(post)
+    }
+
+    /// `−(log p(y|θ) + log p(θ)) / n` and its gradient with respect to the fitted
+    /// log-hyperparameters `θ` (layout: ln ℓ₁…ln ℓ_d, ln s, ln σ², mean — each only when
+    /// fitted), for y already in model units. Exposed so the gradient can be checked.
+    pub fn objective(
+        config: &GpConfig,
+        data: TrainingData<'_>,
+        theta: &[f64],
+        grad: &mut [f64],
+    ) -> Result<f64> {
+        check_data(&data)?;
+        let p = FitProblem::new(config, data.dim, data.x, data.y)?;
+        if theta.len() != p.n_params() || grad.len() != theta.len() {
+            return Err(Error::invalid(format!(
+                "objective: expected {} log-hyperparameters",
+                p.n_params()
+            )));
+        }
+        let mut ws = Workspace::new(data.len(), data.dim);
+        Ok(p.eval(theta, grad, &mut ws))
+    }
+}
+
+impl Model for ExactGp {
+    fn fit(&mut self, data: TrainingData<'_>, seed: u64) -> Result<Box<dyn Posterior>> {
+        Ok(Box::new(ExactGp::fit(self, data, seed)?))
+    }
+}
+
+/// A (log) prior density over a positive hyperparameter value p, as a function of θ = ln p:
+/// returns (log density, d/dθ).
+#[derive(Debug, Clone, Copy)]
+enum Density {
+    Gamma { shape: f64, rate: f64 },
+    LogNormal { loc: f64, scale: f64 },
+    Flat,
+}
+
+impl Density {
+    fn eval(self, theta: f64) -> (f64, f64) {
+        match self {
+            Density::Gamma { shape, rate } => {
+                let p = theta.exp();
+                (
+                    shape * rate.ln() - libm::lgamma(shape) + (shape - 1.0) * theta - rate * p,
+                    (shape - 1.0) - rate * p,
+                )
+            }
+            Density::LogNormal { loc, scale } => {
+                let z = (theta - loc) / scale;
+                (
+                    -theta - scale.ln() - cabo_core::normal::LN_SQRT_2PI - 0.5 * z * z,
+                    -1.0 - z / scale,
+                )
+            }
+            Density::Flat => (0.0, 0.0),
+        }
+    }
+
+    /// The mode of the value p (a sensible start), if the density has one.
+    fn mode(self) -> Option<f64> {
+        match self {
+            Density::Gamma { shape, rate } if shape > 1.0 => Some((shape - 1.0) / rate),
+            Density::LogNormal { loc, scale } => Some((loc - scale * scale).exp()),
+            _ => None,
+        }
+    }
+}
+
+/// Scratch buffers of one objective evaluation, reused across L-BFGS iterations.
+struct Workspace {
+    x_scaled: Vec<f64>,
+    kappa: Vec<f64>,
+    dkappa: Vec<f64>,
+    gram: Vec<f64>,
+    alpha: Vec<f64>,
+}
+
+impl Workspace {
+    fn new(n: usize, d: usize) -> Self {
+        let packed = n * (n + 1) / 2;
+        Workspace {
+            x_scaled: vec![0.0; n * d],
+            kappa: vec![0.0; packed],
+            dkappa: vec![0.0; packed],
+            gram: vec![0.0; n * n],
+            alpha: vec![0.0; n],
+        }
+    }
+}
+
+/// The MAP objective for one data set: which hyperparameters are free, their priors,
+/// bounds and default start.
+struct FitProblem<'a> {
+    kind: KernelKind,
+    dim: usize,
+    x: &'a [f64],
+    y: &'a [f64],
+    fixed_ls: Option<Vec<f64>>,
+    fixed_s: Option<f64>,
+    fixed_noise: Option<f64>,
+    fixed_mean: Option<f64>,
+    ls_prior: Density,
+    s_prior: Density,
+    noise_prior: Density,
+    start: Vec<f64>,
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+}
+
+impl<'a> FitProblem<'a> {
+    fn new(config: &GpConfig, dim: usize, x: &'a [f64], y: &'a [f64]) -> Result<Self> {
+        let map = config.fit == FitMode::Map;
+        let fixed_ls = config
+            .kernel
+            .lengthscale
+            .as_ref()
+            .map(|l| l.resolve(dim))
+            .transpose()?;
+        let fixed_s = match (config.kernel.outputscale, map, config.prior) {
+            (Some(s), _, _) => Some(s),
+            (None, false, _) | (None, true, Prior::Botorch) => Some(1.0),
+            (None, true, _) => None,
+        };
+        let (fixed_noise, noise_bounds) = match (config.noise, map) {
+            (Some(Noise::Fixed(v)), _) => (Some(v), DEFAULT_NOISE_BOUNDS),
+            (Some(Noise::Fitted(b)), true) => (None, b),
+            (Some(Noise::Fitted(_)), false) => unreachable!("validated"),
+            (None, true) => (None, DEFAULT_NOISE_BOUNDS),
+            (None, false) => (Some(DEFAULT_FIXED_NOISE), DEFAULT_NOISE_BOUNDS),
+        };
+        let n = y.len();
+        let y_mean = if n > 0 {
+            y.iter().sum::<f64>() / n as f64
+        } else {
+            0.0
+        };
+        let y_var = if n > 1 {
+            y.iter().map(|v| (v - y_mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            1.0
+        };
+        let fixed_mean = match (config.mean, map) {
+            (Some(m), _) => Some(m),
+            (None, false) => Some(0.0),
+            (None, true) => None,
+        };
+        let (ls_prior, s_prior, noise_prior) = match config.prior {
+            Prior::Gamma => (
+                Density::Gamma {
+                    shape: 3.0,
+                    rate: 6.0,
+                },
+                Density::Gamma {
+                    shape: 2.0,
+                    rate: 0.15,
+                },
+                Density::Gamma {
+                    shape: 1.1,
+                    rate: 0.05,
+                },
+            ),
+            Prior::Botorch => (
+                Density::LogNormal {
+                    loc: std::f64::consts::SQRT_2 + 0.5 * (dim as f64).ln(),
+                    scale: 3f64.sqrt(),
+                },
+                Density::Flat,
+                Density::LogNormal {
+                    loc: -4.0,
+                    scale: 1.0,
+                },
+            ),
+            Prior::None => (Density::Flat, Density::Flat, Density::Flat),
+        };
+        let mut p = FitProblem {
+            kind: config.kernel.kind,
+            dim,
+            x,
+            y,
+            fixed_ls,
+            fixed_s,
+            fixed_noise,
+            fixed_mean,
+            ls_prior,
+            s_prior,
+            noise_prior,
+            start: Vec::new(),
+            lower: Vec::new(),
+            upper: Vec::new(),
+        };
+        // Default start: prior modes where they exist (inside the box), data scale otherwise.
+        let (ll, lu) = (LENGTHSCALE_BOUNDS.0.ln(), LENGTHSCALE_BOUNDS.1.ln());
+        if p.fixed_ls.is_none() {
+            let l0 = ls_prior.mode().unwrap_or(1.0 / 3.0).ln().clamp(ll, lu);
+            for _ in 0..dim {
+                p.start.push(l0);
+                p.lower.push(ll);
+                p.upper.push(lu);
+            }
+        }
+        if p.fixed_s.is_none() {
+            let (sl, su) = (OUTPUTSCALE_BOUNDS.0.ln(), OUTPUTSCALE_BOUNDS.1.ln());
+            p.start.push(y_var.max(1e-2).ln().clamp(sl, su));
+            p.lower.push(sl);
+            p.upper.push(su);
+        }
+        if p.fixed_noise.is_none() {
+            let (nl, nu) = (noise_bounds.min.ln(), noise_bounds.max.ln());
+            p.start.push((1e-2 * y_var.max(1e-2)).ln().clamp(nl, nu));
+            p.lower.push(nl);
+            p.upper.push(nu);
+        }
+        if p.fixed_mean.is_none() {
+            let sd = y_var.sqrt();
+            let (lo, hi) = y
+                .iter()
+                .fold((y_mean, y_mean), |(a, b), v| (a.min(*v), b.max(*v)));
+            p.start.push(y_mean);
+            p.lower.push(lo - 5.0 * sd - 1.0);
+            p.upper.push(hi + 5.0 * sd + 1.0);
+        }
+        Ok(p)
+    }
+
+    fn n_params(&self) -> usize {
+        self.start.len()
+    }
+
+    fn default_start(&self) -> Vec<f64> {
+        self.start.clone()
+    }
+
+    fn unpack(&self, theta: &[f64]) -> Hyperparameters {
+        let mut i = 0;
+        let lengthscales = match &self.fixed_ls {
+            Some(l) => l.clone(),
+            None => {
+                i += self.dim;
+                theta[..self.dim].iter().map(|t| t.exp()).collect()
+            }
+        };
+        let mut next = |fixed: Option<f64>, log: bool| {
+            fixed.unwrap_or_else(|| {
+                let v = theta[i];
+                i += 1;
+                if log { v.exp() } else { v }
+            })
+        };
+        let outputscale = next(self.fixed_s, true);
+        let noise = next(self.fixed_noise, true);
+        let mean = next(self.fixed_mean, false);
+        Hyperparameters {
+            lengthscales,
+            outputscale,
+            noise,
+            mean,
+        }
+    }
+
+    /// `−(log marginal likelihood + log prior)/n` and its gradient in θ.
+    fn eval(&self, theta: &[f64], grad: &mut [f64], ws: &mut Workspace) -> f64 {
+        let hp = self.unpack(theta);
+        let n = self.y.len();
+        let d = self.dim;
+        let inv: Vec<f64> = hp.lengthscales.iter().map(|l| 1.0 / l).collect();
+        ws.x_scaled.copy_from_slice(&scale_rows(self.x, &inv));
+        let s = hp.outputscale;
+        let mut idx = 0;
+        for i in 0..n {
+            let xi = &ws.x_scaled[i * d..(i + 1) * d];
+            for j in 0..=i {
+                let r2 = crate::posterior::sqdist(xi, &ws.x_scaled[j * d..(j + 1) * d]);
+                let (k, dk) = self.kind.profile(r2);
+                ws.kappa[idx] = k;
+                ws.dkappa[idx] = dk;
+                ws.gram[i * n + j] = s * k;
+                idx += 1;
+            }
+            ws.gram[i * n + i] += hp.noise;
+        }
+        let chol = match Cholesky::factor(&ws.gram, n) {
+            Ok(c) => c,
+            Err(_) => {
+                grad.fill(0.0);
+                return f64::INFINITY;
+            }
+        };
+        for (a, y) in ws.alpha.iter_mut().zip(self.y) {
+            *a = y - hp.mean;
+        }
+        let r_alpha_src = ws.alpha.clone();
+        chol.solve_in_place(&mut ws.alpha);
+        let fit_term = dot(&r_alpha_src, &ws.alpha);
+        let mut value =
+            -0.5 * fit_term - 0.5 * chol.log_det() - n as f64 * cabo_core::normal::LN_SQRT_2PI;
+        // W = ααᵀ − K⁻¹ (lower triangle is all that is read).
+        let kinv = chol.inverse();
+        let alpha = &ws.alpha;
+        let mut g_ls = vec![0.0; d];
+        let mut g_s = 0.0;
+        let mut g_noise = 0.0;
+        let mut idx = 0;
+        for a in 0..n {
+            let xa = &ws.x_scaled[a * d..(a + 1) * d];
+            for b in 0..a {
+                let w = alpha[a] * alpha[b] - kinv[a * n + b];
+                g_s += w * s * ws.kappa[idx];
+                let c = -2.0 * w * s * ws.dkappa[idx];
+                if c != 0.0 {
+                    let xb = &ws.x_scaled[b * d..(b + 1) * d];
+                    for j in 0..d {
+                        let t = xa[j] - xb[j];
+                        g_ls[j] += c * t * t;
+                    }
+                }
+                idx += 1;
+            }
+            let w = alpha[a] * alpha[a] - kinv[a * n + a];
+            g_s += 0.5 * w * s * ws.kappa[idx];
+            g_noise += 0.5 * w * hp.noise;
+            idx += 1;
+        }
+        let mut gi = 0;
+        if self.fixed_ls.is_none() {
+            for j in 0..d {
+                let (lp, dlp) = self.ls_prior.eval(theta[j]);
+                value += lp;
+                grad[j] = g_ls[j] + dlp;
+            }
+            gi = d;
+        }
+        if self.fixed_s.is_none() {
+            let (lp, dlp) = self.s_prior.eval(theta[gi]);
+            value += lp;
+            grad[gi] = g_s + dlp;
+            gi += 1;
+        }
+        if self.fixed_noise.is_none() {
+            let (lp, dlp) = self.noise_prior.eval(theta[gi]);
+            value += lp;
+            grad[gi] = g_noise + dlp;
+            gi += 1;
+        }
+        if self.fixed_mean.is_none() {
+            grad[gi] = alpha.iter().sum::<f64>();
+        }
+        let scale = -1.0 / n.max(1) as f64;
+        for g in grad.iter_mut() {
+            *g *= scale;
+        }
+        value * scale
+    }
+
+    /// Multi-start L-BFGS in log space. Returns (θ, objective, iterations, evaluations).
+    fn optimise(
+        &self,
+        warm: Option<Vec<f64>>,
+        config: &GpConfig,
+        seed: u64,
+    ) -> Result<(Vec<f64>, f64, usize, usize)> {
+        let mut starts = Vec::with_capacity(config.restarts);
+        let has_warm = warm.is_some();
+        if let Some(w) = warm {
+            starts.push(w);
+        }
+        if starts.len() < config.restarts || !has_warm {
+            starts.push(self.default_start());
+        }
+        let mut rng = Rng::new(seed);
+        while starts.len() < config.restarts {
+            // Perturb the default start by a standard normal in log space (lengthscales,
+            // outputscale, noise); the mean starts at the data mean.
+            let mut s = self.default_start();
+            let n_log = s.len() - usize::from(self.fixed_mean.is_none());
+            for (i, v) in s.iter_mut().enumerate().take(n_log) {
+                *v = (*v + rng.normal()).clamp(self.lower[i], self.upper[i]);
+            }
+            starts.push(s);
+        }
+        starts.truncate(config.restarts.max(1));
+        let opts = cabo_optim::lbfgsb::LbfgsbOptions {
+            max_iters: config.max_iters,
+            // SciPy's L-BFGS-B defaults, which BoTorch's `fit_gpytorch_mll` uses.
+            pgtol: 1e-5,
+            ftol: 2.2e-9,
+            ..Default::default()
+        };
+        let mut ws = Workspace::new(self.y.len(), self.dim);
+        let mut best: Option<(Vec<f64>, f64)> = None;
+        let (mut iters, mut evals) = (0, 0);
+        for s in starts {
+            let mut f = |t: &[f64], g: &mut [f64]| self.eval(t, g, &mut ws);
+            let m = cabo_optim::lbfgsb::minimize(&mut f, &s, &self.lower, &self.upper, &opts);
+            iters += m.iterations;
+            evals += m.evaluations;
+            if m.value.is_finite() && best.as_ref().is_none_or(|b| m.value < b.1) {
+                best = Some((m.x, m.value));
+            }
+        }
+        let (theta, value) = best.ok_or_else(|| {
+            Error::numerical(
+                "GP fit: the marginal likelihood was not finite at any start (check the data)",
+            )
+        })?;
+        Ok((theta, value, iters, evals))
+    }
+}

@@ -1,0 +1,358 @@
+//! Dense linear algebra for the small symmetric positive-definite systems of a GP
+//! (n up to about a thousand).
+//!
+//! The Cholesky factor is stored *packed by rows* (row `i` holds `L[i][0..=i]` at offset
+//! `i(i+1)/2`). Every loop below walks rows, so inner loops are contiguous, and extending the
+//! factor by one observation (a fantasy) only appends a row: nothing is refactorised.
+
+use cabo_core::{Error, Result};
+
+/// Largest number of ×10 jitter escalations tried before a matrix is declared indefinite:
+/// starting from 1e-9·mean(diag) the cap is 1e-3·mean(diag), beyond which the model would
+/// no longer be the one asked for.
+const MAX_JITTER_TRIES: usize = 7;
+
+/// A lower-triangular Cholesky factor `A + jitter·I = L Lᵀ`, packed by rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cholesky {
+    n: usize,
+    packed: Vec<f64>,
+    jitter: f64,
+}
+
+#[inline]
+fn row_start(i: usize) -> usize {
+    i * (i + 1) / 2
+}
+
+/// Dot product written so the compiler vectorises it (four independent accumulators).
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    let chunks = n / 4;
+    for c in 0..chunks {
+        let i = 4 * c;
+        acc[0] += a[i] * b[i];
+        acc[1] += a[i + 1] * b[i + 1];
+        acc[2] += a[i + 2] * b[i + 2];
+        acc[3] += a[i + 3] * b[i + 3];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for i in 4 * chunks..n {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// `y += a·x` over equal-length slices.
+#[inline]
+pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+impl Cholesky {
+    /// The empty factor (of a 0 × 0 matrix).
+    pub fn empty() -> Self {
+        Cholesky {
+            n: 0,
+            packed: Vec::new(),
+            jitter: 0.0,
+        }
+    }
+
+    /// Factorises the symmetric matrix `a` (row-major `n × n`; only the lower triangle is
+    /// read). If it is not numerically positive definite, retries with `jitter·I` added,
+    /// starting at 1e-9·mean(diag) and growing ×10 up to 1e-3·mean(diag); the jitter used is
+    /// kept in [`Cholesky::jitter`]. Fails with [`Error::Numerical`] beyond that cap.
+    pub fn factor(a: &[f64], n: usize) -> Result<Self> {
+        if a.len() != n * n {
+            return Err(Error::invalid(format!(
+                "Cholesky: matrix has {} entries, expected {n}×{n}",
+                a.len()
+            )));
+        }
+        let mut packed = vec![0.0; row_start(n)];
+        if try_factor(a, n, 0.0, &mut packed) {
+            return Ok(Cholesky {
+                n,
+                packed,
+                jitter: 0.0,
+            });
+        }
+        let mean_diag = (0..n).map(|i| a[i * n + i].abs()).sum::<f64>() / n.max(1) as f64;
+        let mut jitter = 1e-9 * if mean_diag > 0.0 { mean_diag } else { 1.0 };
+        for _ in 0..MAX_JITTER_TRIES {
+            if try_factor(a, n, jitter, &mut packed) {
+                return Ok(Cholesky { n, packed, jitter });
+            }
+            jitter *= 10.0;
+        }
+        Err(Error::numerical(format!(
+            "covariance matrix ({n}×{n}) is not positive definite even with jitter {:.1e}",
+            jitter / 10.0
+        )))
+    }
+
+    /// Order of the factored matrix.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True for the factor of an empty matrix.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Diagonal jitter that had to be added for the factorisation to succeed (0 if none).
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    /// Row `i` of L, entries `0..=i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.packed[row_start(i)..row_start(i + 1)]
+    }
+
+    /// `L[i][j]` for `j ≤ i`.
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.packed[row_start(i) + j]
+    }
+
+    /// Log-determinant of `L Lᵀ`.
+    pub fn log_det(&self) -> f64 {
+        2.0 * (0..self.n).map(|i| self.get(i, i).ln()).sum::<f64>()
+    }
+
+    /// Solves `L z = b` in place (forward substitution).
+    pub fn solve_lower_in_place(&self, b: &mut [f64]) {
+        debug_assert_eq!(b.len(), self.n);
+        for i in 0..self.n {
+            let r = self.row(i);
+            let s = b[i] - dot(&r[..i], &b[..i]);
+            b[i] = s / r[i];
+        }
+    }
+
+    /// Solves `Lᵀ z = b` in place (backward substitution, column-oriented so that it still
+    /// walks rows of the packed factor).
+    pub fn solve_upper_in_place(&self, b: &mut [f64]) {
+        debug_assert_eq!(b.len(), self.n);
+        for i in (0..self.n).rev() {
+            let r = self.row(i);
+            let zi = b[i] / r[i];
+            b[i] = zi;
+            axpy(-zi, &r[..i], &mut b[..i]);
+        }
+    }
+
+    /// Solves `(L Lᵀ) z = b` in place.
+    pub fn solve_in_place(&self, b: &mut [f64]) {
+        self.solve_lower_in_place(b);
+        self.solve_upper_in_place(b);
+    }
+
+    /// Solves `L Z = B` for a row-major `n × m` right-hand side in place: each step is a
+    /// contiguous `axpy` over the m columns.
+    pub fn solve_lower_matrix_in_place(&self, b: &mut [f64], m: usize) {
+        debug_assert_eq!(b.len(), self.n * m);
+        for i in 0..self.n {
+            let r = self.row(i);
+            let (done, rest) = b.split_at_mut(i * m);
+            let bi = &mut rest[..m];
+            for (j, &lij) in r[..i].iter().enumerate() {
+                if lij != 0.0 {
+                    axpy(-lij, &done[j * m..(j + 1) * m], bi);
+                }
+            }
+            let inv = 1.0 / r[i];
+            for v in bi.iter_mut() {
+                *v *= inv;
+            }
+        }
+    }
+
+    /// The factor of the matrix grown by one row/column `[A c; cᵀ d]`, given `c` (length n)
+    /// and `d`, in O(n²) without refactorising. The same jitter as this factor is added to
+    /// the new diagonal entry, so the result equals factorising the grown matrix directly.
+    /// Fails when the new pivot is not positive (the new point duplicates the old ones
+    /// without noise).
+    pub fn extend(&self, c: &[f64], d: f64) -> Result<Cholesky> {
+        let mut out = self.clone();
+        out.extend_in_place(c, d)?;
+        Ok(out)
+    }
+
+    /// In-place form of [`Cholesky::extend`].
+    pub fn extend_in_place(&mut self, c: &[f64], d: f64) -> Result<()> {
+        if c.len() != self.n {
+            return Err(Error::invalid(format!(
+                "Cholesky extension: {} cross terms for a factor of order {}",
+                c.len(),
+                self.n
+            )));
+        }
+        let mut l = c.to_vec();
+        self.solve_lower_in_place(&mut l);
+        let pivot = d + self.jitter - dot(&l, &l);
+        if !(pivot.is_finite() && pivot > 0.0) {
+            return Err(Error::numerical(format!(
+                "Cholesky extension: new pivot {pivot:.3e} is not positive (the new point is \
+                 linearly dependent on the old ones)"
+            )));
+        }
+        self.packed.extend_from_slice(&l);
+        self.packed.push(pivot.sqrt());
+        self.n += 1;
+        Ok(())
+    }
+
+    /// The explicit inverse `L⁻¹`, row-major `n × n` (upper triangle zero).
+    pub fn inverse_factor(&self) -> Vec<f64> {
+        // Forward substitution on the identity, skipping the structural zeros: row j of
+        // L⁻¹ is non-zero only in columns 0..=j, so the work is n³/6 instead of n³/2.
+        let n = self.n;
+        let mut inv = vec![0.0; n * n];
+        for i in 0..n {
+            let r = self.row(i);
+            let (done, rest) = inv.split_at_mut(i * n);
+            let bi = &mut rest[..n];
+            bi[i] = 1.0;
+            for (j, &lij) in r[..i].iter().enumerate() {
+                if lij != 0.0 {
+                    axpy(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
+                }
+            }
+            let inv_d = 1.0 / r[i];
+            for v in bi[..=i].iter_mut() {
+                *v *= inv_d;
+            }
+        }
+        inv
+    }
+
+    /// The explicit inverse `(L Lᵀ)⁻¹`, row-major `n × n`, accumulated as `Σ_k r_k r_kᵀ` over
+    /// the rows `r_k` of `L⁻¹` so every update is contiguous.
+    pub fn inverse(&self) -> Vec<f64> {
+        let n = self.n;
+        let linv = self.inverse_factor();
+        let mut out = vec![0.0; n * n];
+        for k in 0..n {
+            let r = &linv[k * n..k * n + k + 1];
+            for (a, &ra) in r.iter().enumerate() {
+                if ra != 0.0 {
+                    axpy(ra, &r[..=a], &mut out[a * n..a * n + a + 1]);
+                }
+            }
+        }
+        for a in 0..n {
+            for b in 0..a {
+                out[b * n + a] = out[a * n + b];
+            }
+        }
+        out
+    }
+}
+
+/// One attempt at factorising `a + jitter·I` into `packed`; false if a pivot is not positive.
+fn try_factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+    for i in 0..n {
+        let si = row_start(i);
+        for j in 0..=i {
+            let sj = row_start(j);
+            let s = dot(&packed[si..si + j], &packed[sj..sj + j]);
+            if i == j {
+                let p = a[i * n + i] + jitter - s;
+                if !(p.is_finite() && p > 0.0) {
+                    return false;
+                }
+                packed[si + i] = p.sqrt();
+            } else {
+                packed[si + j] = (a[i * n + j] - s) / packed[sj + j];
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spd(n: usize, seed: u64) -> Vec<f64> {
+        let mut rng = cabo_core::Rng::new(seed);
+        let b: Vec<f64> = (0..n * n).map(|_| rng.normal()).collect();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] = (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum::<f64>()
+                    + if i == j { 0.5 } else { 0.0 };
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn factor_reproduces_matrix_and_solves() {
+        let n = 9;
+        let a = spd(n, 1);
+        let c = Cholesky::factor(&a, n).unwrap();
+        assert_eq!(c.jitter(), 0.0);
+        for i in 0..n {
+            for j in 0..=i {
+                let s: f64 = (0..=j).map(|k| c.get(i, k) * c.get(j, k)).sum();
+                assert!((s - a[i * n + j]).abs() < 1e-12 * a[i * n + i].abs().max(1.0));
+            }
+        }
+        let b: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
+        let mut z = b.clone();
+        c.solve_in_place(&mut z);
+        for i in 0..n {
+            let r: f64 = (0..n).map(|j| a[i * n + j] * z[j]).sum();
+            assert!((r - b[i]).abs() < 1e-10);
+        }
+        let inv = c.inverse();
+        for i in 0..n {
+            for j in 0..n {
+                let r: f64 = (0..n).map(|k| a[i * n + k] * inv[k * n + j]).sum();
+                assert!((r - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10);
+            }
+        }
+    }
+
+    #[test]
+    fn extension_equals_refactorisation() {
+        let n = 8;
+        let a = spd(n, 2);
+        let m = n - 1;
+        let sub: Vec<f64> = (0..m)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .map(|(i, j)| a[i * n + j])
+            .collect();
+        let c = Cholesky::factor(&sub, m).unwrap();
+        let col: Vec<f64> = (0..m).map(|i| a[m * n + i]).collect();
+        let ext = c.extend(&col, a[m * n + m]).unwrap();
+        let full = Cholesky::factor(&a, n).unwrap();
+        for (x, y) in ext.packed.iter().zip(&full.packed) {
+            assert!((x - y).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn singular_matrix_gets_recorded_jitter() {
+        // Two identical rows: rank one, so the plain factorisation fails.
+        let a = vec![1.0, 1.0, 1.0, 1.0];
+        let c = Cholesky::factor(&a, 2).unwrap();
+        assert!(c.jitter() > 0.0 && c.jitter() <= 1e-3);
+        let bad = vec![-1.0, 0.0, 0.0, -1.0];
+        assert!(matches!(
+            Cholesky::factor(&bad, 2),
+            Err(Error::Numerical(_))
+        ));
+    }
+}

@@ -1,0 +1,722 @@
+//! The exact GP posterior: a concrete type other plugins use directly (through
+//! `Posterior::as_any`) for fantasies, cross-covariances and sample paths.
+//!
+//! Internally everything is in *model units* (standardised y when the model standardises);
+//! every public method reports in the units of the observed y, like BoTorch's
+//! `Standardize` outcome transform, unless its doc says otherwise.
+
+use crate::kernel::Kernel;
+use crate::linalg::{Cholesky, axpy, dot};
+use crate::rff::RandomFeatures;
+use cabo_core::{
+    Diagnostics, Error, MeanVar, MeanVarGrad, Posterior, Result, Rng, SamplePath, TrainingData,
+};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Number of random Fourier features of posterior sample paths (seed 002, App. C.2).
+pub const SAMPLE_PATH_FEATURES: usize = 1024;
+
+/// Smallest posterior variance reported, in model units: GPyTorch's float64 floor, so that
+/// EI-type acquisitions never divide by zero at training points.
+pub const MIN_VARIANCE: f64 = 1e-10;
+
+/// The affine map between model units and observed y: `y = shift + scale · y_model`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutputTransform {
+    /// Location (the training mean when standardising, else 0).
+    pub shift: f64,
+    /// Scale (the training standard deviation when standardising, else 1).
+    pub scale: f64,
+}
+
+impl OutputTransform {
+    /// The identity map.
+    pub const IDENTITY: OutputTransform = OutputTransform {
+        shift: 0.0,
+        scale: 1.0,
+    };
+
+    /// BoTorch's `Standardize`: mean and unbiased standard deviation of `y`, with the scale
+    /// replaced by 1 when fewer than two points or a spread below 1e-8 make it meaningless.
+    pub fn standardize(y: &[f64]) -> OutputTransform {
+        let n = y.len();
+        if n == 0 {
+            return Self::IDENTITY;
+        }
+        let mean = y.iter().sum::<f64>() / n as f64;
+        let sd = if n >= 2 {
+            (y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        OutputTransform {
+            shift: mean,
+            scale: if sd >= 1e-8 { sd } else { 1.0 },
+        }
+    }
+}
+
+/// Training inputs shared between a posterior and its fantasies.
+#[derive(Debug)]
+struct Train {
+    dim: usize,
+    /// Inputs, row-major `n × d`, unit cube.
+    x: Vec<f64>,
+    /// Inputs divided by the lengthscales (so distances need no division).
+    x_scaled: Vec<f64>,
+    /// Targets in model units.
+    y: Vec<f64>,
+}
+
+/// The posterior of an exact GP with a constant mean and Gaussian noise. Cheap to clone
+/// (the factor and data are copied, O(n²)); conditioning extends the Cholesky factor.
+#[derive(Debug, Clone)]
+pub struct GpPosterior {
+    kernel: Kernel,
+    inv_ls: Vec<f64>,
+    mean: f64,
+    noise: f64,
+    train: Arc<Train>,
+    chol: Cholesky,
+    /// `(K + σ²I)⁻¹ (y − mean)`, model units.
+    alpha: Vec<f64>,
+    transform: OutputTransform,
+    diagnostics: Diagnostics,
+}
+
+impl GpPosterior {
+    /// The posterior given hyperparameters in model units (`kernel`, `noise` variance,
+    /// constant `mean`), training data in observed units and the map `transform` from model
+    /// to observed units. Fails on non-finite data (naming the index), a dimension
+    /// mismatch, or a covariance that stays indefinite after jitter. Empty data gives the
+    /// prior.
+    pub fn new(
+        kernel: Kernel,
+        noise: f64,
+        mean: f64,
+        data: TrainingData<'_>,
+        transform: OutputTransform,
+    ) -> Result<Self> {
+        check_data(&data)?;
+        if data.dim != kernel.dim() {
+            return Err(Error::invalid(format!(
+                "GP: data have dimension {}, the kernel has {} lengthscales",
+                data.dim,
+                kernel.dim()
+            )));
+        }
+        if !(noise.is_finite() && noise >= 0.0) {
+            return Err(Error::invalid(format!(
+                "GP: noise variance {noise} must be finite and ≥ 0"
+            )));
+        }
+        if !(mean.is_finite() && transform.scale > 0.0 && transform.shift.is_finite()) {
+            return Err(Error::invalid(
+                "GP: mean and output transform must be finite",
+            ));
+        }
+        let y: Vec<f64> = data
+            .y
+            .iter()
+            .map(|v| (v - transform.shift) / transform.scale)
+            .collect();
+        let inv_ls: Vec<f64> = kernel.lengthscales.iter().map(|l| 1.0 / l).collect();
+        let x_scaled = scale_rows(data.x, &inv_ls);
+        let n = data.len();
+        let mut gram = vec![0.0; n * n];
+        let d = data.dim;
+        for i in 0..n {
+            let xi = &x_scaled[i * d..(i + 1) * d];
+            for j in 0..=i {
+                let k = kernel.outputscale
+                    * kernel
+                        .kind
+                        .profile(sqdist(xi, &x_scaled[j * d..(j + 1) * d]))
+                        .0;
+                gram[i * n + j] = k;
+            }
+            gram[i * n + i] += noise;
+        }
+        let chol = Cholesky::factor(&gram, n)?;
+        let train = Train {
+            dim: d,
+            x: data.x.to_vec(),
+            x_scaled,
+            y,
+        };
+        let mut post = GpPosterior {
+            kernel,
+            inv_ls,
+            mean,
+            noise,
+            train: Arc::new(train),
+            chol,
+            alpha: Vec::new(),
+            transform,
+            diagnostics: Diagnostics::new(),
+        };
+        post.update_alpha();
+        post.diagnostics = post.base_diagnostics();
+        Ok(post)
+    }
+
+    fn update_alpha(&mut self) {
+        let mut a: Vec<f64> = self.train.y.iter().map(|v| v - self.mean).collect();
+        self.chol.solve_in_place(&mut a);
+        self.alpha = a;
+    }
+
+    fn base_diagnostics(&self) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        for (i, l) in self.kernel.lengthscales.iter().enumerate() {
+            d.insert(format!("gp.lengthscale[{i}]"), *l);
+        }
+        d.insert("gp.outputscale".into(), self.kernel.outputscale);
+        d.insert("gp.noise".into(), self.noise);
+        d.insert("gp.mean".into(), self.mean);
+        d.insert("gp.jitter".into(), self.chol.jitter());
+        d.insert("gp.n".into(), self.len() as f64);
+        d
+    }
+
+    /// Adds entries to the diagnostics (the fitter records its objective and iterations).
+    pub(crate) fn set_diagnostic(&mut self, key: &str, value: f64) {
+        self.diagnostics.insert(key.to_string(), value);
+    }
+
+    /// Number of training points (fantasies included).
+    pub fn len(&self) -> usize {
+        self.train.y.len()
+    }
+
+    /// True for the prior (no training points).
+    pub fn is_empty(&self) -> bool {
+        self.train.y.is_empty()
+    }
+
+    /// The kernel, in model units (its outputscale is the model-unit prior variance).
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Constant prior mean, model units.
+    pub fn mean_constant(&self) -> f64 {
+        self.mean
+    }
+
+    /// Noise variance in model units (see [`Posterior::noise_variance`] for y units).
+    pub fn model_noise_variance(&self) -> f64 {
+        self.noise
+    }
+
+    /// The map from model units to observed y.
+    pub fn output_transform(&self) -> OutputTransform {
+        self.transform
+    }
+
+    /// Training inputs, row-major `n × d` (fantasy points included).
+    pub fn train_x(&self) -> &[f64] {
+        &self.train.x
+    }
+
+    /// Training targets in observed units (fantasy values included).
+    pub fn train_y(&self) -> Vec<f64> {
+        let t = self.transform;
+        self.train.y.iter().map(|v| t.shift + t.scale * v).collect()
+    }
+
+    /// The Cholesky factor of `K + σ²I` (model units; its jitter is recorded).
+    pub fn cholesky(&self) -> &Cholesky {
+        &self.chol
+    }
+
+    /// `(K + σ²I)⁻¹ (y − mean)` in model units.
+    pub fn alpha(&self) -> &[f64] {
+        &self.alpha
+    }
+
+    /// Prior covariance `k(a, b)` in y units.
+    pub fn prior_covariance(&self, a: &[f64], b: &[f64]) -> f64 {
+        self.transform.scale.powi(2) * self.kernel.value(a, b)
+    }
+
+    /// Cross-covariances `k(x, X_i)` with every training input, in y units.
+    pub fn cross_covariance(&self, x: &[f64], out: &mut [f64]) {
+        self.cross_model(x, out);
+        let s2 = self.transform.scale.powi(2);
+        for v in out.iter_mut() {
+            *v *= s2;
+        }
+    }
+
+    /// Cross-covariances `k(x, X_i)` (y units) and their x-gradients, `grad` row-major
+    /// `n × d` (row i is `∂k(x, X_i)/∂x`).
+    pub fn cross_covariance_grad(&self, x: &[f64], out: &mut [f64], grad: &mut [f64]) {
+        self.cross_grad_model(x, out, grad);
+        let s2 = self.transform.scale.powi(2);
+        for v in out.iter_mut().chain(grad.iter_mut()) {
+            *v *= s2;
+        }
+    }
+
+    /// k(x, X) in model units.
+    fn cross_model(&self, x: &[f64], out: &mut [f64]) {
+        let d = self.train.dim;
+        let mut xs = [0.0f64; 64];
+        let xs_vec;
+        let xsc: &[f64] = if d <= 64 {
+            for ((o, a), il) in xs.iter_mut().zip(x).zip(&self.inv_ls) {
+                *o = a * il;
+            }
+            &xs[..d]
+        } else {
+            xs_vec = x
+                .iter()
+                .zip(&self.inv_ls)
+                .map(|(a, il)| a * il)
+                .collect::<Vec<_>>();
+            &xs_vec
+        };
+        let s = self.kernel.outputscale;
+        for (o, row) in out.iter_mut().zip(self.train.x_scaled.chunks_exact(d)) {
+            *o = s * self.kernel.kind.profile(sqdist(xsc, row)).0;
+        }
+    }
+
+    /// k(x, X) and ∂k/∂x (row-major n × d) in model units.
+    fn cross_grad_model(&self, x: &[f64], out: &mut [f64], grad: &mut [f64]) {
+        let d = self.train.dim;
+        let s = self.kernel.outputscale;
+        for (i, (o, g)) in out.iter_mut().zip(grad.chunks_exact_mut(d)).enumerate() {
+            let xi = &self.train.x[i * d..(i + 1) * d];
+            let mut r2 = 0.0;
+            for j in 0..d {
+                let t = (x[j] - xi[j]) * self.inv_ls[j];
+                r2 += t * t;
+            }
+            let (k, dk) = self.kernel.kind.profile(r2);
+            *o = s * k;
+            let c = 2.0 * s * dk;
+            for j in 0..d {
+                g[j] = c * (x[j] - xi[j]) * self.inv_ls[j] * self.inv_ls[j];
+            }
+        }
+    }
+
+    /// Mean and variance in model units (variance floored at [`MIN_VARIANCE`]).
+    fn mean_var_model(&self, x: &[f64]) -> (f64, f64) {
+        let n = self.len();
+        let mut k = vec![0.0; n];
+        self.cross_model(x, &mut k);
+        let mean = self.mean + dot(&k, &self.alpha);
+        self.chol.solve_lower_in_place(&mut k);
+        let var = self.kernel.outputscale - dot(&k, &k);
+        (mean, var.max(MIN_VARIANCE))
+    }
+
+    /// The posterior after observing `ys` (y units) at the rows of `xs` with the model's
+    /// noise: the Cholesky factor is extended one row at a time (O(n²) each), never
+    /// refactorised, and hyperparameters are kept.
+    pub fn condition_many(&self, xs: &[f64], ys: &[f64]) -> Result<GpPosterior> {
+        let d = self.train.dim;
+        if xs.len() != ys.len() * d {
+            return Err(Error::invalid(format!(
+                "condition: {} inputs for {} values in dimension {d}",
+                xs.len(),
+                ys.len()
+            )));
+        }
+        check_data(&TrainingData {
+            dim: d,
+            x: xs,
+            y: ys,
+        })?;
+        let mut out = self.clone();
+        let mut train = Train {
+            dim: d,
+            x: self.train.x.clone(),
+            x_scaled: self.train.x_scaled.clone(),
+            y: self.train.y.clone(),
+        };
+        let t = self.transform;
+        for (x, &y) in xs.chunks_exact(d).zip(ys) {
+            let mut k = vec![0.0; train.y.len()];
+            // Cross terms against the current (growing) training set.
+            let s = self.kernel.outputscale;
+            let xsc: Vec<f64> = x.iter().zip(&self.inv_ls).map(|(a, il)| a * il).collect();
+            for (o, row) in k.iter_mut().zip(train.x_scaled.chunks_exact(d)) {
+                *o = s * self.kernel.kind.profile(sqdist(&xsc, row)).0;
+            }
+            out.chol.extend_in_place(&k, s + self.noise)?;
+            train.x.extend_from_slice(x);
+            train.x_scaled.extend_from_slice(&xsc);
+            train.y.push((y - t.shift) / t.scale);
+        }
+        out.train = Arc::new(train);
+        out.update_alpha();
+        out.diagnostics = out.base_diagnostics();
+        Ok(out)
+    }
+
+    /// A pathwise-conditioned posterior sample (Wilson et al. 2020): a prior draw from
+    /// [`SAMPLE_PATH_FEATURES`] random Fourier features, updated exactly by
+    /// `f(x) = f_prior(x) + k(x, X)(K + σ²I)⁻¹(y − f_prior(X) − ε)`, `ε ~ N(0, σ²I)`.
+    pub fn pathwise_sample(&self, seed: u64) -> Result<PathwiseSample> {
+        self.pathwise_sample_with(SAMPLE_PATH_FEATURES, seed)
+    }
+
+    /// [`GpPosterior::pathwise_sample`] with a chosen number of features.
+    pub fn pathwise_sample_with(&self, n_features: usize, seed: u64) -> Result<PathwiseSample> {
+        let prior = RandomFeatures::from_kernel(&self.kernel, n_features, seed)?;
+        let mut rng = Rng::new(cabo_core::derive_seed(&[&seed, &"pathwise noise"]));
+        let sd = self.noise.sqrt();
+        let d = self.train.dim;
+        let mut v: Vec<f64> = self
+            .train
+            .x
+            .chunks_exact(d)
+            .zip(&self.train.y)
+            .map(|(x, y)| y - self.mean - prior.value(x) - sd * rng.normal())
+            .collect();
+        self.chol.solve_in_place(&mut v);
+        Ok(PathwiseSample {
+            posterior: self.clone(),
+            prior,
+            weights: v,
+        })
+    }
+
+    /// A posterior sample by Bayesian linear regression on [`SAMPLE_PATH_FEATURES`] random
+    /// Fourier features (seed 002, App. C.2): `f(x) = mean + φ(x)ᵀw` with w drawn exactly
+    /// from its Gaussian posterior under the prior N(0, I) and noise σ². The draw uses
+    /// Matheron's rule in weight space, `w = w₀ + Φᵀ(ΦΦᵀ + σ²I)⁻¹(y − Φw₀ − ε)`, which costs
+    /// O(n²m) instead of the O(m³) of forming the m × m posterior covariance.
+    pub fn rff_blr_sample(&self, seed: u64) -> Result<RandomFeaturesSample> {
+        self.rff_blr_sample_with(SAMPLE_PATH_FEATURES, seed)
+    }
+
+    /// [`GpPosterior::rff_blr_sample`] with a chosen number of features.
+    pub fn rff_blr_sample_with(
+        &self,
+        n_features: usize,
+        seed: u64,
+    ) -> Result<RandomFeaturesSample> {
+        let mut features = RandomFeatures::from_kernel(&self.kernel, n_features, seed)?;
+        let n = self.len();
+        let m = n_features;
+        if n > 0 {
+            let phi = features.feature_matrix(&self.train.x);
+            let mut gram = vec![0.0; n * n];
+            for i in 0..n {
+                for j in 0..=i {
+                    gram[i * n + j] = dot(&phi[i * m..(i + 1) * m], &phi[j * m..(j + 1) * m]);
+                }
+                gram[i * n + i] += self.noise;
+            }
+            let chol = Cholesky::factor(&gram, n)?;
+            let mut rng = Rng::new(cabo_core::derive_seed(&[&seed, &"blr noise"]));
+            let sd = self.noise.sqrt();
+            let w0 = features.weights().to_vec();
+            let mut r: Vec<f64> = (0..n)
+                .map(|i| {
+                    self.train.y[i]
+                        - self.mean
+                        - dot(&phi[i * m..(i + 1) * m], &w0)
+                        - sd * rng.normal()
+                })
+                .collect();
+            chol.solve_in_place(&mut r);
+            let mut w = w0;
+            for (i, ri) in r.iter().enumerate() {
+                axpy(*ri, &phi[i * m..(i + 1) * m], &mut w);
+            }
+            features.set_weights(w)?;
+        }
+        Ok(RandomFeaturesSample {
+            features,
+            mean: self.mean,
+            transform: self.transform,
+        })
+    }
+}
+
+impl Posterior for GpPosterior {
+    fn dim(&self) -> usize {
+        self.train.dim
+    }
+
+    fn mean_var(&self, x: &[f64]) -> MeanVar {
+        let (m, v) = self.mean_var_model(x);
+        let t = self.transform;
+        MeanVar {
+            mean: t.shift + t.scale * m,
+            var: t.scale * t.scale * v,
+        }
+    }
+
+    fn mean_var_batch(&self, xs: &[f64], out: &mut [MeanVar]) {
+        let d = self.train.dim;
+        let m = out.len().min(xs.len() / d.max(1));
+        let n = self.len();
+        let t = self.transform;
+        let s = self.kernel.outputscale;
+        if n == 0 {
+            for o in out.iter_mut() {
+                *o = MeanVar {
+                    mean: t.shift + t.scale * self.mean,
+                    var: t.scale * t.scale * s,
+                };
+            }
+            return;
+        }
+        // Kᵀ laid out n × m so the mean is a sum of rows and the triangular solve updates
+        // whole contiguous rows.
+        let xsc = scale_rows(&xs[..m * d], &self.inv_ls);
+        let mut kt = vec![0.0; n * m];
+        for (i, row) in kt.chunks_exact_mut(m).enumerate() {
+            let xi = &self.train.x_scaled[i * d..(i + 1) * d];
+            for (o, p) in row.iter_mut().zip(xsc.chunks_exact(d)) {
+                *o = s * self.kernel.kind.profile(sqdist(p, xi)).0;
+            }
+        }
+        let mut mean = vec![self.mean; m];
+        for (i, row) in kt.chunks_exact(m).enumerate() {
+            axpy(self.alpha[i], row, &mut mean);
+        }
+        self.chol.solve_lower_matrix_in_place(&mut kt, m);
+        let mut var = vec![s; m];
+        for row in kt.chunks_exact(m) {
+            for (v, r) in var.iter_mut().zip(row) {
+                *v -= r * r;
+            }
+        }
+        for ((o, mu), v) in out.iter_mut().zip(&mean).zip(&var) {
+            *o = MeanVar {
+                mean: t.shift + t.scale * mu,
+                var: t.scale * t.scale * v.max(MIN_VARIANCE),
+            };
+        }
+    }
+
+    fn mean_var_grad(&self, x: &[f64]) -> Result<MeanVarGrad> {
+        let d = self.train.dim;
+        if x.len() != d {
+            return Err(Error::invalid(format!(
+                "mean_var_grad: point has {} coordinates, the model has dimension {d}",
+                x.len()
+            )));
+        }
+        let n = self.len();
+        let t = self.transform;
+        let mut k = vec![0.0; n];
+        let mut dk = vec![0.0; n * d];
+        self.cross_grad_model(x, &mut k, &mut dk);
+        let mut dmean = vec![0.0; d];
+        for (a, g) in self.alpha.iter().zip(dk.chunks_exact(d)) {
+            axpy(*a, g, &mut dmean);
+        }
+        let mean = self.mean + dot(&k, &self.alpha);
+        // v = L⁻¹k gives the variance; u = L⁻ᵀv = K⁻¹k gives its gradient −2 uᵀ ∂k/∂x.
+        self.chol.solve_lower_in_place(&mut k);
+        let raw_var = self.kernel.outputscale - dot(&k, &k);
+        self.chol.solve_upper_in_place(&mut k);
+        let mut dvar = vec![0.0; d];
+        if raw_var > MIN_VARIANCE {
+            for (u, g) in k.iter().zip(dk.chunks_exact(d)) {
+                axpy(-2.0 * u, g, &mut dvar);
+            }
+        }
+        let s2 = t.scale * t.scale;
+        Ok(MeanVarGrad {
+            mean: t.shift + t.scale * mean,
+            var: s2 * raw_var.max(MIN_VARIANCE),
+            dmean: dmean.into_iter().map(|g| t.scale * g).collect(),
+            dvar: dvar.into_iter().map(|g| s2 * g).collect(),
+        })
+    }
+
+    fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+        let d = self.train.dim;
+        if d == 0 || !xs.len().is_multiple_of(d) {
+            return Err(Error::invalid(format!(
+                "joint: {} coordinates are not a whole number of points of dimension {d}",
+                xs.len()
+            )));
+        }
+        let m = xs.len() / d;
+        let n = self.len();
+        let t = self.transform;
+        let mut kt = vec![0.0; n * m];
+        let mut col = vec![0.0; n];
+        for (j, p) in xs.chunks_exact(d).enumerate() {
+            self.cross_model(p, &mut col);
+            for i in 0..n {
+                kt[i * m + j] = col[i];
+            }
+        }
+        let mut mean = vec![self.mean; m];
+        for (i, row) in kt.chunks_exact(m).enumerate() {
+            axpy(self.alpha[i], row, &mut mean);
+        }
+        self.chol.solve_lower_matrix_in_place(&mut kt, m);
+        let mut cov = vec![0.0; m * m];
+        for a in 0..m {
+            let pa = &xs[a * d..(a + 1) * d];
+            for b in 0..=a {
+                let mut c = self.kernel.value(pa, &xs[b * d..(b + 1) * d]);
+                for row in kt.chunks_exact(m) {
+                    c -= row[a] * row[b];
+                }
+                if a == b {
+                    c = c.max(MIN_VARIANCE);
+                }
+                cov[a * m + b] = t.scale * t.scale * c;
+                cov[b * m + a] = cov[a * m + b];
+            }
+        }
+        Ok((
+            mean.into_iter().map(|v| t.shift + t.scale * v).collect(),
+            cov,
+        ))
+    }
+
+    fn condition(&self, x: &[f64], y: f64) -> Result<Box<dyn Posterior>> {
+        Ok(Box::new(self.condition_many(x, &[y])?))
+    }
+
+    fn noise_variance(&self) -> f64 {
+        self.transform.scale * self.transform.scale * self.noise
+    }
+
+    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
+        Ok(Box::new(self.pathwise_sample(seed)?))
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.diagnostics.clone()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A posterior sample path by pathwise (Matheron) conditioning of a random-feature prior
+/// draw; see [`GpPosterior::pathwise_sample`]. Values are in y units.
+#[derive(Debug, Clone)]
+pub struct PathwiseSample {
+    posterior: GpPosterior,
+    prior: RandomFeatures,
+    /// `(K + σ²I)⁻¹(y − mean − f_prior(X) − ε)`.
+    weights: Vec<f64>,
+}
+
+impl SamplePath for PathwiseSample {
+    fn value(&self, x: &[f64]) -> f64 {
+        let p = &self.posterior;
+        let mut k = vec![0.0; p.len()];
+        p.cross_model(x, &mut k);
+        let f = p.mean + self.prior.value(x) + dot(&k, &self.weights);
+        p.transform.shift + p.transform.scale * f
+    }
+
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let p = &self.posterior;
+        let d = p.train.dim;
+        let n = p.len();
+        let mut k = vec![0.0; n];
+        let mut dk = vec![0.0; n * d];
+        p.cross_grad_model(x, &mut k, &mut dk);
+        let f = p.mean + self.prior.value_grad(x, grad) + dot(&k, &self.weights);
+        for (w, g) in self.weights.iter().zip(dk.chunks_exact(d)) {
+            axpy(*w, g, grad);
+        }
+        for g in grad.iter_mut() {
+            *g *= p.transform.scale;
+        }
+        p.transform.shift + p.transform.scale * f
+    }
+}
+
+/// A posterior sample path `mean + φ(x)ᵀw` from Bayesian linear regression on random
+/// features; see [`GpPosterior::rff_blr_sample`]. Values are in y units.
+#[derive(Debug, Clone)]
+pub struct RandomFeaturesSample {
+    features: RandomFeatures,
+    mean: f64,
+    transform: OutputTransform,
+}
+
+impl RandomFeaturesSample {
+    /// The features with their posterior weights (model units).
+    pub fn features(&self) -> &RandomFeatures {
+        &self.features
+    }
+}
+
+impl SamplePath for RandomFeaturesSample {
+    fn value(&self, x: &[f64]) -> f64 {
+        self.transform.shift + self.transform.scale * (self.mean + self.features.value(x))
+    }
+
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let v = self.features.value_grad(x, grad);
+        for g in grad.iter_mut() {
+            *g *= self.transform.scale;
+        }
+        self.transform.shift + self.transform.scale * (self.mean + v)
+    }
+}
+
+/// Rejects inconsistent shapes and non-finite values, naming the first bad index.
+pub(crate) fn check_data(data: &TrainingData<'_>) -> Result<()> {
+    if data.dim == 0 {
+        return Err(Error::invalid("GP: input dimension must be ≥ 1"));
+    }
+    if data.x.len() != data.y.len() * data.dim {
+        return Err(Error::invalid(format!(
+            "GP: {} input coordinates for {} targets in dimension {} (expected {})",
+            data.x.len(),
+            data.y.len(),
+            data.dim,
+            data.y.len() * data.dim
+        )));
+    }
+    if let Some(i) = data.y.iter().position(|v| !v.is_finite()) {
+        return Err(Error::invalid(format!(
+            "GP: y[{i}] = {} is not finite",
+            data.y[i]
+        )));
+    }
+    if let Some(p) = data.x.iter().position(|v| !v.is_finite()) {
+        return Err(Error::invalid(format!(
+            "GP: x[{}][{}] = {} is not finite",
+            p / data.dim,
+            p % data.dim,
+            data.x[p]
+        )));
+    }
+    Ok(())
+}
+
+#[inline]
+pub(crate) fn sqdist(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        let t = x - y;
+        s += t * t;
+    }
+    s
+}
+
+pub(crate) fn scale_rows(x: &[f64], inv_ls: &[f64]) -> Vec<f64> {
+    let d = inv_ls.len();
+    let mut out = x.to_vec();
+    for row in out.chunks_exact_mut(d) {
+        for (v, il) in row.iter_mut().zip(inv_ls) {
+            *v *= il;
+        }
+    }
+    out
+}
