@@ -3,7 +3,11 @@
 //! - `run <spec or glob>...` runs experiments (validating every spec first);
 //! - `validate <spec or glob>...` only parses and checks;
 //! - `list` prints the plugin catalogue grouped by kind;
-//! - `inspect <file>` prints posterior, cost belief and acquisition values at given points.
+//! - `inspect <file>` prints posterior, cost belief and acquisition values at given points;
+//! - `report <spec or results dir>...` writes `summary.csv`, `report.md` and figures;
+//! - `slurm <spec>...` writes an sbatch job array (one task per shard) and a report job;
+//! - `new-plugin <kind> <name>` scaffolds a plugin crate;
+//! - `bench` runs the divan benchmarks and tabulates their medians.
 
 use cabo_runner::{RunError, RunOptions};
 use clap::{Parser, Subcommand};
@@ -11,12 +15,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
+mod progress;
+
 #[derive(Parser)]
 #[command(
     name = "cargo xtask",
     about = "cabo: cost-aware Bayesian optimisation experiments"
 )]
 struct Cli {
+    /// Show tracing logs on stderr (-v: runs and reports, -vv: every evaluation).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,6 +52,56 @@ enum Command {
         /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
+        /// Run only shard I of N (0-based): run k of the sorted (spec, policy, replication)
+        /// list belongs to shard k mod N. Shards share the output directory.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<cabo_runner::Shard>,
+        /// Do not write the report when a spec completes.
+        #[arg(long)]
+        no_report: bool,
+    },
+    /// Aggregate completed runs: summary.csv, report.md, report.svg and report.png in each
+    /// spec's results directory.
+    Report {
+        /// Results directories (containing spec.json) or spec files (their results are
+        /// looked up under --out).
+        #[arg(required = true)]
+        targets: Vec<String>,
+        /// Where spec files' results are.
+        #[arg(long, default_value = "results", value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Write a Slurm job array that runs the specs as shards, plus a report job that runs
+    /// after the array succeeds.
+    Slurm {
+        /// Spec files or glob patterns.
+        #[arg(required = true)]
+        specs: Vec<String>,
+        #[command(flatten)]
+        opts: SlurmArgs,
+    },
+    /// Scaffold a plugin crate `plugins/<name>/` with a working plugin, a unit test and a
+    /// smoke spec, and link it from the facade.
+    NewPlugin {
+        /// The plugin kind: acquisition, problem or policy.
+        kind: String,
+        /// Crate and plugin name: lowercase letters, digits and `-` (the plugin's `type` uses `_`).
+        name: String,
+        /// The workspace to add it to.
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        workspace: PathBuf,
+    },
+    /// Run every package's divan benchmarks, print a table of medians and write them as JSON.
+    Bench {
+        /// Only these packages (repeatable; default: every package with benches).
+        #[arg(long = "package", short = 'p', value_name = "PKG")]
+        packages: Vec<String>,
+        /// Where the JSON goes.
+        #[arg(long, default_value = "results/bench.json", value_name = "FILE")]
+        json: PathBuf,
+        /// Arguments passed to divan (e.g. a name filter).
+        #[arg(last = true)]
+        divan_args: Vec<String>,
     },
     /// Parse and check specs without running anything.
     Validate {
@@ -68,8 +127,77 @@ enum Command {
     },
 }
 
+/// Resources and run flags of `slurm`.
+#[derive(clap::Args)]
+struct SlurmArgs {
+    /// Array tasks, one shard each.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    shards: usize,
+    /// At most K tasks at once (`--array=0-(N-1)%K`).
+    #[arg(long, value_name = "K")]
+    concurrency: Option<usize>,
+    /// CPUs per task (each task runs with as many threads).
+    #[arg(long, default_value_t = 1, value_name = "C")]
+    cpus_per_task: usize,
+    /// Memory per task, e.g. 4G.
+    #[arg(long)]
+    mem: Option<String>,
+    /// Time limit per task, e.g. 02:00:00.
+    #[arg(long)]
+    time: Option<String>,
+    /// Partition.
+    #[arg(long)]
+    partition: Option<String>,
+    /// Account.
+    #[arg(long)]
+    account: Option<String>,
+    /// Run the specs' smoke variants.
+    #[arg(long)]
+    smoke: bool,
+    /// Run only the named policy (repeatable).
+    #[arg(long = "only", value_name = "POLICY")]
+    only: Vec<String>,
+    /// Override the number of replications.
+    #[arg(long, value_name = "N")]
+    replications: Option<usize>,
+    /// Results directory shared by every task.
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    out: PathBuf,
+    /// Where the scripts and the task logs go.
+    #[arg(long, default_value = "slurm", value_name = "DIR")]
+    dir: PathBuf,
+    /// The cabo binary the tasks run (default: this one).
+    #[arg(long, value_name = "PATH")]
+    binary: Option<PathBuf>,
+    /// Job name (default: cabo-<first spec's file name>).
+    #[arg(long)]
+    job_name: Option<String>,
+}
+
+impl From<SlurmArgs> for cabo_runner::slurm::SlurmOptions {
+    fn from(a: SlurmArgs) -> Self {
+        cabo_runner::slurm::SlurmOptions {
+            shards: a.shards,
+            concurrency: a.concurrency,
+            cpus_per_task: a.cpus_per_task,
+            mem: a.mem,
+            time: a.time,
+            partition: a.partition,
+            account: a.account,
+            smoke: a.smoke,
+            only: a.only,
+            replications: a.replications,
+            out: a.out,
+            dir: a.dir,
+            binary: a.binary,
+            job_name: a.job_name,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let bars = progress::install(cli.verbose);
     if let Err(e) = cabo::init() {
         eprintln!("error: {e}");
         return ExitCode::from(3);
@@ -82,6 +210,8 @@ fn main() -> ExitCode {
             replications,
             out,
             threads,
+            shard,
+            no_report,
         } => {
             let opts = RunOptions {
                 smoke,
@@ -89,10 +219,68 @@ fn main() -> ExitCode {
                 replications,
                 out,
                 threads,
-                progress: true,
+                // Bars on a terminal; plain lines in logs and pipes.
+                progress: !bars,
+                bars,
+                shard,
+                report: !no_report,
             };
             run(&specs, &opts)
         }
+        Command::Report { targets, out } => report(&targets, &out),
+        Command::Slurm { specs, opts } => {
+            let paths = match cabo_runner::resolve_spec_paths(&specs) {
+                Ok(p) => p,
+                Err(e) => return fail(&e),
+            };
+            let run_opts = RunOptions {
+                smoke: opts.smoke,
+                only: opts.only.clone(),
+                replications: opts.replications,
+                ..RunOptions::default()
+            };
+            if let Err(e) = cabo_runner::load_specs(&paths, &run_opts) {
+                return fail(&e);
+            }
+            match cabo_runner::slurm::write_scripts(&paths, &opts.into()) {
+                Ok(msg) => {
+                    println!("{msg}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::NewPlugin {
+            kind,
+            name,
+            workspace,
+        } => match cabo_runner::scaffold::new_plugin(&workspace, &kind, &name) {
+            Ok(msg) => {
+                println!("{msg}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Bench {
+            packages,
+            json,
+            divan_args,
+        } => match cabo_runner::bench::run(&packages, &json, &divan_args) {
+            Ok(table) => {
+                print!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        },
         Command::Validate { specs, smoke } => validate(&specs, smoke),
         Command::List { json } => {
             print!("{}", cabo_runner::catalogue::render(json));
@@ -139,6 +327,15 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                     o.skipped,
                     o.dir.display()
                 );
+                if let Some(r) = &o.report {
+                    eprintln!("{}: report in {}", o.name, r.markdown.display());
+                } else if !o.complete {
+                    eprintln!(
+                        "{}: runs of other shards or invocations are still missing; the \
+                         report is written when the last one completes",
+                        o.name
+                    );
+                }
                 let summary = cabo_runner::summary::summarize(s, &o.runs);
                 eprint!("{}", cabo_runner::summary::render_table(&summary));
             }
@@ -146,6 +343,54 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
         }
         Err(e) => fail(&e),
     }
+}
+
+fn report(targets: &[String], out: &std::path::Path) -> ExitCode {
+    let mut dirs = Vec::new();
+    for t in targets {
+        let p = PathBuf::from(t);
+        if p.is_dir() {
+            dirs.push(p);
+            continue;
+        }
+        // A spec file: its results are under `<out>/<name>/`.
+        let paths = match cabo_runner::resolve_spec_paths(std::slice::from_ref(t)) {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        match cabo_runner::load_specs(&paths, &RunOptions::default()) {
+            Ok(specs) => dirs.extend(specs.iter().map(|s| cabo_runner::spec_dir(out, s))),
+            Err(e) => return fail(&e),
+        }
+    }
+    let mut ok = true;
+    for d in dirs {
+        match cabo_runner::report::write_report(&d) {
+            Ok(w) => eprintln!(
+                "{}: wrote {}, {}, {} and {}",
+                d.display(),
+                file_name(&w.markdown),
+                file_name(&w.csv),
+                file_name(&w.svg),
+                file_name(&w.png)
+            ),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ok = false;
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn validate(args: &[String], smoke: bool) -> ExitCode {

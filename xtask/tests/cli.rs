@@ -339,3 +339,158 @@ fn a_killed_sweep_resumes_without_redoing_completed_runs() {
         assert!(std::fs::read(&jsonl).unwrap() == std::fs::read(&twin_jsonl).unwrap());
     }
 }
+
+/// Every file of a results tree except wall times, with its bytes.
+fn result_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
+                out.push((p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = xtask(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{args:?} failed:\n{stderr}");
+    stderr
+}
+
+#[test]
+fn shards_merge_into_results_and_a_report_identical_to_a_local_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "specs/quickstart.yaml";
+    let local = dir.path().join("local");
+    let sharded = dir.path().join("sharded");
+    run_ok(&["run", spec, "--smoke", "--out", local.to_str().unwrap()]);
+    let out = sharded.to_str().unwrap();
+    // Shard 2 first: the order shards finish in must not matter.
+    let first = run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "2/3"]);
+    assert!(first.contains("still missing"), "{first}");
+    assert!(!sharded.join("quickstart/run.json").exists());
+    assert!(!sharded.join("quickstart/report.md").exists());
+    run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "0/3"]);
+    let last = run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "1/3"]);
+    assert!(last.contains("report in"), "{last}");
+    let a = result_files(&local);
+    let b = result_files(&sharded);
+    let names = |v: &[(PathBuf, Vec<u8>)]| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b));
+    for name in ["run.json", "report.md", "summary.csv", "report.svg", "report.png"] {
+        assert!(
+            a.iter().any(|(p, _)| p.ends_with(name)),
+            "{name} was not written"
+        );
+    }
+    for ((p, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "{} differs between the local and the sharded run", p.display());
+    }
+    // `report` regenerates the same bytes.
+    let before = std::fs::read(sharded.join("quickstart/report.png")).unwrap();
+    run_ok(&["report", sharded.join("quickstart").to_str().unwrap()]);
+    run_ok(&["report", spec, "--out", out]);
+    assert_eq!(std::fs::read(sharded.join("quickstart/report.png")).unwrap(), before);
+    assert_eq!(result_files(&sharded), b);
+}
+
+#[test]
+fn report_has_tables_a_csv_grid_and_both_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("iters.yaml");
+    std::fs::write(
+        &spec,
+        "name: iters\nreplications: 3\nproblem: { type: ackley, dim: 2 }\nbudget: { iterations: 5 }\n\
+         initial_design: { points: 2 }\npolicies:\n  - name: Random\n    policy: { type: random_search }\n\
+         report: { x: iteration, y: best_y, bands: std_err }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("r");
+    run_ok(&["run", spec.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let d = out.join("iters");
+    let csv = std::fs::read_to_string(d.join("summary.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "policy,x,n,median,q25,q75,mean,stderr");
+    assert_eq!(lines.len(), 1 + 6, "iterations 0..=5 for one policy:\n{csv}");
+    assert!(lines[1].starts_with("Random,0,3,"), "{csv}");
+    let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+    assert!(md.contains("# iters") && md.contains("best observed y"), "{md}");
+    assert!(md.contains("mean with a band of ± one standard error"), "{md}");
+    assert!(md.contains("| Random | 3 |"), "{md}");
+    let svg = std::fs::read_to_string(d.join("report.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("iteration (policy evaluations)"));
+    let png = std::fs::read(d.join("report.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn report_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = xtask(&["report", dir.path().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("spec.json") && stderr.contains("results directory"), "{stderr}");
+    let spec = dir.path().join("m.yaml");
+    std::fs::write(
+        &spec,
+        "name: m\nproblem: { type: ackley, dim: 2 }\nbudget: { iterations: 2 }\n\
+         policies:\n  - name: Random\n    policy: { type: random_search }\nreport: { y: metric:nope }\n",
+    )
+    .unwrap();
+    let out = xtask(&["run", spec.to_str().unwrap(), "--out", dir.path().join("r").to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("metric:nope") && stderr.contains("Recorded metrics"), "{stderr}");
+    let (code, stderr, _) = validate(&VALID.replace(
+        "policies:",
+        "report: { y: best_valu }\npolicies:",
+    ));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("best_valu") && stderr.contains("best_value"), "{stderr}");
+}
+
+#[test]
+fn bad_shards_are_rejected() {
+    for bad in ["3/3", "1", "a/b", "0/0"] {
+        let out = xtask(&["run", "specs/quickstart.yaml", "--shard", bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("INDEX/COUNT"), "{bad}: {stderr}");
+    }
+}
+
+#[test]
+fn new_plugin_writes_a_crate_a_spec_and_links_the_facade() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = workspace_root();
+    std::fs::create_dir_all(ws.path().join("crates/cabo/src")).unwrap();
+    for f in ["crates/cabo/src/lib.rs", "crates/cabo/Cargo.toml"] {
+        std::fs::copy(root.join(f), ws.path().join(f)).unwrap();
+    }
+    let w = ws.path().to_str().unwrap();
+    let out = xtask(&["new-plugin", "policy", "hill-climb", "--workspace", w]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lib = std::fs::read_to_string(ws.path().join("plugins/hill-climb/src/lib.rs")).unwrap();
+    assert!(lib.contains("#[typetag::serde(name = \"hill_climb\")]"));
+    assert!(lib.contains("register_plugin!") && lib.contains("#[test]"));
+    let spec = std::fs::read_to_string(ws.path().join("specs/hill-climb-smoke.yaml")).unwrap();
+    assert!(spec.contains("type: hill_climb"));
+    let facade = std::fs::read_to_string(ws.path().join("crates/cabo/src/lib.rs")).unwrap();
+    assert!(facade.contains("(\"cabo-hill-climb\", cabo_hill_climb::link),"));
+    let toml = std::fs::read_to_string(ws.path().join("crates/cabo/Cargo.toml")).unwrap();
+    assert!(toml.contains("cabo-hill-climb = { path = \"../../plugins/hill-climb\" }"));
+    // A second time is refused rather than overwriting.
+    let again = xtask(&["new-plugin", "policy", "hill-climb", "--workspace", w]);
+    assert_eq!(again.status.code(), Some(2));
+    let bad = xtask(&["new-plugin", "policie", "x", "--workspace", w]);
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("did you mean `policy`"), "{stderr}");
+}

@@ -174,6 +174,17 @@ struct Solver<'b> {
     mmat: Vec<f64>,
     kmat: Vec<f64>,
     piv: Vec<usize>,
+    /// Inner products of the stored pairs indexed by ring slot (`m × m`): `sty[a·m + b] =
+    /// s_a·y_b` and `sts[a·m + b] = s_a·s_b`. Each new pair adds one row and column, so the
+    /// middle matrix never recomputes the O(k²n) products from scratch.
+    sty: Vec<f64>,
+    sts: Vec<f64>,
+    /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
+    lmat: Vec<f64>,
+    schur: Vec<f64>,
+    schur_inv: Vec<f64>,
+    /// Two-loop recursion coefficients.
+    two_loop: Vec<f64>,
     // Cauchy point and subspace step.
     xc: Vec<f64>,
     dvec: Vec<f64>,
@@ -214,6 +225,12 @@ impl<'b> Solver<'b> {
             mmat: vec![0.0; m2 * m2],
             kmat: vec![0.0; m2 * m2],
             piv: vec![0; m2],
+            sty: vec![0.0; m * m],
+            sts: vec![0.0; m * m],
+            lmat: vec![0.0; m * m],
+            schur: vec![0.0; m * m],
+            schur_inv: vec![0.0; m * m],
+            two_loop: vec![0.0; m],
             xc: vec![0.0; n],
             dvec: vec![0.0; n],
             c: vec![0.0; m2],
@@ -328,6 +345,7 @@ impl<'b> Solver<'b> {
                 } else {
                     self.head = (self.head + 1) % self.m;
                 }
+                self.update_products(slot);
                 self.theta = yy / sy;
             }
             let f_old = fx;
@@ -393,10 +411,28 @@ impl<'b> Solver<'b> {
         t.max(0.0)
     }
 
+    /// Records the inner products of the pair just stored in `slot` with every stored pair
+    /// (itself included), in the same summation order as a fresh computation.
+    fn update_products(&mut self, slot: usize) {
+        let (n, m) = (self.n, self.m);
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let sn = &self.s[slot * n..(slot + 1) * n];
+        let yn = &self.y[slot * n..(slot + 1) * n];
+        for j in 0..self.k {
+            let other = (self.head + j) % m;
+            let so = &self.s[other * n..(other + 1) * n];
+            let yo = &self.y[other * n..(other + 1) * n];
+            let ss = dot(so, sn);
+            self.sts[other * m + slot] = ss;
+            self.sts[slot * m + other] = ss;
+            self.sty[other * m + slot] = dot(so, yn);
+            self.sty[slot * m + other] = dot(sn, yo);
+        }
+    }
+
     /// Builds `W` and `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]`; false when `K` is singular.
     fn form_middle_matrix(&mut self) -> bool {
         let (n, k, m2) = (self.n, self.k, 2 * self.m);
-        let kk = 2 * k;
         for i in 0..n {
             for j in 0..k {
                 let slot = (self.head + j) % self.m;
@@ -404,18 +440,21 @@ impl<'b> Solver<'b> {
                 self.w[i * m2 + k + j] = self.theta * self.s[slot * n + i];
             }
         }
-        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        if self.form_middle_schur() {
+            return self.mmat_is_finite();
+        }
+        // The Schur complement was not numerically positive definite: invert K by LU.
+        let (m, kk) = (self.m, 2 * k);
         for a in 0..k {
-            let sa = &self.s[((self.head + a) % self.m) * n..][..n];
+            let sa = (self.head + a) % m;
             for b in 0..k {
-                let sb = &self.s[((self.head + b) % self.m) * n..][..n];
-                let yb = &self.y[((self.head + b) % self.m) * n..][..n];
+                let sb = (self.head + b) % m;
                 // Upper-left −D, lower-left L (strictly lower part of SᵀY), lower-right θSᵀS.
-                let sayb = dot(sa, yb);
+                let sayb = self.sty[sa * m + sb];
                 self.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
                 self.kmat[(k + a) * kk + b] = if a > b { sayb } else { 0.0 };
                 self.kmat[b * kk + k + a] = if a > b { sayb } else { 0.0 };
-                self.kmat[(k + a) * kk + k + b] = self.theta * dot(sa, sb);
+                self.kmat[(k + a) * kk + k + b] = self.theta * self.sts[sa * m + sb];
             }
         }
         if !lu_factor(&mut self.kmat[..kk * kk], kk, &mut self.piv[..kk]) {
@@ -431,6 +470,101 @@ impl<'b> Solver<'b> {
             }
         }
         self.mmat_is_finite()
+    }
+
+    /// `M = K⁻¹` by block elimination of `K = [[−D, Lᵀ], [L, θSᵀS]]` through the k × k
+    /// Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` (positive definite when the pairs are
+    /// independent), as L-BFGS-B's own `formk` does:
+    /// `M = [[−D⁻¹ + D⁻¹LᵀΣ⁻¹LD⁻¹, D⁻¹LᵀΣ⁻¹], [Σ⁻¹LD⁻¹, Σ⁻¹]]`. About a tenth of the work of
+    /// inverting the 2k × 2k matrix by LU. False when the Cholesky factor of `Σ` fails.
+    fn form_middle_schur(&mut self) -> bool {
+        let (k, m, m2) = (self.k, self.m, 2 * self.m);
+        let theta = self.theta;
+        let slot = |j: usize| (self.head + j) % m;
+        // lmat: strictly lower L (a > b) and the diagonal D (a == b), dense k × k.
+        for a in 0..k {
+            for b in 0..=a {
+                self.lmat[a * k + b] = self.sty[slot(a) * m + slot(b)];
+            }
+        }
+        let lm = &self.lmat;
+        let sc = &mut self.schur;
+        for a in 0..k {
+            for b in 0..=a {
+                let mut v = theta * self.sts[slot(a) * m + slot(b)];
+                for c in 0..b {
+                    v += lm[a * k + c] * lm[b * k + c] / lm[c * k + c];
+                }
+                sc[a * k + b] = v;
+            }
+        }
+        // In-place Cholesky of the lower triangle of Σ.
+        for i in 0..k {
+            for j in 0..=i {
+                let mut v = sc[i * k + j];
+                for c in 0..j {
+                    v -= sc[i * k + c] * sc[j * k + c];
+                }
+                if i == j {
+                    if !(v.is_finite() && v > 0.0) {
+                        return false;
+                    }
+                    sc[i * k + i] = v.sqrt();
+                } else {
+                    sc[i * k + j] = v / sc[j * k + j];
+                }
+            }
+        }
+        // J⁻¹ in the upper triangle's mirror: overwrite the factor row by row from the top
+        // (row i of J⁻¹ needs rows < i of J⁻¹ and row i of J), kept in schur_inv.
+        let jinv = &mut self.schur_inv;
+        for i in 0..k {
+            let dii = sc[i * k + i];
+            for j in 0..i {
+                let mut v = 0.0;
+                for c in j..i {
+                    v += sc[i * k + c] * jinv[c * k + j];
+                }
+                jinv[i * k + j] = -v / dii;
+            }
+            jinv[i * k + i] = 1.0 / dii;
+        }
+        // Σ⁻¹ = J⁻ᵀ J⁻¹ into the lower-right block of M.
+        for a in 0..k {
+            for b in 0..=a {
+                let mut v = 0.0;
+                for c in a..k {
+                    v += jinv[c * k + a] * jinv[c * k + b];
+                }
+                self.mmat[(k + a) * m2 + k + b] = v;
+                self.mmat[(k + b) * m2 + k + a] = v;
+            }
+        }
+        // Lower-left Σ⁻¹LD⁻¹ (and its transpose upper-right).
+        for a in 0..k {
+            for b in 0..k {
+                let mut v = 0.0;
+                for c in b + 1..k {
+                    v += self.mmat[(k + a) * m2 + k + c] * lm[c * k + b];
+                }
+                let v = v / lm[b * k + b];
+                self.mmat[(k + a) * m2 + b] = v;
+                self.mmat[b * m2 + k + a] = v;
+            }
+        }
+        // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹).
+        for a in 0..k {
+            let da = lm[a * k + a];
+            for b in 0..k {
+                let mut v = 0.0;
+                for c in a + 1..k {
+                    v += lm[c * k + a] * self.mmat[(k + c) * m2 + b];
+                }
+                let v = v / da;
+                self.mmat[a * m2 + b] = if a == b { v - 1.0 / da } else { v };
+            }
+        }
+        true
     }
 
     fn mmat_is_finite(&self) -> bool {
@@ -570,7 +704,12 @@ impl<'b> Solver<'b> {
             };
             self.r[i] = g[i] + theta * (self.xc[i] - x[i]) - wmc;
         }
-        if kk > 0 {
+        if kk > 0 && self.free.len() == n {
+            // Every variable is free, so the reduced model matrix is B itself and
+            // du = −B⁻¹r is the two-loop recursion with H₀ = I/θ (B's compact form starts
+            // from θI with the same pairs): O(kn) instead of the O(k³ + k²n) below.
+            self.two_loop_solve();
+        } else if kk > 0 {
             // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
             self.v2[..kk].fill(0.0);
             self.wzzw[..kk * kk].fill(0.0);
@@ -606,6 +745,17 @@ impl<'b> Solver<'b> {
                 &mut self.v[..kk],
             );
         }
+        if !(kk > 0 && self.free.len() == n) {
+            self.apply_smw_correction();
+        }
+        self.project_subspace_step(x, g);
+    }
+
+    /// `r ← −r/θ − W v/θ²` over the free variables (the Sherman–Morrison–Woodbury step,
+    /// with `v` from [`Solver::subspace_step`]; `v` is unused without pairs).
+    fn apply_smw_correction(&mut self) {
+        let (kk, m2) = (2 * self.k, 2 * self.m);
+        let theta = self.theta;
         for &i in &self.free {
             let corr = if kk > 0 {
                 dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk]) / (theta * theta)
@@ -615,6 +765,45 @@ impl<'b> Solver<'b> {
             // r now holds the unconstrained subspace step du.
             self.r[i] = -self.r[i] / theta - corr;
         }
+    }
+
+    /// `r ← −H r` by the two-loop recursion over the stored pairs (oldest to newest), where
+    /// H is the inverse of the compact matrix B.
+    fn two_loop_solve(&mut self) {
+        let (n, m, k) = (self.n, self.m, self.k);
+        let q = &mut self.r[..n];
+        for j in (0..k).rev() {
+            let slot = (self.head + j) % m;
+            let sj = &self.s[slot * n..(slot + 1) * n];
+            let yj = &self.y[slot * n..(slot + 1) * n];
+            let a = dotk(sj, q) / self.sty[slot * m + slot];
+            self.two_loop[j] = a;
+            for (qi, yi) in q.iter_mut().zip(yj) {
+                *qi -= a * yi;
+            }
+        }
+        let inv_theta = 1.0 / self.theta;
+        for qi in q.iter_mut() {
+            *qi *= inv_theta;
+        }
+        for j in 0..k {
+            let slot = (self.head + j) % m;
+            let sj = &self.s[slot * n..(slot + 1) * n];
+            let yj = &self.y[slot * n..(slot + 1) * n];
+            let b = dotk(yj, q) / self.sty[slot * m + slot];
+            let c = self.two_loop[j] - b;
+            for (qi, si) in q.iter_mut().zip(sj) {
+                *qi += c * si;
+            }
+        }
+        for qi in q.iter_mut() {
+            *qi = -*qi;
+        }
+    }
+
+    /// Projects the subspace step onto the box (Morales–Nocedal), writing `xbar`.
+    fn project_subspace_step(&mut self, x: &[f64], g: &[f64]) {
+        let n = self.n;
         // Projected step (Morales–Nocedal); if it is not a descent direction, truncate the
         // step at the first bound instead.
         let mut dphi = 0.0;

@@ -236,6 +236,8 @@ struct Run<'a> {
     problem_seed: u64,
     policy_seed: u64,
     evaluations: usize,
+    /// This run's progress span (a bar of budget consumed when a progress layer is active).
+    span: tracing::Span,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
@@ -286,10 +288,34 @@ impl Run<'_> {
             metrics: self.setup.problem.metrics(self.data.observations()),
             diagnostics,
         };
+        self.show_progress();
         let line = serde_json::to_string(&rec).map_err(|e| Error::invalid(e.to_string()))?;
         writeln!(self.records, "{line}")
             .and_then(|_| self.records.flush())
             .map_err(io_error(&self.files.records))
+    }
+
+    /// Moves this run's bar to the budget consumed so far: per mille of a cost budget, or
+    /// evaluations of an iteration budget.
+    fn show_progress(&self) {
+        use tracing_indicatif::span_ext::IndicatifSpanExt;
+        if self.span.is_disabled() {
+            return;
+        }
+        let b = &self.budget;
+        match (b.budget.cost, b.budget.iterations) {
+            (Some(c), _) => {
+                self.span
+                    .pb_set_position(((b.spent / c).min(1.0) * 1000.0).round() as u64);
+                self.span
+                    .pb_set_message(&format!("cost {:.3} / {c}", b.spent));
+            }
+            (None, Some(_)) => {
+                self.span.pb_set_position(b.iterations as u64);
+                self.span.pb_set_message("evaluations");
+            }
+            (None, None) => {}
+        }
     }
 
     fn record_times(&mut self, t: Times) -> Result<()> {
@@ -389,15 +415,41 @@ impl Tracker {
 /// Executes one run and writes its files; returns its summary, or `None` when `cancel` was
 /// set (checked between evaluations, so an interrupted sweep stops promptly and the run is
 /// left incomplete for the next invocation to redo).
+///
+/// `parent` is the sweep's span: the run's own span (carrying its progress bar when the
+/// command line shows bars) is opened under it, since rayon workers do not inherit spans.
 pub fn execute(
     spec: &LoadedSpec,
     id: RunId,
     spec_dir: &Path,
     fingerprint: &str,
     cancel: &AtomicBool,
+    parent: &tracing::Span,
 ) -> Result<Option<RunSummary>> {
     let s = &spec.spec;
     let entry = &s.policies[id.policy];
+    let span = tracing::info_span!(
+        parent: parent,
+        "run",
+        spec = %s.name,
+        policy = %entry.name,
+        rep = id.replication
+    );
+    if !span.is_disabled() {
+        use tracing_indicatif::span_ext::IndicatifSpanExt;
+        let style = tracing_indicatif::style::ProgressStyle::with_template(
+            "  {span_fields} {bar:30.cyan/blue} {msg}",
+        )
+        .expect("the template is valid");
+        span.pb_set_style(&style);
+        span.pb_set_length(match (s.budget.cost, s.budget.iterations) {
+            (Some(_), _) => 1000,
+            (None, Some(n)) => n as u64,
+            (None, None) => 0,
+        });
+    }
+    let _entered = span.enter();
+    tracing::debug!("run started");
     let files = RunFiles::new(spec_dir, &entry.name, id.replication);
     let dir = files
         .records
@@ -425,11 +477,18 @@ pub fn execute(
         problem_seed: pseed,
         policy_seed: qseed,
         evaluations: 0,
+        span: span.clone(),
     };
     let Some(reason) = run.run(cancel)? else {
         return Ok(None);
     };
     let summary = run.summary(fingerprint, reason, id);
+    tracing::info!(
+        evaluations = summary.policy_evaluations,
+        spent = summary.budget_spent,
+        stop = %summary.stop_reason,
+        "run complete"
+    );
     let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::invalid(e.to_string()))?;
     store::write_atomic(&files.done, &json).map_err(io_error(&files.done))?;
     Ok(Some(summary))

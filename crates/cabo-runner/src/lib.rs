@@ -9,11 +9,15 @@
 //! It owns file I/O and parallelism; it must not contain any algorithm (those are plugins)
 //! and must not know any plugin by name (plugins are found through the registry).
 
+pub mod bench;
 pub mod catalogue;
 pub mod engine;
 pub mod error;
 pub mod inspect;
 pub mod locate;
+pub mod report;
+pub mod scaffold;
+pub mod slurm;
 pub mod spec;
 pub mod store;
 pub mod summary;
@@ -45,6 +49,52 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Print a line per finished run on stderr.
     pub progress: bool,
+    /// Open a tracing span per sweep and per run that carries progress bars (runs done and
+    /// budget consumed) when the command line installs an indicatif layer.
+    pub bars: bool,
+    /// Run only this shard of the sorted run list (see [`Shard`]).
+    pub shard: Option<Shard>,
+    /// Write each spec's report (`summary.csv`, `report.md`, figures) once all its runs are
+    /// complete.
+    pub report: bool,
+}
+
+/// A deterministic subset of a sweep's runs: run k of the list of every (spec name, policy
+/// name, replication), sorted, belongs to shard `k mod count`. Shards of one sweep write
+/// disjoint files into the same directory, so their results merge by file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: usize,
+    /// How many shards the sweep is split into.
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// Parses `i/n` with `0 <= i < n`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "--shard {s:?}: expected INDEX/COUNT with 0 <= INDEX < COUNT, e.g. 0/4 \
+                 (shards are numbered from 0, like Slurm array tasks)"
+            )
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl Default for RunOptions {
@@ -56,6 +106,9 @@ impl Default for RunOptions {
             out: PathBuf::from("results"),
             threads: None,
             progress: false,
+            bars: false,
+            shard: None,
+            report: true,
         }
     }
 }
@@ -237,8 +290,13 @@ pub struct SpecOutcome {
     pub executed: usize,
     /// Runs skipped because a previous invocation completed them.
     pub skipped: usize,
-    /// Summaries of every completed run, ordered by (policy, replication).
+    /// Summaries of the runs this invocation executed or found complete.
     pub runs: Vec<RunSummary>,
+    /// Whether every run of the spec is complete (from any invocation or shard); `run.json`
+    /// is written then.
+    pub complete: bool,
+    /// The report, when it was written.
+    pub report: Option<report::Written>,
 }
 
 /// Runs every spec (validated already) and returns what happened. Completed runs are
@@ -280,9 +338,48 @@ pub fn run_specs(
         }
         prints.push((dir, fp));
     }
+    // Shards split the run list sorted by names (not by argument order), so every shard of
+    // a sweep agrees on the split however its specs were listed.
+    jobs.sort_by(|a, b| {
+        let key = |(si, id): &(usize, RunId)| {
+            (
+                specs[*si].spec.name.clone(),
+                specs[*si].spec.policies[id.policy].name.clone(),
+                id.replication,
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    if let Some(sh) = opts.shard {
+        jobs = jobs
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % sh.count == sh.index)
+            .map(|(_, j)| j)
+            .collect();
+    }
     let total = jobs.len();
     let finished = AtomicUsize::new(0);
     let started = Instant::now();
+    let sweep = if opts.bars {
+        tracing::info_span!("sweep")
+    } else {
+        tracing::Span::none()
+    };
+    if !sweep.is_disabled() {
+        use tracing_indicatif::span_ext::IndicatifSpanExt;
+        let style = tracing_indicatif::style::ProgressStyle::with_template(
+            "{bar:40.green/white} {pos}/{len} runs done, {elapsed} elapsed, ETA {eta}",
+        )
+        .expect("the template is valid");
+        sweep.pb_set_style(&style);
+        sweep.pb_set_length(total as u64);
+    }
+    let run_parent = if opts.bars {
+        sweep.clone()
+    } else {
+        tracing::Span::none()
+    };
     let work = || {
         jobs.par_iter()
             .map(|&(si, id)| {
@@ -292,10 +389,11 @@ pub fn run_specs(
                     store::RunFiles::new(dir, &s.spec.policies[id.policy].name, id.replication);
                 if let Some(done) = store::completed(&files, fp) {
                     finished.fetch_add(1, Ordering::Relaxed);
+                    bump(&sweep);
                     return (si, id, Ok(Some(done)), true);
                 }
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    engine::execute(s, id, dir, fp, cancel)
+                    engine::execute(s, id, dir, fp, cancel, &run_parent)
                 }))
                 .unwrap_or_else(|panic| {
                     let msg = panic
@@ -308,6 +406,7 @@ pub fn run_specs(
                     )))
                 });
                 let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                bump(&sweep);
                 if opts.progress && !matches!(result, Ok(None)) {
                     eprintln!(
                         "[{n}/{total}] {} / {} / rep {} {} ({:.1} s elapsed)",
@@ -330,7 +429,31 @@ pub fn run_specs(
             .install(work),
         None => work(),
     };
-    collect_outcomes(specs, &prints, results)
+    drop(sweep);
+    collect_outcomes(specs, &prints, results, opts)
+}
+
+/// Advances the sweep's bar by one run.
+fn bump(sweep: &tracing::Span) {
+    use tracing_indicatif::span_ext::IndicatifSpanExt;
+    if !sweep.is_disabled() {
+        sweep.pb_inc(1);
+    }
+}
+
+/// Summaries of every run of a spec, if all are complete on disk (written by this or any
+/// other invocation, such as another shard), ordered by (policy, replication).
+fn all_complete(spec: &LoadedSpec, dir: &Path, fingerprint: &str) -> Option<Vec<RunSummary>> {
+    let mut out = Vec::new();
+    for p in &spec.spec.policies {
+        for r in 0..spec.spec.replications {
+            out.push(store::completed(
+                &store::RunFiles::new(dir, &p.name, r),
+                fingerprint,
+            )?);
+        }
+    }
+    Some(out)
 }
 
 type JobResult = (usize, RunId, cabo_core::Result<Option<RunSummary>>, bool);
@@ -339,6 +462,7 @@ fn collect_outcomes(
     specs: &[LoadedSpec],
     prints: &[(PathBuf, String)],
     results: Vec<JobResult>,
+    opts: &RunOptions,
 ) -> Result<Vec<SpecOutcome>, RunError> {
     let mut outcomes: Vec<SpecOutcome> = specs
         .iter()
@@ -349,6 +473,8 @@ fn collect_outcomes(
             executed: 0,
             skipped: 0,
             runs: Vec::new(),
+            complete: false,
+            report: None,
         })
         .collect();
     let mut failures = Vec::new();
@@ -379,10 +505,24 @@ fn collect_outcomes(
         }
     }
     for (si, o) in outcomes.iter_mut().enumerate() {
-        if !incomplete[si] {
-            let run_json = summary::run_manifest(&specs[si], &prints[si].1, &o.runs);
-            store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
-                .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
+        if incomplete[si] {
+            continue;
+        }
+        // Read back from disk rather than using this invocation's runs: with shards, the
+        // invocation that completes the last run writes the manifest and the report, and
+        // their bytes must not depend on which one it was.
+        let Some(all) = all_complete(&specs[si], &o.dir, &prints[si].1) else {
+            continue;
+        };
+        o.complete = true;
+        let run_json = summary::run_manifest(&specs[si], &prints[si].1, &all);
+        store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
+            .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
+        if opts.report {
+            let written = report::write_report(&o.dir)
+                .map_err(|e| RunError::Setup(format!("report: {e}")))?;
+            tracing::info!(report = %written.markdown.display(), "report written");
+            o.report = Some(written);
         }
     }
     if failures.is_empty() {

@@ -154,9 +154,10 @@ pub enum XAxis {
     Iteration,
 }
 
-/// The metric reports aggregate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
+/// The metric reports aggregate. Written in YAML as one of `auto`, `simple_regret`,
+/// `log10_simple_regret`, `best_y`, `best_value`, or `metric:NAME` for a metric the problem
+/// records with every evaluation (the `metrics` of the result lines).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Metric {
     /// Simple regret where the optimum is known, else the best value (chosen per problem).
     #[default]
@@ -169,6 +170,62 @@ pub enum Metric {
     BestY,
     /// Best noise-free value so far.
     BestValue,
+    /// A problem metric, by name, as recorded after each evaluation.
+    Problem(String),
+}
+
+/// The spellings of [`Metric`] (for messages).
+pub const METRIC_NAMES: &[&str] = &[
+    "auto",
+    "simple_regret",
+    "log10_simple_regret",
+    "best_y",
+    "best_value",
+    "metric:<name>",
+];
+
+impl Metric {
+    /// The YAML spelling.
+    pub fn name(&self) -> String {
+        match self {
+            Metric::Auto => "auto".into(),
+            Metric::SimpleRegret => "simple_regret".into(),
+            Metric::Log10SimpleRegret => "log10_simple_regret".into(),
+            Metric::BestY => "best_y".into(),
+            Metric::BestValue => "best_value".into(),
+            Metric::Problem(m) => format!("metric:{m}"),
+        }
+    }
+
+    /// Parses the YAML spelling.
+    pub fn parse(s: &str) -> Option<Metric> {
+        Some(match s {
+            "auto" => Metric::Auto,
+            "simple_regret" => Metric::SimpleRegret,
+            "log10_simple_regret" => Metric::Log10SimpleRegret,
+            "best_y" => Metric::BestY,
+            "best_value" => Metric::BestValue,
+            _ => match s.strip_prefix("metric:") {
+                Some(m) if !m.trim().is_empty() => Metric::Problem(m.trim().to_string()),
+                _ => return None,
+            },
+        })
+    }
+}
+
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        // `unknown_variant` keeps serde's wording, which the spec error printer turns into a
+        // "did you mean" suggestion.
+        Metric::parse(&s).ok_or_else(|| serde::de::Error::unknown_variant(&s, METRIC_NAMES))
+    }
 }
 
 /// Uncertainty bands of reports.
@@ -183,7 +240,7 @@ pub enum Bands {
 }
 
 /// How reports aggregate replications.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSpec {
     /// The x-axis.

@@ -94,9 +94,16 @@ pub fn completed(files: &RunFiles, fingerprint: &str) -> Option<RunSummary> {
 }
 
 /// Writes `contents` to `path` atomically (temporary file + rename), so a killed process
-/// never leaves a half-written completion marker.
+/// never leaves a half-written completion marker. The temporary name is unique to the
+/// process and call, so shards finishing at the same moment can write the same manifest or
+/// report concurrently (they write identical bytes; the last rename wins).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.{n}.tmp", std::process::id()));
+    let tmp = path.with_file_name(name);
     {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(contents)?;

@@ -51,20 +51,38 @@ fn sorted(mut v: Vec<f64>) -> Vec<f64> {
     v
 }
 
+/// Reads a metric's final value from a run summary.
+pub type MetricReader = Box<dyn Fn(&RunSummary) -> f64>;
+
 /// The metric a report uses for this spec and how to read it from a run summary.
-pub fn metric_of(spec: &LoadedSpec, runs: &[RunSummary]) -> (&'static str, fn(&RunSummary) -> f64) {
+pub fn metric_of(spec: &LoadedSpec, runs: &[RunSummary]) -> (String, MetricReader) {
     let regret_known = runs.iter().all(|r| r.simple_regret.is_some());
-    match spec.spec.report.y {
-        Metric::SimpleRegret => ("simple_regret", |r| r.simple_regret.unwrap_or(f64::NAN)),
-        Metric::Log10SimpleRegret => ("log10_simple_regret", |r| {
-            r.simple_regret.map_or(f64::NAN, |v| v.max(1e-300).log10())
-        }),
-        Metric::BestValue => ("best_value", |r| r.best_value.unwrap_or(r.best_y)),
-        Metric::BestY => ("best_y", |r| r.best_y),
-        Metric::Auto if regret_known && !runs.is_empty() => {
-            ("simple_regret", |r| r.simple_regret.unwrap_or(f64::NAN))
+    match &spec.spec.report.y {
+        Metric::SimpleRegret => (
+            "simple_regret".into(),
+            Box::new(|r| r.simple_regret.unwrap_or(f64::NAN)),
+        ),
+        Metric::Log10SimpleRegret => (
+            "log10_simple_regret".into(),
+            Box::new(|r| r.simple_regret.map_or(f64::NAN, |v| v.max(1e-300).log10())),
+        ),
+        Metric::BestValue => (
+            "best_value".into(),
+            Box::new(|r| r.best_value.unwrap_or(r.best_y)),
+        ),
+        Metric::BestY => ("best_y".into(), Box::new(|r| r.best_y)),
+        Metric::Problem(name) => {
+            let key = name.clone();
+            (
+                format!("metric:{name}"),
+                Box::new(move |r| r.metrics.get(&key).copied().unwrap_or(f64::NAN)),
+            )
         }
-        Metric::Auto => ("best_y", |r| r.best_y),
+        Metric::Auto if regret_known && !runs.is_empty() => (
+            "simple_regret".into(),
+            Box::new(|r| r.simple_regret.unwrap_or(f64::NAN)),
+        ),
+        Metric::Auto => ("best_y".into(), Box::new(|r| r.best_y)),
     }
 }
 

@@ -10,10 +10,13 @@
 
 pub use cabo_baselines as baselines;
 pub use cabo_benchmarks as benchmarks;
+pub use cabo_bmsei as bmsei;
 pub use cabo_core as core;
+pub use cabo_cvs as cvs;
 pub use cabo_gp as gp;
 pub use cabo_markov as markov;
 pub use cabo_optim as optim;
+pub use cabo_pbgi as pbgi;
 
 use cabo_core::registry::{self, Kind};
 
@@ -23,6 +26,9 @@ const PLUGIN_CRATES: &[(&str, fn())] = &[
     ("cabo-baselines", cabo_baselines::link),
     ("cabo-benchmarks", cabo_benchmarks::link),
     ("cabo-markov", cabo_markov::link),
+    ("cabo-pbgi", cabo_pbgi::link),
+    ("cabo-bmsei", cabo_bmsei::link),
+    ("cabo-cvs", cabo_cvs::link),
 ];
 
 /// Keeps every plugin crate linked and checks that every plugin kind has registrations.

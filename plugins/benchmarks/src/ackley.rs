@@ -1,9 +1,7 @@
 //! The Ackley function (seed 000 App. C, eq. 74; seed 001 App. D), maximised:
 //! f(z) = 20 exp(−0.2 √(mean z²)) + exp(mean cos 2πz) − 20 − e, with maximum 0 at z = 0.
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction, check_dim};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 use std::f64::consts::{E, TAU};
 
 /// The negated Ackley function in `d` dimensions.
@@ -51,62 +49,15 @@ impl TestFunction for Ackley {
     }
 }
 
-/// Spec of the Ackley problem (`problem: { type: ackley, dim: 4 }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AckleySpec {
-    /// Number of inputs the function uses (≥ 1).
-    pub dim: usize,
-    /// Native box; default `[-1, 1]` per coordinate (seeds 000 and 001).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended (seed 004 uses 6); default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 const DEFAULT_BOUNDS: Bounds = Bounds::Same([-1.0, 1.0]);
 
-impl AckleySpec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "ackley")]
-impl ProblemSpec for AckleySpec {
-    fn dim(&self) -> Result<usize> {
-        check_dim("ackley", self.dim, 1)?;
-        self.options()
-            .validate("ackley", self.dim, &DEFAULT_BOUNDS)?;
-        Ok(self.dim + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        check_dim("ackley", self.dim, 1)?;
-        let p = self.options().build(
-            "ackley",
-            Box::new(Ackley { d: self.dim }),
-            &DEFAULT_BOUNDS,
-            1.0,
-        )?;
-        Ok(Box::new(p))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    AckleySpec,
     "ackley",
+    any_dim: 1,
+    make: |d| Box::new(Ackley { d }),
+    bounds: DEFAULT_BOUNDS,
+    scale: 1.0,
     summary: "Ackley function (maximised, optimum 0 at the centre); box [-1,1]^d by default",
     paper: "seed 000 App. C (eq. 74); seed 001 App. D",
     example: "{ type: ackley, dim: 4 }",
@@ -116,6 +67,7 @@ cabo_core::register_plugin!(
 mod tests {
     use super::*;
     use crate::synthetic::testing::*;
+    use cabo_core::ProblemSpec;
     use cabo_core::Query;
 
     #[test]

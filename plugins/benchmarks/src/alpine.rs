@@ -1,9 +1,7 @@
 //! The Alpine-1 function (seed 001 App. D), maximised: f(z) = −Σ |zᵢ sin zᵢ + 0.1 zᵢ| on
 //! [−10, 10]^d (seed 001 uses d = 3), maximum 0 at z = 0.
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction, check_dim};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 
 /// The negated Alpine-1 function in `d` dimensions.
 #[derive(Debug, Clone, Copy)]
@@ -50,62 +48,15 @@ impl TestFunction for Alpine1 {
     }
 }
 
-/// Spec of the Alpine-1 problem (`problem: { type: alpine1, dim: 3 }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Alpine1Spec {
-    /// Number of inputs the function uses (≥ 1; seed 001 uses 3).
-    pub dim: usize,
-    /// Native box; default `[-10, 10]` per coordinate (seed 001).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended; default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 const DEFAULT_BOUNDS: Bounds = Bounds::Same([-10.0, 10.0]);
 
-impl Alpine1Spec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "alpine1")]
-impl ProblemSpec for Alpine1Spec {
-    fn dim(&self) -> Result<usize> {
-        check_dim("alpine1", self.dim, 1)?;
-        self.options()
-            .validate("alpine1", self.dim, &DEFAULT_BOUNDS)?;
-        Ok(self.dim + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        check_dim("alpine1", self.dim, 1)?;
-        let f = Box::new(Alpine1 { d: self.dim });
-        Ok(Box::new(self.options().build(
-            "alpine1",
-            f,
-            &DEFAULT_BOUNDS,
-            1.0,
-        )?))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    Alpine1Spec,
     "alpine1",
+    any_dim: 1,
+    make: |d| Box::new(Alpine1 { d }),
+    bounds: DEFAULT_BOUNDS,
+    scale: 1.0,
     summary: "Alpine-1 function (maximised, optimum 0 at the origin) on [-10,10]^d by default",
     paper: "seed 001 App. D",
     example: "{ type: alpine1, dim: 3 }",

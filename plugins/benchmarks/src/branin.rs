@@ -2,9 +2,7 @@
 //! with b = 5.1/(4π²), c = 5/π, t = 1/(8π), on [−5, 10] × [0, 15]; maximum −5/(4π) ≈
 //! −0.397887 at (−π, 12.275), (π, 2.275) and (9.42478, 2.475).
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 use std::f64::consts::PI;
 
 /// The negated two-dimensional Branin–Hoo function.
@@ -41,56 +39,17 @@ impl TestFunction for Branin {
     }
 }
 
-/// Spec of the Branin problem (`problem: { type: branin }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BraninSpec {
-    /// Native box; default `[[-5, 10], [0, 15]]`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended; default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 fn default_bounds() -> Bounds {
     Bounds::PerDim(vec![[-5.0, 10.0], [0.0, 15.0]])
 }
 
-impl BraninSpec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "branin")]
-impl ProblemSpec for BraninSpec {
-    fn dim(&self) -> Result<usize> {
-        self.options().validate("branin", 2, &default_bounds())?;
-        Ok(2 + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        let p = self
-            .options()
-            .build("branin", Box::new(Branin), &default_bounds(), 1.0)?;
-        Ok(Box::new(p))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    BraninSpec,
     "branin",
+    fixed_dim: 2,
+    make: |_| Box::new(Branin),
+    bounds: default_bounds(),
+    scale: 1.0,
     summary: "Branin-Hoo function (2-D, maximised, optimum -0.397887) on [-5,10]x[0,15] by default",
     paper: "standard (Dixon & Szegő 1978)",
     example: "{ type: branin }",
@@ -100,6 +59,7 @@ cabo_core::register_plugin!(
 mod tests {
     use super::*;
     use crate::synthetic::testing::*;
+    use cabo_core::ProblemSpec;
     use cabo_core::Query;
 
     #[test]

@@ -1,9 +1,7 @@
 //! The Drop-Wave function (seed 001 App. D), maximised:
 //! f(z) = (1 + cos(12‖z‖)) / (0.5‖z‖² + 2) on [−5.12, 5.12]², maximum 1 at z = 0.
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 
 /// The two-dimensional Drop-Wave function (already in maximisation form).
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,56 +43,15 @@ impl TestFunction for DropWave {
     }
 }
 
-/// Spec of the Drop-Wave problem (`problem: { type: dropwave }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DropWaveSpec {
-    /// Native box; default `[-5.12, 5.12]` per coordinate (seed 001).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended; default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 const DEFAULT_BOUNDS: Bounds = Bounds::Same([-5.12, 5.12]);
 
-impl DropWaveSpec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "dropwave")]
-impl ProblemSpec for DropWaveSpec {
-    fn dim(&self) -> Result<usize> {
-        self.options().validate("dropwave", 2, &DEFAULT_BOUNDS)?;
-        Ok(2 + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        Ok(Box::new(self.options().build(
-            "dropwave",
-            Box::new(DropWave),
-            &DEFAULT_BOUNDS,
-            1.0,
-        )?))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    DropWaveSpec,
     "dropwave",
+    fixed_dim: 2,
+    make: |_| Box::new(DropWave),
+    bounds: DEFAULT_BOUNDS,
+    scale: 1.0,
     summary: "Drop-Wave function (2-D, maximum 1 at the origin) on [-5.12,5.12]^2 by default",
     paper: "seed 001 App. D",
     example: "{ type: dropwave }",

@@ -2,9 +2,7 @@
 //! usual maximisation form f(z) = Σⱼ αⱼ exp(−Σᵢ Aⱼᵢ (zᵢ − Pⱼᵢ)²) on [0, 1]^d, with maxima
 //! 3.86278 (d = 3) and 3.32237 (d = 6).
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 
 const ALPHA: [f64; 4] = [1.0, 1.2, 3.0, 3.2];
 const A3: [[f64; 3]; 4] = [
@@ -112,81 +110,36 @@ impl TestFunction for Hartmann6 {
     }
 }
 
-macro_rules! hartmann_spec {
-    ($spec:ident, $f:ident, $name:literal, $d:literal, $summary:literal, $example:literal) => {
-        #[doc = concat!("Spec of the ", $name, " problem (`problem: ", $example, "`).")]
-        #[derive(Debug, Clone, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $spec {
-            /// Native box; default `[0, 1]` per coordinate.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub bounds: Option<Bounds>,
-            /// Output multiplier; default 1.
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub scale: Option<f64>,
-            /// Ignored inputs appended (seed 004 uses 6 with Hartmann-6); default 0.
-            #[serde(default)]
-            pub dummy_dims: usize,
-            /// Gaussian observation-noise standard deviation; default 0.
-            #[serde(default)]
-            pub noise_std: f64,
-        }
-
-        impl $spec {
-            fn options(&self) -> SyntheticOptions {
-                SyntheticOptions {
-                    bounds: self.bounds.clone(),
-                    scale: self.scale,
-                    dummy_dims: self.dummy_dims,
-                    noise_std: self.noise_std,
-                }
-            }
-        }
-
-        #[typetag::serde(name = $name)]
-        impl ProblemSpec for $spec {
-            fn dim(&self) -> Result<usize> {
-                self.options().validate($name, $d, &UNIT)?;
-                Ok($d + self.dummy_dims)
-            }
-            fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-                Ok(Box::new(self.options().build($name, Box::new($f), &UNIT, 1.0)?))
-            }
-        }
-
-        cabo_core::register_plugin!(
-            cabo_core::Kind::Problem,
-            $name,
-            summary: $summary,
-            paper: "seed 002 App. C; seed 004",
-            example: $example,
-        );
-    };
-}
-
 const UNIT: Bounds = Bounds::Same([0.0, 1.0]);
 
-hartmann_spec!(
+synthetic_spec!(
     Hartmann3Spec,
-    Hartmann3,
     "hartmann3",
-    3,
-    "Hartmann function in 3-D (maximised, optimum 3.86278) on [0,1]^3",
-    "{ type: hartmann3 }"
+    fixed_dim: 3,
+    make: |_| Box::new(Hartmann3),
+    bounds: UNIT,
+    scale: 1.0,
+    summary: "Hartmann function in 3-D (maximised, optimum 3.86278) on [0,1]^3",
+    paper: "seed 002 App. C; seed 004",
+    example: "{ type: hartmann3 }",
 );
-hartmann_spec!(
+synthetic_spec!(
     Hartmann6Spec,
-    Hartmann6,
     "hartmann6",
-    6,
-    "Hartmann function in 6-D (maximised, optimum 3.32237) on [0,1]^6",
-    "{ type: hartmann6, dummy_dims: 6 }"
+    fixed_dim: 6,
+    make: |_| Box::new(Hartmann6),
+    bounds: UNIT,
+    scale: 1.0,
+    summary: "Hartmann function in 6-D (maximised, optimum 3.32237) on [0,1]^6",
+    paper: "seed 002 App. C; seed 004",
+    example: "{ type: hartmann6, dummy_dims: 6 }",
 );
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::synthetic::testing::*;
+    use cabo_core::ProblemSpec;
 
     fn check_optimum(f: &dyn TestFunction, published: f64) {
         let z = newton_refine(f, &f.maximizer().unwrap());

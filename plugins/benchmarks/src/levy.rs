@@ -2,9 +2,7 @@
 //! f(z) = −[sin²(πw₁) + Σ_{i<d} (wᵢ − 1)²(1 + 10 sin²(πwᵢ + 1)) + (w_d − 1)²(1 + sin²(2πw_d))],
 //! maximum 0 at z = 1. Seed 000's code divides it by 100 on [−10, 10]^d, the defaults here.
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction, check_dim};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 use std::f64::consts::PI;
 
 /// The negated Levy function in `d` dimensions.
@@ -66,62 +64,16 @@ impl TestFunction for Levy {
     }
 }
 
-/// Spec of the Levy problem (`problem: { type: levy, dim: 4 }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LevySpec {
-    /// Number of inputs the function uses (≥ 1).
-    pub dim: usize,
-    /// Native box; default `[-10, 10]` per coordinate (seed 000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 0.01 (seed 000's code divides by 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended (seed 004 uses 6); default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 const DEFAULT_BOUNDS: Bounds = Bounds::Same([-10.0, 10.0]);
 const DEFAULT_SCALE: f64 = 0.01;
 
-impl LevySpec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "levy")]
-impl ProblemSpec for LevySpec {
-    fn dim(&self) -> Result<usize> {
-        check_dim("levy", self.dim, 1)?;
-        self.options().validate("levy", self.dim, &DEFAULT_BOUNDS)?;
-        Ok(self.dim + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        check_dim("levy", self.dim, 1)?;
-        let f = Box::new(Levy { d: self.dim });
-        Ok(Box::new(self.options().build(
-            "levy",
-            f,
-            &DEFAULT_BOUNDS,
-            DEFAULT_SCALE,
-        )?))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    LevySpec,
     "levy",
+    any_dim: 1,
+    make: |d| Box::new(Levy { d }),
+    bounds: DEFAULT_BOUNDS,
+    scale: DEFAULT_SCALE,
     summary: "Levy function (maximised, optimum 0 at z = 1); box [-10,10]^d, output divided by 100 by default",
     paper: "seed 000 App. C (eq. 75)",
     example: "{ type: levy, dim: 4 }",
@@ -131,6 +83,7 @@ cabo_core::register_plugin!(
 mod tests {
     use super::*;
     use crate::synthetic::testing::*;
+    use cabo_core::ProblemSpec;
 
     #[test]
     fn optimum_is_zero_at_one_with_zero_gradient() {

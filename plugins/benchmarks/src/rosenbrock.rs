@@ -2,9 +2,7 @@
 //! f(z) = −Σ_{i<d} [100(z_{i+1} − zᵢ²)² + (zᵢ − 1)²], maximum 0 at z = 1. Seed 000's code
 //! divides it by 10⁵ on [−5, 10]^d, the defaults here.
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction, check_dim};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 
 /// The negated Rosenbrock function in `d ≥ 2` dimensions.
 #[derive(Debug, Clone, Copy)]
@@ -44,63 +42,16 @@ impl TestFunction for Rosenbrock {
     }
 }
 
-/// Spec of the Rosenbrock problem (`problem: { type: rosenbrock, dim: 4 }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RosenbrockSpec {
-    /// Number of inputs the function uses (≥ 2).
-    pub dim: usize,
-    /// Native box; default `[-5, 10]` per coordinate (seed 000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 1e-5 (seed 000's code divides by 10⁵).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended; default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 const DEFAULT_BOUNDS: Bounds = Bounds::Same([-5.0, 10.0]);
 const DEFAULT_SCALE: f64 = 1e-5;
 
-impl RosenbrockSpec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "rosenbrock")]
-impl ProblemSpec for RosenbrockSpec {
-    fn dim(&self) -> Result<usize> {
-        check_dim("rosenbrock", self.dim, 2)?;
-        self.options()
-            .validate("rosenbrock", self.dim, &DEFAULT_BOUNDS)?;
-        Ok(self.dim + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        check_dim("rosenbrock", self.dim, 2)?;
-        let f = Box::new(Rosenbrock { d: self.dim });
-        Ok(Box::new(self.options().build(
-            "rosenbrock",
-            f,
-            &DEFAULT_BOUNDS,
-            DEFAULT_SCALE,
-        )?))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    RosenbrockSpec,
     "rosenbrock",
+    any_dim: 2,
+    make: |d| Box::new(Rosenbrock { d }),
+    bounds: DEFAULT_BOUNDS,
+    scale: DEFAULT_SCALE,
     summary: "Rosenbrock function (maximised, optimum 0 at z = 1); box [-5,10]^d, output divided by 1e5 by default",
     paper: "seed 000 App. C (eq. 76)",
     example: "{ type: rosenbrock, dim: 4 }",
@@ -110,6 +61,7 @@ cabo_core::register_plugin!(
 mod tests {
     use super::*;
     use crate::synthetic::testing::*;
+    use cabo_core::ProblemSpec;
 
     #[test]
     fn optimum_is_zero_at_one_with_zero_gradient() {

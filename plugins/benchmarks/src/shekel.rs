@@ -1,9 +1,7 @@
 //! The Shekel-5 function (seed 001 App. D), maximised:
 //! f(z) = Σ_{j=1}^{5} 1 / (‖z − C_j‖² + b_j) on [0, 10]⁴, maximum 10.1532 near z = (4, 4, 4, 4).
 
-use crate::synthetic::{Bounds, SyntheticOptions, TestFunction};
-use cabo_core::{Problem, ProblemSpec, Result};
-use serde::{Deserialize, Serialize};
+use crate::synthetic::{Bounds, TestFunction, synthetic_spec};
 
 /// The centres C_j (one row per term) and offsets b_j of Shekel-5.
 const CENTRES: [[f64; 4]; 5] = [
@@ -60,56 +58,15 @@ impl TestFunction for Shekel5 {
     }
 }
 
-/// Spec of the Shekel-5 problem (`problem: { type: shekel5 }`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Shekel5Spec {
-    /// Native box; default `[0, 10]` per coordinate (seed 001).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<Bounds>,
-    /// Output multiplier; default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Ignored inputs appended; default 0.
-    #[serde(default)]
-    pub dummy_dims: usize,
-    /// Gaussian observation-noise standard deviation; default 0.
-    #[serde(default)]
-    pub noise_std: f64,
-}
-
 const DEFAULT_BOUNDS: Bounds = Bounds::Same([0.0, 10.0]);
 
-impl Shekel5Spec {
-    fn options(&self) -> SyntheticOptions {
-        SyntheticOptions {
-            bounds: self.bounds.clone(),
-            scale: self.scale,
-            dummy_dims: self.dummy_dims,
-            noise_std: self.noise_std,
-        }
-    }
-}
-
-#[typetag::serde(name = "shekel5")]
-impl ProblemSpec for Shekel5Spec {
-    fn dim(&self) -> Result<usize> {
-        self.options().validate("shekel5", 4, &DEFAULT_BOUNDS)?;
-        Ok(4 + self.dummy_dims)
-    }
-    fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
-        Ok(Box::new(self.options().build(
-            "shekel5",
-            Box::new(Shekel5),
-            &DEFAULT_BOUNDS,
-            1.0,
-        )?))
-    }
-}
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
+synthetic_spec!(
+    Shekel5Spec,
     "shekel5",
+    fixed_dim: 4,
+    make: |_| Box::new(Shekel5),
+    bounds: DEFAULT_BOUNDS,
+    scale: 1.0,
     summary: "Shekel function with 5 terms (4-D, maximised, optimum 10.1532 near (4,4,4,4)) on [0,10]^4",
     paper: "seed 001 App. D",
     example: "{ type: shekel5 }",

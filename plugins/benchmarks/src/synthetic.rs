@@ -352,6 +352,89 @@ pub(crate) fn check_dim(name: &str, dim: usize, min: usize) -> Result<()> {
     Ok(())
 }
 
+/// Declares a synthetic problem's spec — the shared options (`bounds`, `scale`,
+/// `dummy_dims`, `noise_std`), plus `dim` for functions of any dimension — with its
+/// `ProblemSpec` impl and catalogue entry, so each function's file holds only mathematics.
+///
+/// `any_dim: MIN` gives the spec a `dim` field (at least `MIN`); `fixed_dim: D` fixes it.
+/// `make` builds the function for a dimension; `bounds` and `scale` are the defaults.
+macro_rules! synthetic_spec {
+    (
+        $spec:ident, $name:literal,
+        $(any_dim: $min:literal,)? $(fixed_dim: $fixed:literal,)?
+        make: $make:expr, bounds: $bounds:expr, scale: $scale:expr,
+        summary: $summary:literal, paper: $paper:literal, example: $example:literal $(,)?
+    ) => {
+        #[doc = concat!("Spec of the `", $name, "` problem (`problem: ", $example, "`): ", $summary, ".")]
+        #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $spec {
+            $(
+                #[doc = concat!("Number of inputs the function uses (at least ", $min, ").")]
+                pub dim: usize,
+            )?
+            /// Native box (one `[lo, hi]` for all coordinates or one per coordinate); the
+            /// seeds' box by default.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub bounds: Option<$crate::synthetic::Bounds>,
+            /// Output multiplier (> 0); the seeds' scaling by default.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub scale: Option<f64>,
+            /// Ignored inputs appended (seed 004 appends 6); default 0.
+            #[serde(default)]
+            pub dummy_dims: usize,
+            /// Gaussian observation-noise standard deviation; default 0.
+            #[serde(default)]
+            pub noise_std: f64,
+        }
+
+        impl $spec {
+            fn options(&self) -> $crate::synthetic::SyntheticOptions {
+                $crate::synthetic::SyntheticOptions {
+                    bounds: self.bounds.clone(),
+                    scale: self.scale,
+                    dummy_dims: self.dummy_dims,
+                    noise_std: self.noise_std,
+                }
+            }
+
+            /// The dimension of the function itself (without dummy inputs).
+            fn function_dim(&self) -> cabo_core::Result<usize> {
+                $(
+                    $crate::synthetic::check_dim($name, self.dim, $min)?;
+                    return Ok(self.dim);
+                )?
+                $(
+                    return Ok($fixed);
+                )?
+            }
+        }
+
+        #[typetag::serde(name = $name)]
+        impl cabo_core::ProblemSpec for $spec {
+            fn dim(&self) -> cabo_core::Result<usize> {
+                let d = self.function_dim()?;
+                self.options().validate($name, d, &$bounds)?;
+                Ok(d + self.dummy_dims)
+            }
+            fn build(&self, _seed: u64) -> cabo_core::Result<Box<dyn cabo_core::Problem>> {
+                let make: fn(usize) -> Box<dyn $crate::synthetic::TestFunction> = $make;
+                let f = make(self.function_dim()?);
+                Ok(Box::new(self.options().build($name, f, &$bounds, $scale)?))
+            }
+        }
+
+        cabo_core::register_plugin!(
+            cabo_core::Kind::Problem,
+            $name,
+            summary: $summary,
+            paper: $paper,
+            example: $example,
+        );
+    };
+}
+pub(crate) use synthetic_spec;
+
 #[cfg(test)]
 pub(crate) mod testing {
     //! Oracles shared by the test functions' tests.

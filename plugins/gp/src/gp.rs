@@ -8,7 +8,7 @@
 
 use crate::kernel::{Kernel, KernelKind};
 use crate::linalg::{Cholesky, dot};
-use crate::posterior::{GpPosterior, OutputTransform, check_data, scale_rows};
+use crate::posterior::{GpPosterior, OutputTransform, check_data};
 use cabo_core::{Error, Model, Posterior, Result, Rng, TrainingData};
 use serde::{Deserialize, Serialize};
 
@@ -441,6 +441,10 @@ struct Workspace {
     dkappa: Vec<f64>,
     gram: Vec<f64>,
     alpha: Vec<f64>,
+    resid: Vec<f64>,
+    /// `L⁻¹` and the lower triangle of `K⁻¹`, `n × n` each.
+    linv: Vec<f64>,
+    kinv: Vec<f64>,
 }
 
 impl Workspace {
@@ -452,6 +456,9 @@ impl Workspace {
             dkappa: vec![0.0; packed],
             gram: vec![0.0; n * n],
             alpha: vec![0.0; n],
+            resid: vec![0.0; n],
+            linv: vec![0.0; n * n],
+            kinv: vec![0.0; n * n],
         }
     }
 }
@@ -631,7 +638,11 @@ impl<'a> FitProblem<'a> {
         let n = self.y.len();
         let d = self.dim;
         let inv: Vec<f64> = hp.lengthscales.iter().map(|l| 1.0 / l).collect();
-        ws.x_scaled.copy_from_slice(&scale_rows(self.x, &inv));
+        for (o, xi) in ws.x_scaled.chunks_exact_mut(d).zip(self.x.chunks_exact(d)) {
+            for ((v, a), il) in o.iter_mut().zip(xi).zip(&inv) {
+                *v = a * il;
+            }
+        }
         let s = hp.outputscale;
         let mut idx = 0;
         for i in 0..n {
@@ -653,16 +664,17 @@ impl<'a> FitProblem<'a> {
                 return f64::INFINITY;
             }
         };
-        for (a, y) in ws.alpha.iter_mut().zip(self.y) {
+        for ((a, r), y) in ws.alpha.iter_mut().zip(ws.resid.iter_mut()).zip(self.y) {
             *a = y - hp.mean;
+            *r = *a;
         }
-        let r_alpha_src = ws.alpha.clone();
         chol.solve_in_place(&mut ws.alpha);
-        let fit_term = dot(&r_alpha_src, &ws.alpha);
+        let fit_term = dot(&ws.resid, &ws.alpha);
         let mut value =
             -0.5 * fit_term - 0.5 * chol.log_det() - n as f64 * cabo_core::normal::LN_SQRT_2PI;
         // W = ααᵀ − K⁻¹ (lower triangle is all that is read).
-        let kinv = chol.inverse();
+        chol.inverse_lower_into(&mut ws.linv, &mut ws.kinv);
+        let kinv = &ws.kinv;
         let alpha = &ws.alpha;
         let mut g_ls = vec![0.0; d];
         let mut g_s = 0.0;
@@ -676,9 +688,9 @@ impl<'a> FitProblem<'a> {
                 let c = -2.0 * w * s * ws.dkappa[idx];
                 if c != 0.0 {
                     let xb = &ws.x_scaled[b * d..(b + 1) * d];
-                    for j in 0..d {
-                        let t = xa[j] - xb[j];
-                        g_ls[j] += c * t * t;
+                    for ((g, pa), pb) in g_ls.iter_mut().zip(xa).zip(xb) {
+                        let t = pa - pb;
+                        *g += c * t * t;
                     }
                 }
                 idx += 1;

@@ -54,6 +54,99 @@ pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     }
 }
 
+/// Four dot products of `x` with `r[0..4]` (each at least `x.len()` long). Sharing the loads
+/// of `x` and keeping eight independent accumulators (even and odd indices of each product,
+/// summed at the end) is what makes the triangular kernels below run at arithmetic rather
+/// than load/loop-overhead speed.
+#[inline(always)]
+fn dot4(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+    let n = x.len();
+    let (r0, r1, r2, r3) = (&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]);
+    let pairs = n / 2;
+    let mut out = dot4_pairs(&x[..2 * pairs], [r0, r1, r2, r3]);
+    if n % 2 == 1 {
+        let k = n - 1;
+        out[0] += x[k] * r0[k];
+        out[1] += x[k] * r1[k];
+        out[2] += x[k] * r2[k];
+        out[3] += x[k] * r3[k];
+    }
+    out
+}
+
+/// The even-length body of [`dot4`] with explicit SSE2 (part of the x86-64 baseline):
+/// left to itself the compiler vectorises across the four products, which needs a shuffle
+/// per multiply, instead of along the index.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dot4_pairs(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+    use std::arch::x86_64::{
+        __m128d, _mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd,
+    };
+    let n = x.len();
+    assert!(n % 2 == 0 && r.iter().all(|ri| ri.len() >= n));
+    let lanes = |v: __m128d| {
+        let mut t = [0.0f64; 2];
+        // SAFETY: `t` holds two f64, exactly what the unaligned store writes.
+        unsafe { _mm_storeu_pd(t.as_mut_ptr(), v) };
+        t[0] + t[1]
+    };
+    // SAFETY: SSE2 is always available on x86-64, and every load reads indices k and k + 1
+    // with k + 1 < n, inside `x` and inside each `r[i]` (checked above).
+    unsafe {
+        let mut acc = [_mm_setzero_pd(); 4];
+        let mut k = 0;
+        while k < n {
+            let xv = _mm_loadu_pd(x.as_ptr().add(k));
+            for (a, ri) in acc.iter_mut().zip(&r) {
+                *a = _mm_add_pd(*a, _mm_mul_pd(xv, _mm_loadu_pd(ri.as_ptr().add(k))));
+            }
+            k += 2;
+        }
+        [lanes(acc[0]), lanes(acc[1]), lanes(acc[2]), lanes(acc[3])]
+    }
+}
+
+/// Portable body of [`dot4`], with the same summation order as the SSE2 one.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn dot4_pairs(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+    let mut acc = [[0.0f64; 2]; 4];
+    for (c, xp) in x.chunks_exact(2).enumerate() {
+        for (a, ri) in acc.iter_mut().zip(&r) {
+            a[0] += xp[0] * ri[2 * c];
+            a[1] += xp[1] * ri[2 * c + 1];
+        }
+    }
+    [
+        acc[0][0] + acc[0][1],
+        acc[1][0] + acc[1][1],
+        acc[2][0] + acc[2][1],
+        acc[3][0] + acc[3][1],
+    ]
+}
+
+/// `y = (((y − a₀x₀) − a₁x₁) − a₂x₂) − a₃x₃` elementwise: four `axpy`s fused so `y` is loaded
+/// and stored once, with the same operation order (hence the same rounding) as four calls.
+#[inline(always)]
+fn sub4(a: [f64; 4], x: [&[f64]; 4], y: &mut [f64]) {
+    let n = y.len();
+    let (x0, x1, x2, x3) = (&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]);
+    for k in 0..n {
+        y[k] = y[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
+    }
+}
+
+/// `y = (((y + a₀x₀) + a₁x₁) + a₂x₂) + a₃x₃` elementwise (see [`sub4`]).
+#[inline(always)]
+fn add4(a: [f64; 4], x: [&[f64]; 4], y: &mut [f64]) {
+    let n = y.len();
+    let (x0, x1, x2, x3) = (&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]);
+    for k in 0..n {
+        y[k] = y[k] + a[0] * x0[k] + a[1] * x1[k] + a[2] * x2[k] + a[3] * x3[k];
+    }
+}
+
 impl Cholesky {
     /// The empty factor (of a 0 × 0 matrix).
     pub fn empty() -> Self {
@@ -129,10 +222,33 @@ impl Cholesky {
         2.0 * (0..self.n).map(|i| self.get(i, i).ln()).sum::<f64>()
     }
 
-    /// Solves `L z = b` in place (forward substitution).
+    /// Solves `L z = b` in place (forward substitution). Rows are taken four at a time: the
+    /// four dot products against the solved prefix share its loads, and the small triangle
+    /// inside the block is finished by hand.
     pub fn solve_lower_in_place(&self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
-        for i in 0..self.n {
+        let n = self.n;
+        let mut i = 0;
+        while i + 4 <= n {
+            let r = [
+                self.row(i),
+                self.row(i + 1),
+                self.row(i + 2),
+                self.row(i + 3),
+            ];
+            let s = dot4(&b[..i], r);
+            let z0 = (b[i] - s[0]) / r[0][i];
+            let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
+            let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
+            let z3 = (b[i + 3] - s[3] - r[3][i] * z0 - r[3][i + 1] * z1 - r[3][i + 2] * z2)
+                / r[3][i + 3];
+            b[i] = z0;
+            b[i + 1] = z1;
+            b[i + 2] = z2;
+            b[i + 3] = z3;
+            i += 4;
+        }
+        for i in i..n {
             let r = self.row(i);
             let s = b[i] - dot(&r[..i], &b[..i]);
             b[i] = s / r[i];
@@ -140,10 +256,31 @@ impl Cholesky {
     }
 
     /// Solves `Lᵀ z = b` in place (backward substitution, column-oriented so that it still
-    /// walks rows of the packed factor).
+    /// walks rows of the packed factor). Four rows are eliminated per pass over `b`, in the
+    /// same order as one at a time, so the result is identical to the plain loop.
     pub fn solve_upper_in_place(&self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
-        for i in (0..self.n).rev() {
+        let mut i = self.n;
+        while i >= 4 {
+            let base = i - 4;
+            let r = [
+                self.row(base + 3),
+                self.row(base + 2),
+                self.row(base + 1),
+                self.row(base),
+            ];
+            let z3 = b[base + 3] / r[0][base + 3];
+            let z2 = (b[base + 2] - z3 * r[0][base + 2]) / r[1][base + 2];
+            let z1 = (b[base + 1] - z3 * r[0][base + 1] - z2 * r[1][base + 1]) / r[2][base + 1];
+            let z0 = (b[base] - z3 * r[0][base] - z2 * r[1][base] - z1 * r[2][base]) / r[3][base];
+            b[base + 3] = z3;
+            b[base + 2] = z2;
+            b[base + 1] = z1;
+            b[base] = z0;
+            sub4([z3, z2, z1, z0], r, &mut b[..base]);
+            i = base;
+        }
+        for i in (0..i).rev() {
             let r = self.row(i);
             let zi = b[i] / r[i];
             b[i] = zi;
@@ -165,10 +302,20 @@ impl Cholesky {
             let r = self.row(i);
             let (done, rest) = b.split_at_mut(i * m);
             let bi = &mut rest[..m];
-            for (j, &lij) in r[..i].iter().enumerate() {
-                if lij != 0.0 {
-                    axpy(-lij, &done[j * m..(j + 1) * m], bi);
-                }
+            // Four earlier rows per pass over `bi` (same order of updates as one at a time).
+            let mut j = 0;
+            while j + 4 <= i {
+                let rows = [
+                    &done[j * m..(j + 1) * m],
+                    &done[(j + 1) * m..(j + 2) * m],
+                    &done[(j + 2) * m..(j + 3) * m],
+                    &done[(j + 3) * m..(j + 4) * m],
+                ];
+                sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, bi);
+                j += 4;
+            }
+            for (j, &lij) in r[..i].iter().enumerate().skip(j) {
+                axpy(-lij, &done[j * m..(j + 1) * m], bi);
             }
             let inv = 1.0 / r[i];
             for v in bi.iter_mut() {
@@ -214,42 +361,56 @@ impl Cholesky {
 
     /// The explicit inverse `L⁻¹`, row-major `n × n` (upper triangle zero).
     pub fn inverse_factor(&self) -> Vec<f64> {
+        let mut inv = vec![0.0; self.n * self.n];
+        self.inverse_factor_into(&mut inv);
+        inv
+    }
+
+    /// [`Cholesky::inverse_factor`] into a caller's `n × n` buffer (any contents), so that
+    /// repeated inversions reuse memory. Only the lower triangle and the three entries right
+    /// of the diagonal (zero) are written; the rest of the buffer is left as it was.
+    pub(crate) fn inverse_factor_into(&self, inv: &mut [f64]) {
         // Forward substitution on the identity, skipping the structural zeros: row j of
         // L⁻¹ is non-zero only in columns 0..=j, so the work is n³/6 instead of n³/2.
         let n = self.n;
-        let mut inv = vec![0.0; n * n];
+        assert_eq!(inv.len(), n * n, "inverse buffer must be n × n");
         for i in 0..n {
             let r = self.row(i);
             let (done, rest) = inv.split_at_mut(i * n);
             let bi = &mut rest[..n];
+            bi[..=(i + 3).min(n - 1)].fill(0.0);
             bi[i] = 1.0;
-            for (j, &lij) in r[..i].iter().enumerate() {
-                if lij != 0.0 {
-                    axpy(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
-                }
+            // Four earlier rows per pass; rows of L⁻¹ are zero beyond their diagonal, so
+            // running all four over the longest prefix changes nothing.
+            let mut j = 0;
+            while j + 4 <= i {
+                let len = j + 4;
+                let rows = [
+                    &done[j * n..j * n + len],
+                    &done[(j + 1) * n..(j + 1) * n + len],
+                    &done[(j + 2) * n..(j + 2) * n + len],
+                    &done[(j + 3) * n..(j + 3) * n + len],
+                ];
+                sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, &mut bi[..len]);
+                j += 4;
+            }
+            for (j, &lij) in r[..i].iter().enumerate().skip(j) {
+                axpy(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
             }
             let inv_d = 1.0 / r[i];
             for v in bi[..=i].iter_mut() {
                 *v *= inv_d;
             }
         }
-        inv
     }
 
     /// The explicit inverse `(L Lᵀ)⁻¹`, row-major `n × n`, accumulated as `Σ_k r_k r_kᵀ` over
     /// the rows `r_k` of `L⁻¹` so every update is contiguous.
     pub fn inverse(&self) -> Vec<f64> {
         let n = self.n;
-        let linv = self.inverse_factor();
+        let mut linv = vec![0.0; n * n];
         let mut out = vec![0.0; n * n];
-        for k in 0..n {
-            let r = &linv[k * n..k * n + k + 1];
-            for (a, &ra) in r.iter().enumerate() {
-                if ra != 0.0 {
-                    axpy(ra, &r[..=a], &mut out[a * n..a * n + a + 1]);
-                }
-            }
-        }
+        self.inverse_lower_into(&mut linv, &mut out);
         for a in 0..n {
             for b in 0..a {
                 out[b * n + a] = out[a * n + b];
@@ -257,13 +418,70 @@ impl Cholesky {
         }
         out
     }
+
+    /// The lower triangle (diagonal included) of `(L Lᵀ)⁻¹` into `out`, using `linv` as
+    /// scratch for `L⁻¹`; both are `n × n` with any prior contents, and the strict upper
+    /// triangle of `out` is left untouched. For callers that read only the lower triangle
+    /// and invert repeatedly (the MAP objective).
+    pub(crate) fn inverse_lower_into(&self, linv: &mut [f64], out: &mut [f64]) {
+        let n = self.n;
+        assert_eq!(out.len(), n * n, "inverse buffer must be n × n");
+        self.inverse_factor_into(linv);
+        // Row a of the lower triangle is Σ_{k ≥ a} L⁻¹[k][a] · L⁻¹[k][..=a], summed in
+        // ascending k four rows at a time so that each output row is loaded and stored once
+        // per four updates.
+        for a in 0..n {
+            let oa = &mut out[a * n..a * n + a + 1];
+            oa.fill(0.0);
+            let mut k = a;
+            while k + 4 <= n {
+                let rows = [
+                    &linv[k * n..k * n + a + 1],
+                    &linv[(k + 1) * n..(k + 1) * n + a + 1],
+                    &linv[(k + 2) * n..(k + 2) * n + a + 1],
+                    &linv[(k + 3) * n..(k + 3) * n + a + 1],
+                ];
+                let c = [rows[0][a], rows[1][a], rows[2][a], rows[3][a]];
+                add4(c, rows, oa);
+                k += 4;
+            }
+            for k in k..n {
+                let r = &linv[k * n..k * n + a + 1];
+                axpy(r[a], r, oa);
+            }
+        }
+    }
 }
 
 /// One attempt at factorising `a + jitter·I` into `packed`; false if a pivot is not positive.
 fn try_factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
     for i in 0..n {
         let si = row_start(i);
-        for j in 0..=i {
+        // Off-diagonal entries four at a time: one pass over the prefix of row i gives the
+        // four dot products, and the triangle inside the block is finished by hand.
+        let mut j = 0;
+        while j + 4 <= i {
+            let (done, cur) = packed.split_at_mut(si);
+            let rj = [
+                &done[row_start(j)..row_start(j + 1)],
+                &done[row_start(j + 1)..row_start(j + 2)],
+                &done[row_start(j + 2)..row_start(j + 3)],
+                &done[row_start(j + 3)..row_start(j + 4)],
+            ];
+            let s = dot4(&cur[..j], rj);
+            let l0 = (a[i * n + j] - s[0]) / rj[0][j];
+            let l1 = (a[i * n + j + 1] - s[1] - l0 * rj[1][j]) / rj[1][j + 1];
+            let l2 = (a[i * n + j + 2] - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) / rj[2][j + 2];
+            let l3 =
+                (a[i * n + j + 3] - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2])
+                    / rj[3][j + 3];
+            cur[j] = l0;
+            cur[j + 1] = l1;
+            cur[j + 2] = l2;
+            cur[j + 3] = l3;
+            j += 4;
+        }
+        for j in j..=i {
             let sj = row_start(j);
             let s = dot(&packed[si..si + j], &packed[sj..sj + j]);
             if i == j {

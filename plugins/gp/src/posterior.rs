@@ -12,7 +12,29 @@ use cabo_core::{
     Diagnostics, Error, MeanVar, MeanVarGrad, Posterior, Result, Rng, SamplePath, TrainingData,
 };
 use std::any::Any;
+use std::cell::RefCell;
 use std::sync::Arc;
+
+thread_local! {
+    /// Per-thread scratch of the single-point prediction paths, which the optimiser calls
+    /// thousands of times per decision: reusing it avoids two zeroed allocations per call
+    /// while the posterior itself stays immutable (`Send + Sync`).
+    static SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on a scratch slice of `len` values (contents unspecified), from the
+/// thread-local buffer when it is free and from a fresh allocation otherwise (re-entrant use).
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() < len {
+                buf.resize(len, 0.0);
+            }
+            f(&mut buf[..len])
+        }
+        Err(_) => f(&mut vec![0.0; len]),
+    })
+}
 
 /// Number of random Fourier features of posterior sample paths (seed 002, App. C.2).
 pub const SAMPLE_PATH_FEATURES: usize = 1024;
@@ -290,16 +312,19 @@ impl GpPosterior {
         let s = self.kernel.outputscale;
         for (i, (o, g)) in out.iter_mut().zip(grad.chunks_exact_mut(d)).enumerate() {
             let xi = &self.train.x[i * d..(i + 1) * d];
+            // The scaled differences go into the gradient row first, so the second pass
+            // only rescales them.
             let mut r2 = 0.0;
             for j in 0..d {
                 let t = (x[j] - xi[j]) * self.inv_ls[j];
+                g[j] = t;
                 r2 += t * t;
             }
             let (k, dk) = self.kernel.kind.profile(r2);
             *o = s * k;
             let c = 2.0 * s * dk;
-            for j in 0..d {
-                g[j] = c * (x[j] - xi[j]) * self.inv_ls[j] * self.inv_ls[j];
+            for (gj, il) in g.iter_mut().zip(&self.inv_ls) {
+                *gj *= c * il;
             }
         }
     }
@@ -307,12 +332,13 @@ impl GpPosterior {
     /// Mean and variance in model units (variance floored at [`MIN_VARIANCE`]).
     fn mean_var_model(&self, x: &[f64]) -> (f64, f64) {
         let n = self.len();
-        let mut k = vec![0.0; n];
-        self.cross_model(x, &mut k);
-        let mean = self.mean + dot(&k, &self.alpha);
-        self.chol.solve_lower_in_place(&mut k);
-        let var = self.kernel.outputscale - dot(&k, &k);
-        (mean, var.max(MIN_VARIANCE))
+        with_scratch(n, |k| {
+            self.cross_model(x, k);
+            let mean = self.mean + dot(k, &self.alpha);
+            self.chol.solve_lower_in_place(k);
+            let var = self.kernel.outputscale - dot(k, k);
+            (mean, var.max(MIN_VARIANCE))
+        })
     }
 
     /// The posterior after observing `ys` (y units) at the rows of `xs` with the model's
@@ -509,24 +535,60 @@ impl Posterior for GpPosterior {
         }
         let n = self.len();
         let t = self.transform;
-        let mut k = vec![0.0; n];
-        let mut dk = vec![0.0; n * d];
-        self.cross_grad_model(x, &mut k, &mut dk);
         let mut dmean = vec![0.0; d];
-        for (a, g) in self.alpha.iter().zip(dk.chunks_exact(d)) {
-            axpy(*a, g, &mut dmean);
-        }
-        let mean = self.mean + dot(&k, &self.alpha);
-        // v = L⁻¹k gives the variance; u = L⁻ᵀv = K⁻¹k gives its gradient −2 uᵀ ∂k/∂x.
-        self.chol.solve_lower_in_place(&mut k);
-        let raw_var = self.kernel.outputscale - dot(&k, &k);
-        self.chol.solve_upper_in_place(&mut k);
         let mut dvar = vec![0.0; d];
-        if raw_var > MIN_VARIANCE {
-            for (u, g) in k.iter().zip(dk.chunks_exact(d)) {
-                axpy(-2.0 * u, g, &mut dvar);
+        // Both gradients are sums over training points of a weight times the scaled
+        // difference row t_i = (x − X_i)/ℓ, rescaled by 1/ℓ once at the end:
+        // ∂mean/∂x = Σ α_i c_i t_i/ℓ and ∂var/∂x = −2 Σ u_i c_i t_i/ℓ with
+        // c_i = 2 s κ'(r_i²) and u = K⁻¹k, so ∂k/∂x is never stored.
+        let (mean, raw_var) = with_scratch(n * (d + 2) + d, |buf| {
+            let (xs, rest) = buf.split_at_mut(d);
+            let (k, rest) = rest.split_at_mut(n);
+            let (c, tmat) = rest.split_at_mut(n);
+            for ((o, a), il) in xs.iter_mut().zip(x).zip(&self.inv_ls) {
+                *o = a * il;
             }
-        }
+            let s = self.kernel.outputscale;
+            let rows = self.train.x_scaled.chunks_exact(d);
+            for (((ki, ci), ti), xi) in k
+                .iter_mut()
+                .zip(c.iter_mut())
+                .zip(tmat.chunks_exact_mut(d))
+                .zip(rows)
+            {
+                let mut r2 = 0.0;
+                for ((tj, a), b) in ti.iter_mut().zip(&*xs).zip(xi) {
+                    let v = a - b;
+                    *tj = v;
+                    r2 += v * v;
+                }
+                let (kv, dkv) = self.kernel.kind.profile(r2);
+                *ki = s * kv;
+                *ci = 2.0 * s * dkv;
+            }
+            let mean = self.mean + dot(k, &self.alpha);
+            // v = L⁻¹k gives the variance; u = L⁻ᵀv = K⁻¹k gives its gradient.
+            self.chol.solve_lower_in_place(k);
+            let raw_var = self.kernel.outputscale - dot(k, k);
+            let with_var = raw_var > MIN_VARIANCE;
+            if with_var {
+                self.chol.solve_upper_in_place(k);
+            }
+            for (((ui, ci), ai), ti) in k.iter().zip(&*c).zip(&self.alpha).zip(tmat.chunks_exact(d))
+            {
+                let wm = ai * ci;
+                let wv = if with_var { -2.0 * ui * ci } else { 0.0 };
+                for ((gm, gv), tj) in dmean.iter_mut().zip(dvar.iter_mut()).zip(ti) {
+                    *gm += wm * tj;
+                    *gv += wv * tj;
+                }
+            }
+            for ((gm, gv), il) in dmean.iter_mut().zip(dvar.iter_mut()).zip(&self.inv_ls) {
+                *gm *= il;
+                *gv *= il;
+            }
+            (mean, raw_var)
+        });
         let s2 = t.scale * t.scale;
         Ok(MeanVarGrad {
             mean: t.shift + t.scale * mean,

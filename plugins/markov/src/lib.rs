@@ -16,6 +16,8 @@
 //! * [`experiment`]: the sweeps behind the paper's Figures 5.2 and 5.3 as plain data.
 //! * [`plugins`]: the `markov_path` problem and the `markov_dp` / `markov_one_step` policies.
 
+#![warn(missing_docs)]
+
 pub mod budget;
 pub mod dp;
 pub mod experiment;

@@ -356,6 +356,15 @@ impl Kernel {
         }
     }
 
+    /// Bytes of the tables this kernel holds (the compound Poisson convolution powers and
+    /// increment laws; nothing for Gaussian priors).
+    pub fn heap_bytes(&self) -> usize {
+        match &self.kind {
+            KernelKind::Lattice(l) => 8 * (l.conv.len() + l.steps.len() + l.steps_rev.len()),
+            KernelKind::Gauss { .. } => 0,
+        }
+    }
+
     /// The Gaussian clock `v(x)`.
     #[inline]
     pub(crate) fn clock(scale: f64, exponent: f64, x: f64) -> f64 {
@@ -367,6 +376,8 @@ impl Kernel {
     }
 
     /// Position of the normal bridge at `x_{i+e}` in the interval `[x_i, x_{i+d}]`.
+    // A split is named by five integers; the clock by two floats.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn gauss_pos(
         &self,
         scale: f64,
@@ -424,6 +435,8 @@ impl Kernel {
 
     /// Draws the grid level of `Y(x_{i+e})` given its neighbours (see [`Kernel::row`]);
     /// `scratch` has length `y_levels`.
+    // The same five integers as `row`, plus the generator and the scratch row it reuses.
+    #[allow(clippy::too_many_arguments)]
     pub fn sample(
         &self,
         i: usize,

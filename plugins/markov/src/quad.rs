@@ -120,9 +120,9 @@ impl AbsIntegrator {
             // No sign change among the nodes: treat g as one-signed (the Gauss sum).
             return self.rule.sum(values).abs();
         }
-        for n in 0..q {
+        for (n, c) in coef.iter_mut().enumerate().take(q) {
             let row = &self.proj[n * q..(n + 1) * q];
-            coef[n] = row.iter().zip(values).map(|(p, v)| p * v).sum();
+            *c = row.iter().zip(values).map(|(p, v)| p * v).sum();
         }
         let coef = &coef[..q];
         // Walk the sample points (−1, the nodes, +1); at each sign change of the series find
@@ -132,12 +132,15 @@ impl AbsIntegrator {
         let mut left_int = 0.0;
         // At the nodes the interpolant equals the data, so only the ends need the series.
         let (mut prev_x, mut prev_v) = (-1.0, series(coef, -1.0).0);
-        for idx in 0..=q {
-            let (x, v) = if idx < q {
-                (2.0 * self.rule.nodes[idx] - 1.0, values[idx])
-            } else {
-                (1.0, series(coef, 1.0).0)
-            };
+        let ends = std::iter::once((1.0, series(coef, 1.0).0));
+        let samples = self
+            .rule
+            .nodes
+            .iter()
+            .zip(values)
+            .map(|(t, &v)| (2.0 * t - 1.0, v))
+            .chain(ends);
+        for (x, v) in samples {
             if (prev_v < 0.0 && v > 0.0) || (prev_v > 0.0 && v < 0.0) {
                 let root = illinois(coef, prev_x, prev_v, x, v);
                 let int = series(coef, root).1;

@@ -144,6 +144,8 @@ impl Reward {
 
 /// `R` of the interval `[xa, xb]` with endpoint values `ya`, `yb` under the Gaussian clock
 /// `scale²·x^exponent` (`xa < xb`), with the rule of the module docs.
+// Reward, clock (two floats), interval (two), endpoint values (two) and the rule.
+#[allow(clippy::too_many_arguments)]
 pub fn gauss_interval_reward(
     reward: &Reward,
     scale: f64,
@@ -179,7 +181,7 @@ pub fn gauss_interval_reward(
         } else {
             reward.gauss_value(mu, f64::MIN_POSITIVE)
         };
-        f * 0.5 * len * theta.sin()
+        f * len * sh * ch
     };
     let piece = |t0: f64, t1: f64| -> f64 {
         let w = t1 - t0;
@@ -245,7 +247,7 @@ pub fn gauss_interval_reward(
 
 /// Number of Gauss nodes for lattice rewards: above the effective polynomial degree (the
 /// number of jumps, ≤ μℓ + 6√(μℓ) with overwhelming probability).
-fn lattice_nodes(lat: &Lattice, length: f64) -> usize {
+pub(crate) fn lattice_nodes(lat: &Lattice, length: f64) -> usize {
     let ml = lat.rate * length;
     ((ml + 6.0 * ml.sqrt() + 24.0).ceil() as usize).clamp(32, 256)
 }
@@ -286,7 +288,39 @@ pub(crate) fn reward_table_at(
     reward_slab(kernel, reward, i, d, slab)
 }
 
+/// True when the y-grid is symmetric about the threshold: every prior here is symmetric
+/// under `y ↦ 2k − y` and the reward swaps its classes, so `R[y_L, y_R]` equals
+/// `R[2k − y_L, 2k − y_R]` and only half the slab needs quadrature.
+fn mirror_in_y(g: &Grid, reward: &Reward) -> bool {
+    let k = reward.threshold();
+    ((g.y_min + g.y_max) - 2.0 * k).abs() <= 1e-12 * (g.y_max - g.y_min)
+}
+
 fn reward_slab(kernel: &Kernel, reward: &Reward, i: usize, d: usize, slab: &mut [f64]) {
+    let g = &kernel.grid;
+    let n = g.y_levels;
+    let mirror = mirror_in_y(g, reward);
+    reward_slab_part(kernel, reward, i, d, slab, mirror);
+    if mirror {
+        for il in 0..n {
+            for ir in 0..n {
+                if il + ir > n - 1 {
+                    slab[il * n + ir] = slab[(n - 1 - il) * n + (n - 1 - ir)];
+                }
+            }
+        }
+    }
+}
+
+/// Fills the slab; with `skip_upper`, only entries with `il + ir ≤ n − 1`.
+fn reward_slab_part(
+    kernel: &Kernel,
+    reward: &Reward,
+    i: usize,
+    d: usize,
+    slab: &mut [f64],
+    skip_upper: bool,
+) {
     let g = &kernel.grid;
     let n = g.y_levels;
     match &kernel.kind {
@@ -295,6 +329,9 @@ fn reward_slab(kernel: &Kernel, reward: &Reward, i: usize, d: usize, slab: &mut 
             let (xa, xb) = (g.x(i), g.x(i + d));
             for il in 0..n {
                 for ir in 0..n {
+                    if skip_upper && il + ir > n - 1 {
+                        continue;
+                    }
                     // A translation-invariant clock is also reflection symmetric.
                     if *exponent == 1.0 && ir < il {
                         slab[il * n + ir] = slab[ir * n + il];
@@ -313,11 +350,18 @@ fn reward_slab(kernel: &Kernel, reward: &Reward, i: usize, d: usize, slab: &mut 
                 }
             }
         }
-        KernelKind::Lattice(lat) => lattice_slab(lat, g, reward, d, slab),
+        KernelKind::Lattice(lat) => lattice_slab(lat, g, reward, d, slab, skip_upper),
     }
 }
 
-fn lattice_slab(lat: &Lattice, g: &Grid, reward: &Reward, d: usize, slab: &mut [f64]) {
+fn lattice_slab(
+    lat: &Lattice,
+    g: &Grid,
+    reward: &Reward,
+    d: usize,
+    slab: &mut [f64],
+    skip_upper: bool,
+) {
     let n = g.y_levels;
     let half = lat.half as i64;
     let width = 2 * lat.half + 1;
@@ -371,7 +415,7 @@ fn lattice_slab(lat: &Lattice, g: &Grid, reward: &Reward, d: usize, slab: &mut [
         }
         for il in 0..n {
             let ir = il as i64 + dd;
-            if ir < 0 || ir >= n as i64 {
+            if ir < 0 || ir >= n as i64 || (skip_upper && il + ir as usize > n - 1) {
                 continue;
             }
             for k in 0..q {

@@ -277,3 +277,13 @@ fn history_value_decomposes_and_decisions_are_valid() {
     let bad = History::new(5, 0, 0);
     assert!(sol.decide(PolicyRule::Optimal, &bad, 0).is_err());
 }
+
+#[test]
+fn truncated_linear_rewards_dp_equals_brute_force() {
+    let mut s = setup(Prior::Brownian { scale: 1.0 }, 6, 15, 2.0, 0.004);
+    s.reward = Reward::TruncatedLinear {
+        threshold: 0.2,
+        clip: 1.0,
+    };
+    check_against_brute(&s, SolveOptions::default(), &[(7, 7), (3, 10)]);
+}

@@ -5,6 +5,8 @@ use cabo_markov::{Grid, Kernel, Prior, Reward};
 
 /// Adaptive Simpson to an absolute tolerance (the reference rule).
 fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, tol: f64) -> f64 {
+    // Interval, its three samples, the whole-interval estimate, tolerance and depth.
+    #[allow(clippy::too_many_arguments)]
     fn rec(
         f: &dyn Fn(f64) -> f64,
         a: f64,

@@ -1,0 +1,174 @@
+//! `report.md`: what was compared, the figure, and tables of the aggregated metric at the end
+//! of the budget and along it.
+
+use super::{Report, Y};
+use crate::spec::XAxis;
+use std::fmt::Write;
+
+/// Four significant digits in a fixed form, so tables are stable and readable; `—` for no
+/// value.
+pub fn sig(v: f64) -> String {
+    if v.is_nan() {
+        return "—".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if (1e-3..1e5).contains(&a) {
+        let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+fn x_name(report: &Report) -> &'static str {
+    match report.input.report.x {
+        XAxis::CumulativeCost => "cumulative cost",
+        XAxis::Iteration => "iteration",
+    }
+}
+
+/// Renders the report.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let inp = &report.input;
+    let _ = writeln!(out, "# {}\n", inp.name);
+    if !inp.description.is_empty() {
+        let _ = writeln!(out, "{}\n", inp.description);
+    }
+    let metric = report.y.label(report.log10);
+    let quartiles = super::quartile_bands(report);
+    let budget = match (inp.cost_limit, inp.iteration_limit) {
+        (Some(c), Some(n)) => format!("cost {} or {n} iterations", sig(c)),
+        (Some(c), None) => format!("cost {}", sig(c)),
+        (None, Some(n)) => format!("{n} iterations"),
+        (None, None) => "none".into(),
+    };
+    let _ = writeln!(out, "- metric: {metric}");
+    let _ = writeln!(out, "- x-axis: {} (budget: {budget})", x_name(report));
+    let _ = writeln!(
+        out,
+        "- figure: {} (best so far as a step function)",
+        if quartiles {
+            "median with a band from the 25% to the 75% quantile"
+        } else {
+            "mean with a band of ± one standard error"
+        }
+    );
+    let incomplete: Vec<String> = report
+        .curves
+        .iter()
+        .filter(|c| c.runs < inp.replications)
+        .map(|c| format!("{} ({} of {})", c.policy, c.runs, inp.replications))
+        .collect();
+    if incomplete.is_empty() {
+        let _ = writeln!(
+            out,
+            "- replications: {} per policy, all complete",
+            inp.replications
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "- replications: {} per policy; **incomplete**: {}",
+            inp.replications,
+            incomplete.join(", ")
+        );
+    }
+    if inp.report.x == XAxis::CumulativeCost && inp.cost_limit.is_some() {
+        let _ = writeln!(
+            out,
+            "- values at a cost x are those of the evaluations paid for by x; a run's last \
+             evaluation may overshoot the budget and is then not shown"
+        );
+    }
+    if report.y == Y::SimpleRegret && !report.log10 {
+        let _ = writeln!(out, "- the regret axis is logarithmic");
+    }
+    let _ = writeln!(out, "\n![{}](report.svg)\n", inp.name);
+
+    let end = report
+        .curves
+        .iter()
+        .find_map(|c| c.points.last())
+        .map_or(f64::NAN, |p| p.x);
+    let _ = writeln!(out, "## At the end ({} = {})\n", x_name(report), sig(end));
+    let _ = writeln!(
+        out,
+        "| policy | runs | median | q25 | q75 | mean | s.e. | evaluations (median) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for c in &report.curves {
+        match c.points.last() {
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                    c.policy,
+                    p.n,
+                    sig(p.median),
+                    sig(p.q25),
+                    sig(p.q75),
+                    sig(p.mean),
+                    sig(p.stderr),
+                    sig(c.evaluations_median)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "| {} | 0 | — | — | — | — | — | — |", c.policy);
+            }
+        }
+    }
+
+    // Medians at a quarter, half, three quarters and all of the x range show how fast each
+    // policy gets there, which the final numbers alone hide.
+    let len = report.curves.first().map_or(0, |c| c.points.len());
+    if len > 2 {
+        let picks: Vec<usize> = [1, 2, 3, 4].iter().map(|q| q * (len - 1) / 4).collect();
+        let _ = writeln!(
+            out,
+            "\n## Along the way ({} of {metric})\n",
+            if quartiles { "median" } else { "mean" }
+        );
+        let mut head = String::from("| policy |");
+        let mut rule = String::from("|---|");
+        for &i in &picks {
+            let x = report.curves[0].points[i].x;
+            let _ = write!(head, " {} = {} |", x_name(report), sig(x));
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(out, "{head}\n{rule}");
+        for c in &report.curves {
+            let _ = write!(out, "| {} |", c.policy);
+            for &i in &picks {
+                let p = c.points.get(i);
+                let v = p.map_or(f64::NAN, |p| if quartiles { p.median } else { p.mean });
+                let _ = write!(out, " {} |", sig(v));
+            }
+            let _ = writeln!(out);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nEvery grid point of every policy is in `summary.csv` (columns policy, x, n, median, \
+         q25, q75, mean, stderr); the figure is also in `report.png`."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sig;
+
+    #[test]
+    fn numbers_have_four_significant_digits_in_a_fixed_form() {
+        assert_eq!(sig(0.0), "0");
+        assert_eq!(sig(1.23456), "1.235");
+        assert_eq!(sig(-42.0), "-42.00");
+        assert_eq!(sig(12345.6), "12346");
+        assert_eq!(sig(2.5e-7), "2.500e-7");
+        assert_eq!(sig(f64::NAN), "—");
+    }
+}

@@ -1,0 +1,374 @@
+//! Reports: `summary.csv`, `report.md` and a figure (`report.svg`, `report.png`) per results
+//! directory, built from the result files alone so that a report of merged shards is
+//! byte-identical to the report of one local run.
+//!
+//! The report reads `spec.json` (the resolved spec the runs were made with: its `report:`
+//! section chooses the x-axis, the metric and the bands) and every completed run's
+//! `rep-<r>.jsonl`. Nothing in it depends on wall time, thread count or which process wrote
+//! it: numbers are written in Rust's shortest round-trip form or with fixed precision.
+
+pub mod aggregate;
+pub mod markdown;
+pub mod plot;
+
+use crate::spec::{Bands, Metric, ReportSpec, XAxis};
+use crate::store::{self, RunFiles};
+use aggregate::{Point, Trace};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What a report is about: the parts of `spec.json` it needs.
+#[derive(Debug, Clone)]
+pub struct ReportInput {
+    /// Spec name.
+    pub name: String,
+    /// Spec description.
+    pub description: String,
+    /// Replications each policy should have.
+    pub replications: usize,
+    /// Policy names, in spec order.
+    pub policies: Vec<String>,
+    /// The budget's cost limit, if any.
+    pub cost_limit: Option<f64>,
+    /// The budget's iteration limit, if any.
+    pub iteration_limit: Option<usize>,
+    /// The `report:` section.
+    pub report: ReportSpec,
+}
+
+/// The metric actually plotted once `auto` is resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Y {
+    /// optimum − best value so far (plotted on a log axis).
+    SimpleRegret,
+    /// Best observed y so far.
+    BestY,
+    /// Best noise-free value so far.
+    BestValue,
+    /// A problem metric.
+    Problem(String),
+}
+
+impl Y {
+    /// Column/axis name.
+    pub fn label(&self, log10: bool) -> String {
+        match self {
+            Y::SimpleRegret if log10 => "log10 simple regret".into(),
+            Y::SimpleRegret => "simple regret".into(),
+            Y::BestY => "best observed y".into(),
+            Y::BestValue => "best noise-free value".into(),
+            Y::Problem(m) => format!("metric {m}"),
+        }
+    }
+}
+
+/// One policy's aggregated curve.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    /// Policy name.
+    pub policy: String,
+    /// Completed replications found.
+    pub runs: usize,
+    /// Statistics at every grid point.
+    pub points: Vec<Point>,
+    /// Median number of policy evaluations of its runs.
+    pub evaluations_median: f64,
+}
+
+/// A complete report, ready to be written.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// What the spec says.
+    pub input: ReportInput,
+    /// The resolved metric.
+    pub y: Y,
+    /// Whether values are log10 of the metric (`log10_simple_regret`).
+    pub log10: bool,
+    /// One curve per policy, in spec order.
+    pub curves: Vec<Curve>,
+}
+
+/// Files written by [`write_report`].
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// `summary.csv`.
+    pub csv: PathBuf,
+    /// `report.md`.
+    pub markdown: PathBuf,
+    /// `report.svg`.
+    pub svg: PathBuf,
+    /// `report.png`.
+    pub png: PathBuf,
+}
+
+/// The fields of a result line a report reads.
+#[derive(Debug, Deserialize)]
+struct Line {
+    phase: String,
+    cum_cost: f64,
+    best_y: f64,
+    #[serde(default)]
+    best_value: Option<f64>,
+    #[serde(default)]
+    simple_regret: Option<f64>,
+    #[serde(default)]
+    metrics: BTreeMap<String, f64>,
+}
+
+fn read_input(dir: &Path) -> Result<ReportInput, String> {
+    let path = dir.join("spec.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: cannot read the resolved spec ({e}); expected a results directory such as \
+             results/<spec>/ written by `cargo xtask run`",
+            path.display()
+        )
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
+    let field = |k: &str| {
+        v.get(k)
+            .ok_or_else(|| format!("{}: missing field `{k}`", path.display()))
+    };
+    let name = field("name")?
+        .as_str()
+        .ok_or_else(|| format!("{}: `name` must be a string", path.display()))?
+        .to_string();
+    let policies = field("policies")?
+        .as_array()
+        .ok_or_else(|| format!("{}: `policies` must be a list", path.display()))?
+        .iter()
+        .map(|p| p.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| format!("{}: every policy needs a `name`", path.display()))?;
+    let budget = field("budget")?;
+    let report: ReportSpec = match v.get("report") {
+        Some(r) => serde_json::from_value(r.clone())
+            .map_err(|e| format!("{}: `report`: {e}", path.display()))?,
+        None => ReportSpec::default(),
+    };
+    Ok(ReportInput {
+        name,
+        description: v
+            .get("description")
+            .and_then(|d| d.as_str())
+            .unwrap_or("")
+            .to_string(),
+        replications: v.get("replications").and_then(|r| r.as_u64()).unwrap_or(1) as usize,
+        policies,
+        cost_limit: budget.get("cost").and_then(|c| c.as_f64()),
+        iteration_limit: budget
+            .get("iterations")
+            .and_then(|c| c.as_u64())
+            .map(|n| n as usize),
+        report,
+    })
+}
+
+/// Reads one run's result lines.
+fn read_lines(path: &Path) -> Result<Vec<Line>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| format!("{}:{}: not a result line: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// Resolves `auto` and checks that the metric exists in the results.
+fn resolve_metric(metric: &Metric, runs: &[&Vec<Line>]) -> Result<(Y, bool), String> {
+    let lines = || runs.iter().flat_map(|r| r.iter());
+    let regret_known = runs.iter().all(|r| r.iter().any(|l| l.simple_regret.is_some()));
+    Ok(match metric {
+        Metric::Auto if regret_known => (Y::SimpleRegret, false),
+        Metric::Auto => (Y::BestY, false),
+        Metric::SimpleRegret => (Y::SimpleRegret, false),
+        Metric::Log10SimpleRegret => (Y::SimpleRegret, true),
+        Metric::BestY => (Y::BestY, false),
+        Metric::BestValue => (Y::BestValue, false),
+        Metric::Problem(m) => {
+            if !lines().any(|l| l.metrics.contains_key(m)) {
+                let known: std::collections::BTreeSet<&str> = lines()
+                    .flat_map(|l| l.metrics.keys().map(String::as_str))
+                    .collect();
+                let known: Vec<&str> = known.into_iter().collect();
+                let hint = cabo_core::registry::closest_of(m, &known)
+                    .map(|c| format!("; did you mean `metric:{c}`?"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "report.y `metric:{m}`: no result line records a metric `{m}`{hint} \
+                     Recorded metrics: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+            (Y::Problem(m.clone()), false)
+        }
+    })
+}
+
+fn value_of(line: &Line, y: &Y, log10: bool) -> f64 {
+    let v = match y {
+        Y::SimpleRegret => line.simple_regret.unwrap_or(f64::NAN),
+        Y::BestY => line.best_y,
+        Y::BestValue => line.best_value.unwrap_or(f64::NAN),
+        Y::Problem(m) => line.metrics.get(m).copied().unwrap_or(f64::NAN),
+    };
+    if log10 { v.max(1e-300).log10() } else { v }
+}
+
+fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool) -> Trace {
+    let mut iteration = 0usize;
+    let steps = lines
+        .iter()
+        .map(|l| {
+            if l.phase != "initial" {
+                iteration += 1;
+            }
+            let x = match axis {
+                XAxis::CumulativeCost => l.cum_cost,
+                XAxis::Iteration => iteration as f64,
+            };
+            (x, value_of(l, y, log10))
+        })
+        .collect();
+    Trace { replication, steps }
+}
+
+/// Builds the report of a results directory from its files. Only completed runs (those with
+/// `rep-<r>.json`) count; missing replications are reported, not guessed.
+pub fn build(dir: &Path) -> Result<Report, String> {
+    let input = read_input(dir)?;
+    let mut runs: Vec<(usize, usize, Vec<Line>)> = Vec::new();
+    let mut evaluations: Vec<Vec<f64>> = vec![Vec::new(); input.policies.len()];
+    for (p, policy) in input.policies.iter().enumerate() {
+        for r in 0..input.replications {
+            let files = RunFiles::new(dir, policy, r);
+            let Ok(done) = std::fs::read_to_string(&files.done) else {
+                continue;
+            };
+            let summary: store::RunSummary = serde_json::from_str(&done)
+                .map_err(|e| format!("{}: not a run summary: {e}", files.done.display()))?;
+            evaluations[p].push(summary.policy_evaluations as f64);
+            runs.push((p, r, read_lines(&files.records)?));
+        }
+    }
+    if runs.is_empty() {
+        return Err(format!(
+            "{}: no completed run yet (no {}/<policy>/rep-<r>.json); run the spec first",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    let lines_only: Vec<&Vec<Line>> = runs.iter().map(|(_, _, l)| l).collect();
+    let (y, log10) = resolve_metric(&input.report.y, &lines_only)?;
+    let axis = input.report.x;
+    let traces: Vec<(usize, Trace)> = runs
+        .iter()
+        .map(|(p, r, lines)| (*p, trace_of(*r, lines, axis, &y, log10)))
+        .collect();
+    let limit = match axis {
+        XAxis::CumulativeCost => input.cost_limit,
+        XAxis::Iteration => input.iteration_limit.map(|n| n as f64),
+    };
+    let every: Vec<&Trace> = traces.iter().map(|(_, t)| t).collect();
+    let grid = aggregate::grid(axis, limit, &every);
+    let curves = input
+        .policies
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            let mine: Vec<&Trace> = traces
+                .iter()
+                .filter(|(q, _)| *q == p)
+                .map(|(_, t)| t)
+                .collect();
+            let mut ev = evaluations[p].clone();
+            ev.sort_by(f64::total_cmp);
+            Curve {
+                policy: name.clone(),
+                runs: mine.len(),
+                points: aggregate::aggregate(&grid, &mine),
+                evaluations_median: crate::summary::quantile(&ev, 0.5),
+            }
+        })
+        .collect();
+    Ok(Report {
+        input,
+        y,
+        log10,
+        curves,
+    })
+}
+
+/// The CSV of every policy at every grid point.
+pub fn csv(report: &Report) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("policy,x,n,median,q25,q75,mean,stderr\n");
+    for c in &report.curves {
+        for p in &c.points {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{}",
+                csv_field(&c.policy),
+                num(p.x),
+                p.n,
+                num(p.median),
+                num(p.q25),
+                num(p.q75),
+                num(p.mean),
+                num(p.stderr)
+            );
+        }
+    }
+    out
+}
+
+/// Shortest round-trip form; empty for NaN (no value there).
+fn num(v: f64) -> String {
+    if v.is_nan() { String::new() } else { format!("{v}") }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Builds and writes the report of a results directory.
+pub fn write_report(dir: &Path) -> Result<Written, String> {
+    let report = build(dir)?;
+    let w = Written {
+        csv: dir.join("summary.csv"),
+        markdown: dir.join("report.md"),
+        svg: dir.join("report.svg"),
+        png: dir.join("report.png"),
+    };
+    let io = |p: &Path| {
+        let p = p.display().to_string();
+        move |e: std::io::Error| format!("{p}: cannot write: {e}")
+    };
+    store::write_atomic(&w.csv, csv(&report).as_bytes()).map_err(io(&w.csv))?;
+    let svg = plot::svg(&report)?;
+    store::write_atomic(&w.svg, svg.as_bytes()).map_err(io(&w.svg))?;
+    let png = plot::png(&report)?;
+    store::write_atomic(&w.png, &png).map_err(io(&w.png))?;
+    store::write_atomic(&w.markdown, markdown::render(&report).as_bytes())
+        .map_err(io(&w.markdown))?;
+    Ok(w)
+}
+
+/// Whether the figure's bands are quartiles (else mean ± standard error).
+pub fn quartile_bands(report: &Report) -> bool {
+    report.input.report.bands == Bands::Quartiles
+}

@@ -1,0 +1,288 @@
+//! The report's figure: one line per policy (median or mean, as a step function) with a
+//! shaded band (quartiles or ± one standard error), regret on a log axis.
+//!
+//! Drawn with plotters' SVG and bitmap backends and a font compiled into the binary (DejaVu
+//! Sans through ab_glyph), so no system library or installed font is involved and the PNG is
+//! the same on every machine.
+
+use super::{Report, Y};
+use crate::spec::XAxis;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use std::sync::Once;
+
+/// Figure size in pixels.
+pub const SIZE: (u32, u32) = (960, 600);
+
+/// The Okabe–Ito palette (distinguishable with the common colour-vision deficiencies),
+/// ordered so the first lines get the strongest contrast on white; yellow comes last.
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+    RGBColor(240, 228, 66),  // yellow
+];
+
+const FONT: &str = "sans-serif";
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid TrueType font shipped by the `dejavu` crate; registration
+        // cannot fail for them, and a failure would only show as missing text.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
+/// A line and its band, ready to draw (in plotted units: 10^v for log10 metrics).
+struct Series {
+    name: String,
+    colour: RGBColor,
+    /// (x, centre, low, high) where the centre is known.
+    points: Vec<(f64, f64, f64, f64)>,
+}
+
+fn series(report: &Report) -> Vec<Series> {
+    let quartiles = super::quartile_bands(report);
+    let un = |v: f64| if report.log10 { 10f64.powf(v) } else { v };
+    report
+        .curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Series {
+            name: format!("{} (n = {})", c.policy, c.runs),
+            colour: PALETTE[i % PALETTE.len()],
+            points: c
+                .points
+                .iter()
+                .filter(|p| p.n > 0)
+                .map(|p| {
+                    let (mid, lo, hi) = if quartiles {
+                        (p.median, p.q25, p.q75)
+                    } else if p.stderr.is_nan() {
+                        (p.mean, p.mean, p.mean)
+                    } else {
+                        (p.mean, p.mean - p.stderr, p.mean + p.stderr)
+                    };
+                    (p.x, un(mid), un(lo), un(hi))
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn labels(report: &Report) -> (String, String) {
+    let x = match report.input.report.x {
+        XAxis::CumulativeCost => "cumulative cost (cost units)".to_string(),
+        XAxis::Iteration => "iteration (policy evaluations)".to_string(),
+    };
+    let stat = if super::quartile_bands(report) {
+        "median, quartile band"
+    } else {
+        "mean ± standard error"
+    };
+    let y = match &report.y {
+        Y::SimpleRegret => format!("simple regret (objective units, log scale; {stat})"),
+        Y::BestY => format!("best observed y (objective units; {stat})"),
+        Y::BestValue => format!("best noise-free value (objective units; {stat})"),
+        Y::Problem(m) => format!("{m} (problem metric; {stat})"),
+    };
+    (x, y)
+}
+
+/// Log-axis ticks at 1, 2 and 5 times each power of ten in range (plotters' own choice
+/// leaves ranges within a decade or two almost unlabelled).
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    for e in a..=b {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * 10f64.powi(e);
+            if v >= lo && v <= hi {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// A tick label: three significant digits, without trailing zeros.
+fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if (1e-3..1e5).contains(&a) {
+        let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+/// The step function through `pts`: each value holds until the next x.
+fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(pts.len() * 2);
+    for (i, &(x, y)) in pts.iter().enumerate() {
+        if i > 0 {
+            out.push((x, pts[i - 1].1));
+        }
+        out.push((x, y));
+    }
+    out
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Result<(), String> {
+    register_font();
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("cannot draw the figure: {e}");
+    root.fill(&WHITE).map_err(err)?;
+    let all = series(report);
+    let xs = all.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let (x0, x1) = if x0.is_finite() && x1 > x0 {
+        (x0, x1)
+    } else {
+        (0.0, 1.0)
+    };
+    let log = report.y == Y::SimpleRegret;
+    let ys: Vec<f64> = all
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| [p.1, p.2, p.3]))
+        .filter(|v| v.is_finite() && (!log || *v > 0.0))
+        .collect();
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (x_label, y_label) = labels(report);
+    let caption = format!("{}", report.input.name);
+    if log {
+        // Zero regret (the optimum found exactly) cannot sit on a log axis: it is drawn at
+        // the floor, half a decade below the smallest positive value.
+        let (lo, hi) = if lo.is_finite() {
+            (lo / 10f64.sqrt(), hi * 10f64.sqrt())
+        } else {
+            (1e-6, 1.0)
+        };
+        let floor = lo;
+        let chart = ChartBuilder::on(&root)
+            .caption(caption, (FONT, 26))
+            .margin(16)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d(x0..x1, (lo..hi).log_scale().with_key_points(ticks(lo, hi)))
+            .map_err(err)?;
+        finish(chart, &all, &x_label, &y_label, |v| v.max(floor)).map_err(err)?;
+    } else {
+        let (lo, hi) = if lo.is_finite() && hi > lo {
+            let pad = 0.05 * (hi - lo);
+            (lo - pad, hi + pad)
+        } else if lo.is_finite() {
+            (lo - 1.0, lo + 1.0)
+        } else {
+            (0.0, 1.0)
+        };
+        let chart = ChartBuilder::on(&root)
+            .caption(caption, (FONT, 26))
+            .margin(16)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d(x0..x1, lo..hi)
+            .map_err(err)?;
+        finish(chart, &all, &x_label, &y_label, |v| v).map_err(err)?;
+    }
+    root.present().map_err(err)
+}
+
+fn finish<'a, DB, Y>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    all: &[Series],
+    x_label: &str,
+    y_label: &str,
+    clamp: impl Fn(f64) -> f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    std::ops::Range<f64>: AsRangedCoord,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .y_labels(12)
+        .y_label_formatter(&|v| tick(*v))
+        .x_label_formatter(&|v| tick(*v))
+        .light_line_style(RGBColor(246, 246, 246))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()?;
+    for s in all {
+        let band: Vec<(f64, f64)> = {
+            let upper = steps(&s.points.iter().map(|p| (p.0, clamp(p.3))).collect::<Vec<_>>());
+            let lower = steps(&s.points.iter().map(|p| (p.0, clamp(p.2))).collect::<Vec<_>>());
+            upper.into_iter().chain(lower.into_iter().rev()).collect()
+        };
+        if band.len() > 2 {
+            chart.draw_series(std::iter::once(Polygon::new(
+                band,
+                s.colour.mix(0.18).filled(),
+            )))?;
+        }
+        let line = steps(&s.points.iter().map(|p| (p.0, clamp(p.1))).collect::<Vec<_>>());
+        let colour = s.colour;
+        chart
+            .draw_series(LineSeries::new(line, colour.stroke_width(3)))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font((FONT, 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(120, 120, 120))
+        .draw()?;
+    Ok(())
+}
+
+/// The figure as SVG text.
+pub fn svg(report: &Report) -> Result<String, String> {
+    let mut out = String::new();
+    draw(SVGBackend::with_string(&mut out, SIZE).into_drawing_area(), report)?;
+    Ok(out)
+}
+
+/// The figure as PNG bytes.
+pub fn png(report: &Report) -> Result<Vec<u8>, String> {
+    let (w, h) = SIZE;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    draw(
+        BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
+        report,
+    )?;
+    encode_png(&rgb, w, h)
+}
+
+/// Encodes an RGB buffer as PNG (deterministic: no timestamps or text chunks are written).
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
+    use image::ImageEncoder;
+    let mut out = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut out)
+        .write_image(rgb, w, h, image::ColorType::Rgb8)
+        .map_err(|e| format!("cannot encode the PNG figure: {e}"))?;
+    Ok(out)
+}

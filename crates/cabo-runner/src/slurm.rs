@@ -1,0 +1,265 @@
+//! Slurm job arrays: one array task per shard of a sweep (`run --shard $SLURM_ARRAY_TASK_ID/N`,
+//! all writing into one results directory, where they merge by file) and a report job that
+//! runs once the whole array has succeeded.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// What the generated scripts request and run.
+#[derive(Debug, Clone)]
+pub struct SlurmOptions {
+    /// Array tasks (shards).
+    pub shards: usize,
+    /// At most this many array tasks at once (`--array=…%K`).
+    pub concurrency: Option<usize>,
+    /// CPUs per task (also the task's `--threads`).
+    pub cpus_per_task: usize,
+    /// Memory per task, in Slurm's syntax (`4G`).
+    pub mem: Option<String>,
+    /// Time limit per task, in Slurm's syntax (`02:00:00`).
+    pub time: Option<String>,
+    /// Partition.
+    pub partition: Option<String>,
+    /// Account.
+    pub account: Option<String>,
+    /// Run the specs' smoke variants.
+    pub smoke: bool,
+    /// Only these policies.
+    pub only: Vec<String>,
+    /// Replications override.
+    pub replications: Option<usize>,
+    /// Results directory (shared by every task).
+    pub out: PathBuf,
+    /// Where the scripts and the tasks' logs go.
+    pub dir: PathBuf,
+    /// The cabo binary the tasks run (default: this one).
+    pub binary: Option<PathBuf>,
+    /// Job name (default: `cabo-<first spec's file stem>`).
+    pub job_name: Option<String>,
+}
+
+impl Default for SlurmOptions {
+    fn default() -> Self {
+        SlurmOptions {
+            shards: 4,
+            concurrency: None,
+            cpus_per_task: 1,
+            mem: None,
+            time: None,
+            partition: None,
+            account: None,
+            smoke: false,
+            only: Vec::new(),
+            replications: None,
+            out: PathBuf::from("results"),
+            dir: PathBuf::from("slurm"),
+            binary: None,
+            job_name: None,
+        }
+    }
+}
+
+/// Single-quotes a word for bash.
+pub fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+fn absolute(p: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// The files written by [`write_scripts`].
+#[derive(Debug, Clone)]
+pub struct SlurmScripts {
+    /// The array job.
+    pub array: PathBuf,
+    /// The report job.
+    pub report: PathBuf,
+    /// Submits both, the report depending on the array (`afterok`).
+    pub submit: PathBuf,
+}
+
+/// Writes the array script, the report script and a submit script; returns what to type.
+pub fn write_scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<String, String> {
+    let s = scripts(specs, o)?;
+    Ok(format!(
+        "wrote {}, {} and {}\nsubmit with: bash {}",
+        s.array.display(),
+        s.report.display(),
+        s.submit.display(),
+        s.submit.display()
+    ))
+}
+
+/// Generates and writes the scripts.
+pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, String> {
+    if o.shards == 0 {
+        return Err("--shards must be at least 1".into());
+    }
+    if o.concurrency == Some(0) {
+        return Err("--concurrency must be at least 1".into());
+    }
+    if o.cpus_per_task == 0 {
+        return Err("--cpus-per-task must be at least 1".into());
+    }
+    let workdir = absolute(Path::new("."))?;
+    let dir = absolute(&o.dir)?;
+    let binary = match &o.binary {
+        Some(b) => absolute(b)?,
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find this program's path for the job script: {e}"))?,
+    };
+    let job = o.job_name.clone().unwrap_or_else(|| {
+        let stem = specs
+            .first()
+            .and_then(|p| p.file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+        format!("cabo-{stem}")
+    });
+    std::fs::create_dir_all(dir.join("logs"))
+        .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
+    let spec_args: Vec<String> = specs
+        .iter()
+        .map(|p| quote(&p.display().to_string()))
+        .collect();
+    let out = quote(&o.out.display().to_string());
+    let header = |name: &str, extra: &str| {
+        let mut h = String::from("#!/bin/bash\n");
+        let _ = writeln!(h, "#SBATCH --job-name={}", quote(name));
+        h.push_str(extra);
+        let _ = writeln!(h, "#SBATCH --cpus-per-task={}", o.cpus_per_task);
+        for (flag, v) in [
+            ("mem", &o.mem),
+            ("time", &o.time),
+            ("partition", &o.partition),
+            ("account", &o.account),
+        ] {
+            if let Some(v) = v {
+                let _ = writeln!(h, "#SBATCH --{flag}={}", quote(v));
+            }
+        }
+        let _ = writeln!(h, "#SBATCH --chdir={}", quote(&workdir.display().to_string()));
+        h
+    };
+    let concurrency = o.concurrency.map(|k| format!("%{k}")).unwrap_or_default();
+    let mut array = header(
+        &job,
+        &format!(
+            "#SBATCH --array=0-{}{concurrency}\n#SBATCH --output={}\n",
+            o.shards - 1,
+            quote(&dir.join("logs/%x-%A_%a.out").display().to_string())
+        ),
+    );
+    array.push_str("set -euo pipefail\n");
+    let _ = write!(
+        array,
+        "# One shard of the sweep per array task; every task writes into the same results\n\
+         # directory, and the task that completes the last run writes run.json and the report.\n\
+         exec {} run {} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
+        quote(&binary.display().to_string()),
+        spec_args.join(" "),
+        o.shards
+    );
+    if o.smoke {
+        array.push_str(" --smoke");
+    }
+    for p in &o.only {
+        let _ = write!(array, " --only {}", quote(p));
+    }
+    if let Some(r) = o.replications {
+        let _ = write!(array, " --replications {r}");
+    }
+    array.push('\n');
+    let mut report = header(
+        &format!("{job}-report"),
+        &format!(
+            "#SBATCH --output={}\n",
+            quote(&dir.join("logs/%x-%j.out").display().to_string())
+        ),
+    );
+    let _ = writeln!(
+        report,
+        "set -euo pipefail\n# Runs after every array task succeeded (afterok).\nexec {} report {} --out {out}",
+        quote(&binary.display().to_string()),
+        spec_args.join(" ")
+    );
+    let files = SlurmScripts {
+        array: dir.join(format!("{job}.array.sbatch")),
+        report: dir.join(format!("{job}.report.sbatch")),
+        submit: dir.join(format!("{job}.submit.sh")),
+    };
+    let submit = format!(
+        "#!/bin/bash\n# Submits the array, then the report job to run once the array succeeded.\n\
+         set -euo pipefail\n\
+         array=$(sbatch --parsable {})\n\
+         array=${{array%%;*}}\n\
+         report=$(sbatch --parsable --dependency=afterok:\"$array\" {})\n\
+         echo \"array job $array ({} tasks), report job ${{report%%;*}}\"\n",
+        quote(&files.array.display().to_string()),
+        quote(&files.report.display().to_string()),
+        o.shards
+    );
+    for (path, text) in [
+        (&files.array, &array),
+        (&files.report, &report),
+        (&files.submit, &submit),
+    ] {
+        crate::store::write_atomic(path, text.as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_request_one_task_per_shard_and_a_dependent_report() {
+        let tmp = std::env::temp_dir().join(format!("cabo-slurm-test-{}", std::process::id()));
+        let o = SlurmOptions {
+            shards: 3,
+            concurrency: Some(2),
+            cpus_per_task: 2,
+            mem: Some("4G".into()),
+            time: Some("01:00:00".into()),
+            smoke: true,
+            dir: tmp.clone(),
+            binary: Some(PathBuf::from("/opt/cabo/xtask")),
+            job_name: Some("demo".into()),
+            ..SlurmOptions::default()
+        };
+        let s = scripts(&[PathBuf::from("specs/my spec.yaml")], &o).unwrap();
+        let array = std::fs::read_to_string(&s.array).unwrap();
+        assert!(array.contains("#SBATCH --array=0-2%2\n"), "{array}");
+        assert!(array.contains("#SBATCH --cpus-per-task=2\n"));
+        assert!(array.contains("#SBATCH --mem=4G\n"));
+        assert!(array.contains("#SBATCH --time=01:00:00\n"));
+        assert!(array.contains(
+            "exec /opt/cabo/xtask run 'specs/my spec.yaml' --out results --shard \"${SLURM_ARRAY_TASK_ID}/3\""
+        ));
+        assert!(array.trim_end().ends_with("--smoke"));
+        let report = std::fs::read_to_string(&s.report).unwrap();
+        assert!(report.contains("exec /opt/cabo/xtask report 'specs/my spec.yaml' --out results"));
+        let submit = std::fs::read_to_string(&s.submit).unwrap();
+        assert!(submit.contains("--dependency=afterok:\"$array\""));
+        let _ = std::fs::remove_dir_all(tmp);
+    }
+
+    #[test]
+    fn bad_counts_are_rejected() {
+        let o = SlurmOptions {
+            shards: 0,
+            ..SlurmOptions::default()
+        };
+        assert!(scripts(&[], &o).unwrap_err().contains("--shards"));
+    }
+}

@@ -1,0 +1,103 @@
+//! One B-MS-EI decision at n = 50, d = 3 with the specs' optimiser settings (200·d raw
+//! samples, 10·d restarts, 200 L-BFGS-B iterations), models already fitted: the 4-step path
+//! variant (fantasies [1, 1, 1]) and a [4, 4, 2] tree.
+
+use cabo_core::{
+    Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
+    Outcome, Phase, Policy, ProblemInfo, Query, Rng, TrainingData,
+};
+use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale, LogGp};
+
+fn main() {
+    divan::main();
+}
+
+struct Fixture {
+    info: ProblemInfo,
+    data: Dataset,
+    budget: BudgetState,
+    settings: OptimizerSettings,
+}
+
+fn fixture() -> Fixture {
+    let (n, d) = (50, 3);
+    let mut r = Rng::new(1);
+    let mut data = Dataset::new(d);
+    for _ in 0..n {
+        let x: Vec<f64> = (0..d).map(|_| r.uniform()).collect();
+        let y = (5.0 * x[0]).sin() * (3.0 * x[1]).cos() - (x[2] - 0.4).powi(2);
+        let cost = (0.5 + x[0] + 0.5 * x[2]).exp();
+        data.push(Observation {
+            query: Query::at(x.clone()),
+            outcome: Outcome {
+                y,
+                cost,
+                x,
+                value: None,
+            },
+            phase: Phase::Initial,
+        })
+        .unwrap();
+    }
+    let mut budget = BudgetState::new(Budget {
+        cost: Some(200.0),
+        iterations: None,
+    });
+    budget.charge(100.0);
+    Fixture {
+        info: ProblemInfo::continuous("bench", d),
+        data,
+        budget,
+        settings: OptimizerSettings {
+            raw_samples: 200 * d,
+            restarts: 10 * d,
+            max_iters: 200,
+        },
+    }
+}
+
+fn decide(fantasies: &[usize], bencher: divan::Bencher) {
+    let f = fixture();
+    let d = f.info.dim;
+    let cfg = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.3), 1.0, 1e-4);
+    let x = f.data.x_matrix();
+    let y = f.data.ys();
+    let post = ExactGp::new(cfg.clone())
+        .unwrap()
+        .fit(
+            TrainingData {
+                dim: d,
+                x: &x,
+                y: &y,
+            },
+            1,
+        )
+        .unwrap();
+    let cost = LogGp::new(cfg)
+        .unwrap()
+        .fit_costs(d, &x, &f.data.costs(), 1)
+        .unwrap();
+    bencher.bench_local(|| {
+        let ctx = DecisionContext::new(&f.info, &f.data, &f.budget, 1, 9, &f.settings)
+            .with_posterior(Box::new(post.clone()))
+            .with_cost_belief(Box::new(cost.clone()));
+        let mut p = cabo_bmsei::TreePolicy::new(
+            cabo_bmsei::Variant::Bmsei(cabo_bmsei::BudgetMode::Remaining),
+            fantasies.to_vec(),
+        );
+        match p.decide(&ctx).unwrap() {
+            Decision::Evaluate(q) => q.x,
+            Decision::Stop(_) => unreachable!(),
+        }
+    });
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn path_4_step_n50_d3(bencher: divan::Bencher) {
+    decide(&[1, 1, 1], bencher);
+}
+
+#[divan::bench(sample_count = 2, sample_size = 1)]
+fn tree_4_4_2_n50_d3(bencher: divan::Bencher) {
+    decide(&[4, 4, 2], bencher);
+}

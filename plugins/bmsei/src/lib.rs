@@ -1,0 +1,43 @@
+//! # cabo-bmsei
+//!
+//! Budgeted multi-step expected improvement with unknown evaluation costs (seed 001,
+//! Astudillo et al. 2021) and its uniform-cost relatives.
+//!
+//! - [`q1`]: the budgeted one-step value Q₁ of Prop. 1 with its gradient, and the acquisition
+//!   `budgeted_ei` (one-step B-MS-EI).
+//! - [`tree`]: one-shot multi-step scenario trees (§4.2). Fantasies of `(y, ln c)` use fixed
+//!   base samples (common random numbers); a stage with one fantasy uses the posterior mean
+//!   (the path variant). Each branch's budget falls by its fantasised costs and its value
+//!   stops accruing once the budget is spent. **Gradients are exact**, including the
+//!   dependence of fantasised values and conditioned posteriors on earlier decision points:
+//!   a path's fantasies are conditioned jointly through the Cholesky factor of the path's
+//!   posterior covariance (equal to sequential conditioning, tested against
+//!   `GpPosterior::condition_many`), and each node is differentiated in forward mode with
+//!   one derivative per coordinate of its path ([`dual`]). This limits `N·d` to 64.
+//! - [`schedule`]: budget scheduling by rolling out EI-PUC-CC (§4.3) with the refill rule.
+//! - [`policy`]: the policies `bmsei`, `ms_ei` (multi-step EI, unit costs) and `kg`
+//!   (one-shot knowledge gradient). Every decision point of the tree is optimised jointly by
+//!   cabo-optim's multi-start L-BFGS-B; the previous decision's tree (the first-stage branch
+//!   whose fantasy is closest to the observed value, shifted up one level) is one extra
+//!   local search, kept when it ends higher.
+//! - [`belief`]: what a tree needs from a posterior, for exact GPs, known and unit costs.
+//!
+//! The crate needs the objective model to be `exact_gp` (it downcasts to
+//! [`cabo_gp::GpPosterior`]) and the cost model to be `log_gp`, `known` or `uniform`. On
+//! finite domains the tree is solved exactly by backward induction over the candidates.
+
+pub(crate) mod dual;
+
+pub mod belief;
+pub mod policy;
+pub mod q1;
+pub mod schedule;
+pub mod tree;
+
+pub use policy::{BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant};
+pub use q1::{BudgetedEi, BudgetedEiSpec, q1_value, q1_value_grad};
+pub use schedule::{BudgetMode, Scheduler};
+pub use tree::{BaseSamples, NodeValue, Tree, TreeObjective};
+
+/// Keeps this crate's plugin registrations linked into binaries that reference it.
+pub fn link() {}

@@ -1,0 +1,335 @@
+//! The tree policies: `bmsei` (B-MS-EI and its path variant), `ms_ei` (multi-step EI with
+//! uniform costs) and `kg` (one-shot knowledge gradient). All three build a scenario tree
+//! ([`crate::tree`]) per decision, maximise every decision point of it jointly with
+//! cabo-optim's multi-start L-BFGS-B, warm-started from the previous decision's tree, and
+//! evaluate the root point.
+
+use crate::belief::{GpPath, KnownPath, PathBelief, UnitCostPath};
+use crate::schedule::{BudgetMode, Scheduler};
+use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasies};
+use cabo_core::{
+    BuildContext, Decision, DecisionContext, Diagnostics, Domain, Error, OptimizerSettings, Policy,
+    PolicySpec, Query, Result, derive_seed,
+};
+use cabo_gp::{GpPosterior, LogGpBelief};
+use cabo_optim::lbfgsb::{self, LbfgsbOptions};
+use cabo_optim::multistart::initial_conditions;
+use cabo_optim::sobol;
+use serde::{Deserialize, Serialize};
+
+/// Spec of B-MS-EI (`policy: { type: bmsei, fantasies: [4, 4, 2] }`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BmseiSpec {
+    /// Fantasies per stage `(m₁, …, m_{N−1})`; `N` = length + 1 look-ahead steps. All ones
+    /// is the path variant B-MS-EI_p; `[]` is the one-step Q₁.
+    pub fantasies: Vec<usize>,
+    /// `scheduled` (default, §4.3) or `remaining`.
+    #[serde(default = "scheduled")]
+    pub budget: BudgetMode,
+}
+
+fn scheduled() -> BudgetMode {
+    BudgetMode::Scheduled
+}
+
+#[typetag::serde(name = "bmsei")]
+impl PolicySpec for BmseiSpec {
+    fn validate(&self, dim: usize) -> Result<()> {
+        validate_fantasies(dim, &self.fantasies)
+    }
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
+        self.validate(ctx.problem.dim)?;
+        Ok(Box::new(TreePolicy::new(
+            Variant::Bmsei(self.budget),
+            self.fantasies.clone(),
+        )))
+    }
+}
+
+cabo_core::register_plugin!(
+    cabo_core::Kind::Policy,
+    "bmsei",
+    summary: "budgeted multi-step EI with unknown costs: one-shot scenario tree of budgeted one-step values, jointly optimised; all-ones fantasies give the path variant",
+    paper: "001_ffe8b93f5b7c8c43.txt §4",
+    example: "{ type: bmsei, fantasies: [1, 1, 1], budget: scheduled }",
+);
+
+/// Spec of multi-step EI (`policy: { type: ms_ei, fantasies: [4, 2] }`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MsEiSpec {
+    /// Fantasies per stage; the horizon is length + 1 steps.
+    pub fantasies: Vec<usize>,
+}
+
+#[typetag::serde(name = "ms_ei")]
+impl PolicySpec for MsEiSpec {
+    fn validate(&self, dim: usize) -> Result<()> {
+        validate_fantasies(dim, &self.fantasies)
+    }
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
+        self.validate(ctx.problem.dim)?;
+        Ok(Box::new(TreePolicy::new(
+            Variant::MsEi,
+            self.fantasies.clone(),
+        )))
+    }
+}
+
+cabo_core::register_plugin!(
+    cabo_core::Kind::Policy,
+    "ms_ei",
+    summary: "multi-step EI (uniform costs, horizon in steps, capped by an iteration budget): the B-MS-EI tree with c ≡ 1",
+    paper: "001_ffe8b93f5b7c8c43.txt §4 (Jiang et al. 2020); compared in 000",
+    example: "{ type: ms_ei, fantasies: [4, 2] }",
+);
+
+/// Spec of the one-shot knowledge gradient (`policy: { type: kg, fantasies: 64 }`). The
+/// recorded `acq_value` is the sample-average `E[max_x' μ_{D ∪ (x, y)}(x')]`, i.e. KG plus
+/// the (constant) current maximum of the posterior mean.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KgSpec {
+    /// Number of fantasies (default 64).
+    #[serde(default = "default_kg_fantasies")]
+    pub fantasies: usize,
+}
+
+fn default_kg_fantasies() -> usize {
+    64
+}
+
+#[typetag::serde(name = "kg")]
+impl PolicySpec for KgSpec {
+    fn validate(&self, dim: usize) -> Result<()> {
+        validate_fantasies(dim, &[self.fantasies])
+    }
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
+        self.validate(ctx.problem.dim)?;
+        Ok(Box::new(TreePolicy::new(Variant::Kg, vec![self.fantasies])))
+    }
+}
+
+cabo_core::register_plugin!(
+    cabo_core::Kind::Policy,
+    "kg",
+    summary: "one-shot knowledge gradient: E[max posterior mean after one fantasised observation], all fantasy maximisers optimised jointly",
+    paper: "000 baseline (Balandat et al. 2020, one-shot KG)",
+    example: "{ type: kg, fantasies: 64 }",
+);
+
+/// Which relative of the tree a policy uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// B-MS-EI with the given budget rule.
+    Bmsei(BudgetMode),
+    /// Multi-step EI (unit costs).
+    MsEi,
+    /// One-shot knowledge gradient.
+    Kg,
+}
+
+struct Warm {
+    xs: Vec<f64>,
+    fantasies: Vec<f64>,
+    n: usize,
+}
+
+/// A scenario-tree policy (see the module documentation).
+pub struct TreePolicy {
+    variant: Variant,
+    fantasies: Vec<usize>,
+    scheduler: Scheduler,
+    warm: Option<Warm>,
+    last: Diagnostics,
+}
+
+impl TreePolicy {
+    /// A policy of the given variant and fantasy counts.
+    pub fn new(variant: Variant, fantasies: Vec<usize>) -> Self {
+        TreePolicy {
+            variant,
+            fantasies,
+            scheduler: Scheduler::default(),
+            warm: None,
+            last: Diagnostics::new(),
+        }
+    }
+}
+
+/// The best tree found by [`optimize_tree`].
+struct TreeMaximum {
+    x: Vec<f64>,
+    value: f64,
+    warm_won: bool,
+}
+
+/// BoTorch's `optimize_acqf` recipe on the whole tree vector: score `raw_samples` scrambled
+/// Sobol' points, choose `restarts` starts with the non-negative initial-condition heuristic,
+/// add the warm start, and run L-BFGS-B from each. The stopping tolerances are SciPy's
+/// defaults (`pgtol = 1e-5`, `ftol = 2.2e-9`), which BoTorch's multi-step lookahead uses,
+/// rather than cabo-optim's tighter ones: a tree has hundreds of variables, and polishing
+/// a Monte Carlo objective to `1e-12` costs most of the iterations for no change in the
+/// root point.
+fn optimize_tree(
+    obj: &TreeObjective<'_>,
+    settings: &OptimizerSettings,
+    seed: u64,
+    warm: Option<&[f64]>,
+) -> Result<TreeMaximum> {
+    let n = obj.tree().dim();
+    let n_raw = settings.raw_samples.max(1);
+    let xs = sobol::points(n_raw, n, derive_seed(&[&seed, &"raw_samples"]));
+    let values: Vec<f64> = xs.chunks_exact(n).map(|x| obj.value(x)).collect();
+    let starts = initial_conditions(
+        &values,
+        settings.restarts.min(n_raw),
+        true,
+        derive_seed(&[&seed, &"initial_conditions"]),
+    );
+    let opts = LbfgsbOptions {
+        max_iters: settings.max_iters,
+        pgtol: 1e-5,
+        ftol: 2.2e-9,
+        ..LbfgsbOptions::default()
+    };
+    let (lo, hi) = (vec![0.0; n], vec![1.0; n]);
+    let mut best: Option<TreeMaximum> = None;
+    let mut consider = |x: Vec<f64>, value: f64, warm_won: bool| {
+        if value.is_finite() && best.as_ref().is_none_or(|b| value > b.value) {
+            best = Some(TreeMaximum { x, value, warm_won });
+        }
+    };
+    let mut neg = |x: &[f64], g: &mut [f64]| {
+        let v = obj.value_grad(x, g);
+        for gi in g.iter_mut() {
+            *gi = -*gi;
+        }
+        -v
+    };
+    for &s in &starts {
+        let r = lbfgsb::minimize(&mut neg, &xs[s * n..(s + 1) * n], &lo, &hi, &opts);
+        consider(r.x, -r.value, false);
+    }
+    if let Some(x0) = warm {
+        let r = lbfgsb::minimize(&mut neg, x0, &lo, &hi, &opts);
+        consider(r.x, -r.value, true);
+    }
+    if let Some((i, &v)) = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1))
+    {
+        consider(xs[i * n..(i + 1) * n].to_vec(), v, false);
+    }
+    best.ok_or_else(|| {
+        Error::numerical(format!(
+            "scenario tree: the value is not finite at any of the {n_raw} raw samples or local searches"
+        ))
+    })
+}
+
+impl Policy for TreePolicy {
+    fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
+        let d = ctx.problem.dim;
+        let best = ctx
+            .best_y()
+            .ok_or_else(|| Error::invalid("tree policies need at least one observation"))?;
+        let post = ctx
+            .posterior()?
+            .as_any()
+            .downcast_ref::<GpPosterior>()
+            .ok_or_else(|| Error::unsupported("tree policies need an `exact_gp` model"))?;
+        let f = GpPath::new(post);
+        let unit = UnitCostPath { dim: d };
+        let gp_cost;
+        let known_cost;
+        let steps = self.fantasies.len() + 1;
+        let mut diagnostics = Diagnostics::new();
+        let (cost, budget, kind): (&dyn PathBelief, f64, NodeValue) = match self.variant {
+            Variant::Bmsei(mode) => {
+                let belief = ctx.cost_belief()?;
+                let budget = self.scheduler.budget(ctx, mode, steps)?;
+                if budget.is_finite() {
+                    diagnostics.insert("budget".into(), budget);
+                    diagnostics.insert(
+                        "budget_rollout".into(),
+                        f64::from(u8::from(self.scheduler.rolled_out)),
+                    );
+                }
+                let c: &dyn PathBelief =
+                    if let Some(b) = belief.as_any().downcast_ref::<LogGpBelief>() {
+                        gp_cost = GpPath::new(&b.posterior);
+                        &gp_cost
+                    } else if belief.is_known() {
+                        known_cost = KnownPath::new(belief);
+                        &known_cost
+                    } else {
+                        return Err(Error::unsupported(
+                            "bmsei needs a `log_gp`, `known` or `uniform` cost model",
+                        ));
+                    };
+                (c, budget, NodeValue::BudgetedEi)
+            }
+            Variant::MsEi => {
+                let b = &ctx.budget;
+                let left = b
+                    .budget
+                    .iterations
+                    .map_or(f64::INFINITY, |n| n.saturating_sub(b.iterations) as f64);
+                (&unit, left, NodeValue::BudgetedEi)
+            }
+            Variant::Kg => (&unit, f64::INFINITY, NodeValue::LeafMean),
+        };
+        let tree = Tree::new(
+            d,
+            &self.fantasies,
+            BaseSamples::Seeded(derive_seed(&[&ctx.seed, &"tree base samples"])),
+        )?;
+        let obj = TreeObjective::new(&tree, &f, cost, best, budget, kind)?;
+        diagnostics.insert("tree_nodes".into(), tree.nodes() as f64);
+        let (x, value) = match &ctx.problem.domain {
+            Domain::Finite(cands) => {
+                let (v, i) = obj.solve_finite(cands)?;
+                (cands[i].clone(), v)
+            }
+            Domain::Continuous => {
+                let warm = self.warm.as_ref().and_then(|w| {
+                    let obs = ctx.data.observations().last()?;
+                    if ctx.data.len() != w.n + 1 || w.fantasies.is_empty() {
+                        return None;
+                    }
+                    let y = obs.outcome.y;
+                    let branch = (0..w.fantasies.len()).min_by(|&a, &b| {
+                        (w.fantasies[a] - y)
+                            .abs()
+                            .total_cmp(&(w.fantasies[b] - y).abs())
+                    })?;
+                    Some(tree.shifted_subtree(&w.xs, branch))
+                });
+                let m = optimize_tree(
+                    &obj,
+                    ctx.optimizer,
+                    derive_seed(&[&ctx.seed, &"tree"]),
+                    warm.as_deref(),
+                )?;
+                diagnostics.insert("warm_start_won".into(), f64::from(u8::from(m.warm_won)));
+                self.warm = Some(Warm {
+                    fantasies: obj.first_stage_fantasies(&m.x),
+                    xs: m.x.clone(),
+                    n: ctx.data.len(),
+                });
+                (m.x[..d].to_vec(), m.value)
+            }
+        };
+        diagnostics.insert("acq_value".into(), value);
+        self.last = diagnostics;
+        Ok(Decision::Evaluate(Query::at(x)))
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.last.clone()
+    }
+}

@@ -1,0 +1,635 @@
+//! One-shot multi-step scenario trees (seed 001 §4.2; Jiang et al. 2020).
+//!
+//! A tree for `N` steps with per-stage fantasy counts `(m₁, …, m_{N−1})` has one decision
+//! point per node: the root `x₁`, then `m₁` points `x₂ʲ`, `m₁m₂` points `x₃ʲᵏ`, … The value
+//!
+//! ```text
+//! Q̂_N = Σ_nodes w_node · Q₁(x_node | D_node, B_node),   w_node = 1/(m₁⋯m_level),
+//! ```
+//!
+//! where `D_node` is the data plus the fantasised observations `(y, ln c)` along the node's
+//! path, `B_node` the budget left after the fantasised costs, and `Q₁` the budgeted one-step
+//! value of Prop. 1 measured against the best of the observed and fantasised values. A
+//! stage with one fantasy uses the posterior mean (base sample 0): the path variant
+//! B-MS-EI_p. Base samples are drawn once per decision (common random numbers), so `Q̂_N` is
+//! a deterministic, piecewise smooth function of all decision points, maximised jointly.
+//!
+//! Gradients are exact: each node's value depends on its own point and its ancestors' only,
+//! so it is computed in forward mode ([`crate::dual`]) with one derivative per coordinate of
+//! its path, through the joint Cholesky factor of the path's posterior covariance — the
+//! dependence of fantasised values and of the conditioned posterior on earlier decision points
+//! included.
+
+// Dense small-matrix and row-major kernels read clearest with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+use crate::belief::{PathBelief, PointCache};
+use crate::dual::D;
+use cabo_baselines::numerics::h_grad;
+use cabo_core::{Error, Result, Rng, normal};
+use std::cell::RefCell;
+
+/// Largest number of look-ahead steps `N`.
+pub const MAX_STEPS: usize = 8;
+/// Largest `N·d` (derivatives carried per node).
+pub const MAX_PATH_VARIABLES: usize = 64;
+
+/// How the fantasies' standard-normal base samples are chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BaseSamples {
+    /// Independent draws from a seeded stream (common random numbers for one decision).
+    Seeded(u64),
+    /// The `m` mid-point quantiles `Φ⁻¹((j + ½)/m)` at every stage, for y and ln c alike: a
+    /// deterministic quadrature rule (used by oracle tests on known-cost instances).
+    Quantiles,
+}
+
+/// What a node contributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeValue {
+    /// The budgeted one-step value Q₁ at every node (B-MS-EI, multi-step EI).
+    BudgetedEi,
+    /// The posterior mean at the leaves and nothing elsewhere (one-shot knowledge gradient).
+    LeafMean,
+}
+
+/// The shape of a scenario tree and its base samples.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    d: usize,
+    fantasies: Vec<usize>,
+    parent: Vec<usize>,
+    level: Vec<usize>,
+    level_start: Vec<usize>,
+    eps_y: Vec<f64>,
+    eps_c: Vec<f64>,
+    weight: Vec<f64>,
+}
+
+impl Tree {
+    /// A tree over points of dimension `d` with fantasy counts `fantasies` (`N − 1` stages).
+    /// Fails when a count is 0, `N > MAX_STEPS` or `N·d > MAX_PATH_VARIABLES`.
+    pub fn new(d: usize, fantasies: &[usize], base: BaseSamples) -> Result<Tree> {
+        check_shape(d, fantasies)?;
+        let mut rng = match base {
+            BaseSamples::Seeded(s) => Some(Rng::new(s)),
+            BaseSamples::Quantiles => None,
+        };
+        let mut t = Tree {
+            d,
+            fantasies: fantasies.to_vec(),
+            parent: vec![usize::MAX],
+            level: vec![0],
+            level_start: vec![0, 1],
+            eps_y: vec![0.0],
+            eps_c: vec![0.0],
+            weight: vec![1.0],
+        };
+        for (stage, &m) in fantasies.iter().enumerate() {
+            let (lo, hi) = (t.level_start[stage], t.level_start[stage + 1]);
+            for p in lo..hi {
+                for j in 0..m {
+                    let (ey, ec) = if m == 1 {
+                        (0.0, 0.0)
+                    } else if let Some(r) = rng.as_mut() {
+                        (r.normal(), r.normal())
+                    } else {
+                        let q = normal::quantile((j as f64 + 0.5) / m as f64);
+                        (q, q)
+                    };
+                    t.parent.push(p);
+                    t.level.push(stage + 1);
+                    t.eps_y.push(ey);
+                    t.eps_c.push(ec);
+                    t.weight.push(t.weight[p] / m as f64);
+                }
+            }
+            t.level_start.push(t.parent.len());
+        }
+        Ok(t)
+    }
+
+    /// Number of look-ahead steps `N`.
+    pub fn steps(&self) -> usize {
+        self.fantasies.len() + 1
+    }
+
+    /// Number of nodes (decision points).
+    pub fn nodes(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Point dimension `d`.
+    pub fn point_dim(&self) -> usize {
+        self.d
+    }
+
+    /// Length of the concatenated decision vector (`nodes · d`, breadth-first order).
+    pub fn dim(&self) -> usize {
+        self.nodes() * self.d
+    }
+
+    /// The fantasy counts.
+    pub fn fantasies(&self) -> &[usize] {
+        &self.fantasies
+    }
+
+    /// Index range of the children of `node`.
+    pub fn children(&self, node: usize) -> std::ops::Range<usize> {
+        let l = self.level[node];
+        if l + 1 >= self.level_start.len() - 1 {
+            return 0..0;
+        }
+        let m = self.fantasies[l];
+        let start = self.level_start[l + 1] + (node - self.level_start[l]) * m;
+        start..start + m
+    }
+
+    /// The path root → `node` as node indices.
+    fn path(&self, node: usize, out: &mut [usize; MAX_STEPS]) -> usize {
+        let len = self.level[node] + 1;
+        let mut n = node;
+        for i in (0..len).rev() {
+            out[i] = n;
+            n = self.parent[n];
+        }
+        len
+    }
+
+    /// A warm start for the next decision from this tree's solution `xs`: the subtree of the
+    /// first-stage branch `branch` shifted up one level (the new root is that branch's point);
+    /// nodes deeper than the old tree copy their parent's point.
+    pub fn shifted_subtree(&self, xs: &[f64], branch: usize) -> Vec<f64> {
+        let d = self.d;
+        let mut out = vec![0.0; self.dim()];
+        let n_levels = self.level_start.len() - 1;
+        for node in 0..self.nodes() {
+            let l = self.level[node];
+            let dst = &mut out[node * d..(node + 1) * d];
+            if l + 1 < n_levels {
+                // Old level l + 1 under `branch`: sizes m₂⋯m_{l+1}.
+                let size: usize = self.fantasies[1..=l].iter().product();
+                let r = node - self.level_start[l];
+                let old = self.level_start[l + 1] + branch * size + r % size.max(1);
+                dst.copy_from_slice(&xs[old * d..(old + 1) * d]);
+            } else {
+                let p = self.parent[node];
+                let (a, b) = out.split_at_mut(node * d);
+                b[..d].copy_from_slice(&a[p * d..(p + 1) * d]);
+            }
+        }
+        out
+    }
+}
+
+fn check_shape(d: usize, fantasies: &[usize]) -> Result<()> {
+    if d == 0 {
+        return Err(Error::invalid("scenario tree: dimension 0"));
+    }
+    if let Some(i) = fantasies.iter().position(|&m| m == 0) {
+        return Err(Error::invalid(format!(
+            "fantasies[{i}] is 0; every stage needs at least one fantasy"
+        )));
+    }
+    let n = fantasies.len() + 1;
+    if n > MAX_STEPS {
+        return Err(Error::invalid(format!(
+            "{n} look-ahead steps; at most {MAX_STEPS} are supported"
+        )));
+    }
+    if n * d > MAX_PATH_VARIABLES {
+        return Err(Error::invalid(format!(
+            "{n} steps × dimension {d} = {} path variables; at most {MAX_PATH_VARIABLES} are supported",
+            n * d
+        )));
+    }
+    let nodes: f64 = (1..=fantasies.len())
+        .map(|k| fantasies[..k].iter().map(|&m| m as f64).product::<f64>())
+        .sum();
+    if nodes > 1e5 {
+        return Err(Error::invalid(format!(
+            "the tree has {nodes} nodes; at most 100000 are supported"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a fantasy specification against a problem dimension (for spec validation).
+pub fn validate_fantasies(d: usize, fantasies: &[usize]) -> Result<()> {
+    check_shape(d, fantasies).map_err(|e| e.at("fantasies"))
+}
+
+struct Scratch {
+    fc: Vec<PointCache>,
+    cc: Vec<PointCache>,
+    ga: Vec<f64>,
+    gb: Vec<f64>,
+}
+
+/// The tree value `Q̂_N` as a function of the concatenated decision vector.
+pub struct TreeObjective<'a> {
+    tree: &'a Tree,
+    f: &'a dyn PathBelief,
+    c: &'a dyn PathBelief,
+    best: f64,
+    budget: f64,
+    kind: NodeValue,
+    scratch: RefCell<Scratch>,
+}
+
+/// Small dense matrices of duals on the stack.
+type Mat<const W: usize> = [[D<W>; MAX_STEPS]; MAX_STEPS];
+
+impl<'a> TreeObjective<'a> {
+    /// The tree objective for objective belief `f`, ln-cost belief `c`, incumbent `best` and
+    /// budget `budget` (`f64::INFINITY` for none). Fails on a dimension mismatch or a
+    /// non-finite incumbent or NaN budget.
+    pub fn new(
+        tree: &'a Tree,
+        f: &'a dyn PathBelief,
+        c: &'a dyn PathBelief,
+        best: f64,
+        budget: f64,
+        kind: NodeValue,
+    ) -> Result<Self> {
+        if f.dim() != tree.d || c.dim() != tree.d {
+            return Err(Error::invalid(format!(
+                "scenario tree of dimension {} with beliefs of dimension {} and {}",
+                tree.d,
+                f.dim(),
+                c.dim()
+            )));
+        }
+        if !best.is_finite() || budget.is_nan() {
+            return Err(Error::invalid(format!(
+                "scenario tree: incumbent {best} must be finite and budget {budget} not NaN"
+            )));
+        }
+        let n = tree.nodes();
+        Ok(TreeObjective {
+            tree,
+            f,
+            c,
+            best,
+            budget,
+            kind,
+            scratch: RefCell::new(Scratch {
+                fc: vec![PointCache::default(); n],
+                cc: vec![PointCache::default(); n],
+                ga: vec![0.0; tree.d],
+                gb: vec![0.0; tree.d],
+            }),
+        })
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &Tree {
+        self.tree
+    }
+
+    /// `Q̂_N` at the decision vector `xs`.
+    pub fn value(&self, xs: &[f64]) -> f64 {
+        self.evaluate(xs, None)
+    }
+
+    /// `Q̂_N` at `xs`, writing its gradient into `grad`.
+    pub fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
+        self.evaluate(xs, Some(grad))
+    }
+
+    /// The value contributed by each node (unweighted), for diagnostics and tests.
+    pub fn node_values(&self, xs: &[f64]) -> Vec<f64> {
+        let t = self.tree;
+        let mut s = self.scratch.borrow_mut();
+        let s = &mut *s;
+        self.prepare_all(xs, false, s);
+        (0..t.nodes())
+            .map(|node| self.node_at::<0>(node, s).v)
+            .collect()
+    }
+
+    /// The first-stage fantasised observations `y₁ʲ` at the root point of `xs` (what the
+    /// warm start compares with the value actually observed).
+    pub fn first_stage_fantasies(&self, xs: &[f64]) -> Vec<f64> {
+        let t = self.tree;
+        let mut c = PointCache::default();
+        self.f.prepare(&xs[..t.d], false, &mut c);
+        let sd = (c.var + self.f.noise()).sqrt();
+        t.children(0).map(|j| c.mean + sd * t.eps_y[j]).collect()
+    }
+
+    fn prepare_all(&self, xs: &[f64], grad: bool, s: &mut Scratch) {
+        let d = self.tree.d;
+        for (node, x) in xs.chunks_exact(d).enumerate() {
+            self.f.prepare(x, grad, &mut s.fc[node]);
+            self.c.prepare(x, grad, &mut s.cc[node]);
+        }
+    }
+
+    fn evaluate(&self, xs: &[f64], grad: Option<&mut [f64]>) -> f64 {
+        let t = self.tree;
+        let d = t.d;
+        if xs.len() != t.dim() || xs.iter().any(|v| !v.is_finite()) {
+            if let Some(g) = grad {
+                g.fill(0.0);
+            }
+            return f64::NAN;
+        }
+        let mut s = self.scratch.borrow_mut();
+        let s = &mut *s;
+        self.prepare_all(xs, grad.is_some(), s);
+        let mut total = 0.0;
+        match grad {
+            None => {
+                for node in 0..t.nodes() {
+                    total += t.weight[node] * self.node_at::<0>(node, s).v;
+                }
+            }
+            Some(g) => {
+                g.fill(0.0);
+                let mut path = [0usize; MAX_STEPS];
+                for node in 0..t.nodes() {
+                    let len = t.path(node, &mut path);
+                    let w = t.weight[node];
+                    let (v, gn) = match len * d {
+                        0..=4 => self.grad_at::<4>(node, s),
+                        5..=8 => self.grad_at::<8>(node, s),
+                        9..=16 => self.grad_at::<16>(node, s),
+                        17..=32 => self.grad_at::<32>(node, s),
+                        _ => self.grad_at::<64>(node, s),
+                    };
+                    total += w * v;
+                    for (i, &p) in path[..len].iter().enumerate() {
+                        for j in 0..d {
+                            g[p * d + j] += w * gn[i * d + j];
+                        }
+                    }
+                }
+            }
+        }
+        total
+    }
+
+    fn grad_at<const W: usize>(&self, node: usize, s: &mut Scratch) -> (f64, [f64; 64]) {
+        let r = self.node_at::<W>(node, s);
+        let mut g = [0.0; 64];
+        g[..W].copy_from_slice(&r.g);
+        (r.v, g)
+    }
+
+    fn node_at<const W: usize>(&self, node: usize, s: &mut Scratch) -> D<W> {
+        let t = self.tree;
+        let mut path = [0usize; MAX_STEPS];
+        let len = t.path(node, &mut path);
+        let mut pf: [&PointCache; MAX_STEPS] = [&s.fc[0]; MAX_STEPS];
+        let mut pc: [&PointCache; MAX_STEPS] = [&s.cc[0]; MAX_STEPS];
+        let mut ey = [0.0; MAX_STEPS];
+        let mut ec = [0.0; MAX_STEPS];
+        for i in 0..len {
+            pf[i] = &s.fc[path[i]];
+            pc[i] = &s.cc[path[i]];
+            if i + 1 < len {
+                ey[i] = t.eps_y[path[i + 1]];
+                ec[i] = t.eps_c[path[i + 1]];
+            }
+        }
+        let leaf = t.level[node] + 1 == t.steps();
+        node_value::<W>(
+            self,
+            &pf[..len],
+            &pc[..len],
+            &ey,
+            &ec,
+            leaf,
+            &mut s.ga,
+            &mut s.gb,
+        )
+    }
+
+    /// For finite domains: the exact maximum of the sample-average tree over per-node
+    /// choices among `candidates`, by backward induction on the scenario tree (each node's
+    /// choice only affects its own subtree). Returns the value and the root's choice.
+    /// Work grows as `Π (|candidates|·mᵢ)`: meant for small instances.
+    pub fn solve_finite(&self, candidates: &[Vec<f64>]) -> Result<(f64, usize)> {
+        let d = self.tree.d;
+        if candidates.is_empty() || candidates.iter().any(|c| c.len() != d) {
+            return Err(Error::invalid(format!(
+                "scenario tree: need at least one candidate, each of dimension {d}"
+            )));
+        }
+        let mut fc = vec![PointCache::default(); candidates.len()];
+        let mut cc = vec![PointCache::default(); candidates.len()];
+        for (i, x) in candidates.iter().enumerate() {
+            self.f.prepare(x, false, &mut fc[i]);
+            self.c.prepare(x, false, &mut cc[i]);
+        }
+        let mut chosen = Vec::with_capacity(MAX_STEPS);
+        let mut ga = Vec::new();
+        let mut gb = Vec::new();
+        Ok(self.dp(0, &fc, &cc, &mut chosen, &mut ga, &mut gb))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn dp(
+        &self,
+        node: usize,
+        fc: &[PointCache],
+        cc: &[PointCache],
+        chosen: &mut Vec<usize>,
+        ga: &mut Vec<f64>,
+        gb: &mut Vec<f64>,
+    ) -> (f64, usize) {
+        let t = self.tree;
+        let mut path = [0usize; MAX_STEPS];
+        let len = t.path(node, &mut path);
+        let mut ey = [0.0; MAX_STEPS];
+        let mut ec = [0.0; MAX_STEPS];
+        for i in 0..len - 1 {
+            ey[i] = t.eps_y[path[i + 1]];
+            ec[i] = t.eps_c[path[i + 1]];
+        }
+        let leaf = t.level[node] + 1 == t.steps();
+        let mut best = (f64::NEG_INFINITY, 0);
+        for cand in 0..fc.len() {
+            chosen.push(cand);
+            let mut pf: [&PointCache; MAX_STEPS] = [&fc[0]; MAX_STEPS];
+            let mut pc: [&PointCache; MAX_STEPS] = [&cc[0]; MAX_STEPS];
+            for (i, &c) in chosen.iter().enumerate() {
+                pf[i] = &fc[c];
+                pc[i] = &cc[c];
+            }
+            let mut v = node_value::<0>(self, &pf[..len], &pc[..len], &ey, &ec, leaf, ga, gb).v;
+            let kids = t.children(node);
+            if !kids.is_empty() {
+                let m = kids.len() as f64;
+                for k in kids {
+                    v += self.dp(k, fc, cc, chosen, ga, gb).0 / m;
+                }
+            }
+            chosen.pop();
+            if v > best.0 {
+                best = (v, cand);
+            }
+        }
+        best
+    }
+}
+
+/// A dual seeded with `value` and the gradient `grad` in the block of path slot `slot`.
+#[inline]
+fn at_slot<const W: usize>(value: f64, grad: &[f64], slot: usize, d: usize) -> D<W> {
+    let mut r = D::c(value);
+    if W > 0 {
+        r.g[slot * d..(slot + 1) * d].copy_from_slice(&grad[..d]);
+    }
+    r
+}
+
+/// The joint posterior covariance of the path points plus fantasy noise on all but the last,
+/// and its (semi-definite) Cholesky factor.
+fn path_factor<const W: usize>(
+    b: &dyn PathBelief,
+    p: &[&PointCache],
+    ga: &mut Vec<f64>,
+    gb: &mut Vec<f64>,
+) -> (Mat<W>, [D<W>; MAX_STEPS]) {
+    let len = p.len();
+    let d = p[0].x.len();
+    let mut m: Mat<W> = [[D::c(0.0); MAX_STEPS]; MAX_STEPS];
+    let mut mean = [D::c(0.0); MAX_STEPS];
+    let want = W > 0;
+    ga.resize(if want { d } else { 0 }, 0.0);
+    gb.resize(if want { d } else { 0 }, 0.0);
+    let noise = b.noise();
+    for a in 0..len {
+        mean[a] = if want {
+            at_slot(p[a].mean, &p[a].dmean, a, d)
+        } else {
+            D::c(p[a].mean)
+        };
+        let diag = p[a].var + if a + 1 < len { noise } else { 0.0 };
+        m[a][a] = if want {
+            at_slot(diag, &p[a].dvar, a, d)
+        } else {
+            D::c(diag)
+        };
+        for c in 0..a {
+            let v = b.cov(p[a], p[c], ga, gb);
+            let mut e = D::c(v);
+            if want {
+                e.g[a * d..(a + 1) * d].copy_from_slice(ga);
+                e.g[c * d..(c + 1) * d].copy_from_slice(gb);
+            }
+            m[a][c] = e;
+        }
+    }
+    // Cholesky; a pivot that is numerically zero (a repeated point without noise, a known
+    // cost) makes that fantasy deterministic: its column is set to zero.
+    let mut l: Mat<W> = [[D::c(0.0); MAX_STEPS]; MAX_STEPS];
+    for j in 0..len {
+        let mut s = m[j][j];
+        for k in 0..j {
+            s = s.add_scaled(-1.0, l[j][k] * l[j][k]);
+        }
+        let tol = 1e-13 * m[j][j].v.abs().max(1e-300);
+        if s.v <= tol {
+            continue;
+        }
+        let ljj = s.sqrt();
+        l[j][j] = ljj;
+        for i in j + 1..len {
+            let mut s = m[i][j];
+            for k in 0..j {
+                s = s - l[i][k] * l[j][k];
+            }
+            l[i][j] = s / ljj;
+        }
+    }
+    (l, mean)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn node_value<const W: usize>(
+    o: &TreeObjective<'_>,
+    pf: &[&PointCache],
+    pc: &[&PointCache],
+    ey: &[f64; MAX_STEPS],
+    ec: &[f64; MAX_STEPS],
+    leaf: bool,
+    ga: &mut Vec<f64>,
+    gb: &mut Vec<f64>,
+) -> D<W> {
+    let len = pf.len();
+    let k = len - 1;
+    if o.kind == NodeValue::LeafMean && !leaf {
+        return D::c(0.0);
+    }
+    let (lf, mf) = path_factor::<W>(o.f, pf, ga, gb);
+    // Latent value at the node's point given the path's fantasies.
+    let mut mean = mf[k];
+    for i in 0..k {
+        mean = mean.add_scaled(ey[i], lf[k][i]);
+    }
+    if o.kind == NodeValue::LeafMean {
+        return mean;
+    }
+    let sigma = lf[k][k];
+    // Incumbent: the best of the observed and the fantasised observations on the path.
+    let mut best = D::c(o.best);
+    for j in 0..k {
+        let mut y = mf[j];
+        for i in 0..=j {
+            y = y.add_scaled(ey[i], lf[j][i]);
+        }
+        if y.v > best.v {
+            best = y;
+        }
+    }
+    // Budget left after the path's fantasised costs.
+    let mut prob = D::c(1.0);
+    if o.budget.is_finite() {
+        let (lc, mc) = path_factor::<W>(o.c, pc, ga, gb);
+        let mut left = D::c(o.budget);
+        for j in 0..k {
+            let mut z = mc[j];
+            for i in 0..=j {
+                z = z.add_scaled(ec[i], lc[j][i]);
+            }
+            left = left - z.exp();
+        }
+        if left.v <= 0.0 {
+            return D::c(0.0);
+        }
+        let mut mu_c = mc[k];
+        for i in 0..k {
+            mu_c = mu_c.add_scaled(ec[i], lc[k][i]);
+        }
+        let sc = lc[k][k];
+        let zeta_num = left.ln() - mu_c;
+        if sc.v <= 0.0 {
+            // Known cost: P(c ≤ B) is a step.
+            if zeta_num.v < 0.0 {
+                return D::c(0.0);
+            }
+        } else {
+            let zeta = zeta_num / sc;
+            prob = zeta.chain(normal::cdf(zeta.v), normal::pdf(zeta.v));
+        }
+    }
+    let diff = mean - best;
+    let ei = if sigma.v > 1e-12 {
+        let u = diff.v / sigma.v;
+        let (h, dh) = h_grad(u);
+        let mut e = D::c(sigma.v * h);
+        let phi = normal::pdf(u);
+        for ((g, gd), gs) in e.g.iter_mut().zip(&diff.g).zip(&sigma.g) {
+            *g = dh * gd + phi * gs;
+        }
+        e
+    } else if diff.v > 0.0 {
+        diff
+    } else {
+        D::c(0.0)
+    };
+    ei * prob
+}

@@ -1,0 +1,183 @@
+//! The policies end to end through a `DecisionContext`, the specs' parse check, and bad input.
+
+mod common;
+
+use cabo_core::{
+    Budget, BudgetState, CostModel, Dataset, Decision, DecisionContext, Model, Observation,
+    OptimizerSettings, Outcome, Phase, Policy, PolicySpec, ProblemInfo, Query,
+};
+use cabo_gp::{ExactGp, LogGp};
+use std::cell::RefCell;
+
+fn dataset(n: usize, d: usize, seed: u64) -> Dataset {
+    let (x, y, c) = common::random_data(n, d, seed);
+    let mut data = Dataset::new(d);
+    for i in 0..n {
+        let xi = x[i * d..(i + 1) * d].to_vec();
+        data.push(Observation {
+            query: Query::at(xi.clone()),
+            outcome: Outcome {
+                y: y[i],
+                cost: c[i],
+                x: xi,
+                value: None,
+            },
+            phase: Phase::Initial,
+        })
+        .unwrap();
+    }
+    data
+}
+
+fn spec(yaml: &str) -> Box<dyn PolicySpec> {
+    cabo_bmsei::link();
+    serde_json::from_str(yaml).unwrap()
+}
+
+struct Run {
+    info: ProblemInfo,
+    data: Dataset,
+    budget: BudgetState,
+    settings: OptimizerSettings,
+    model: RefCell<Box<dyn Model>>,
+    cost: RefCell<Box<dyn CostModel>>,
+}
+
+impl Run {
+    fn new(d: usize, budget: Budget) -> Run {
+        Run {
+            info: ProblemInfo::continuous("test", d),
+            data: dataset(8, d, 4),
+            budget: BudgetState::new(budget),
+            settings: OptimizerSettings {
+                raw_samples: 64,
+                restarts: 2,
+                max_iters: 40,
+            },
+            model: RefCell::new(Box::new(ExactGp::new(common::config(0.3, 1e-3)).unwrap())),
+            cost: RefCell::new(Box::new(LogGp::new(common::config(0.5, 1e-3)).unwrap())),
+        }
+    }
+    fn decide(&self, p: &mut dyn Policy, seed: u64) -> cabo_core::Result<Vec<f64>> {
+        let ctx = DecisionContext::new(
+            &self.info,
+            &self.data,
+            &self.budget,
+            self.data.len(),
+            seed,
+            &self.settings,
+        )
+        .with_models(Some(&self.model), Some(&self.cost));
+        match p.decide(&ctx)? {
+            Decision::Evaluate(q) => Ok(q.x),
+            Decision::Stop(r) => panic!("stopped: {r}"),
+        }
+    }
+}
+
+fn cost_budget(c: f64) -> Budget {
+    Budget {
+        cost: Some(c),
+        iterations: None,
+    }
+}
+
+#[test]
+fn policies_decide_deterministically_inside_the_cube() {
+    let info = ProblemInfo::continuous("test", 2);
+    let ctx = cabo_core::BuildContext {
+        problem: &info,
+        seed: 1,
+    };
+    for s in [
+        r#"{"type":"bmsei","fantasies":[1,1,1]}"#,
+        r#"{"type":"bmsei","fantasies":[3,2],"budget":"remaining"}"#,
+        r#"{"type":"ms_ei","fantasies":[3,2]}"#,
+        r#"{"type":"kg","fantasies":8}"#,
+    ] {
+        let run = Run::new(2, cost_budget(20.0));
+        let sp = spec(s);
+        let mut a = sp.build(&ctx).unwrap();
+        let mut b = sp.build(&ctx).unwrap();
+        let xa = run.decide(a.as_mut(), 7).unwrap();
+        let xb = run.decide(b.as_mut(), 7).unwrap();
+        assert_eq!(xa, xb, "{s}");
+        assert!(xa.iter().all(|v| (0.0..=1.0).contains(v)), "{s}: {xa:?}");
+        let diag = a.diagnostics();
+        assert!(diag["acq_value"] > 0.0, "{s}: {diag:?}");
+        if s.contains("bmsei") {
+            let b = diag["budget"];
+            assert!(b > 0.0 && b <= 20.0, "{s}: budget {b}");
+        }
+    }
+}
+
+#[test]
+fn scheduled_budget_is_a_rollout_spend_then_refills_by_the_last_cost() {
+    let info = ProblemInfo::continuous("test", 2);
+    let ctx = cabo_core::BuildContext {
+        problem: &info,
+        seed: 1,
+    };
+    let sp = spec(r#"{"type":"bmsei","fantasies":[1]}"#);
+    let mut p = sp.build(&ctx).unwrap();
+    let mut run = Run::new(2, cost_budget(1000.0));
+    run.decide(p.as_mut(), 3).unwrap();
+    let first = p.diagnostics();
+    assert_eq!(first["budget_rollout"], 1.0);
+    let b0 = first["budget"];
+    // Two fantasised EI-PUC-CC steps cost far less than the budget of 1000.
+    assert!(b0 > 0.0 && b0 < 100.0, "scheduled budget {b0}");
+    // A cheap observation: the schedule keeps going with previous − last cost.
+    let x = vec![0.5, 0.5];
+    let cheap = 1e-3 * b0;
+    run.data
+        .push(Observation {
+            query: Query::at(x.clone()),
+            outcome: Outcome {
+                y: 0.0,
+                cost: cheap,
+                x,
+                value: None,
+            },
+            phase: Phase::Policy,
+        })
+        .unwrap();
+    run.budget.charge(cheap);
+    run.decide(p.as_mut(), 4).unwrap();
+    let second = p.diagnostics();
+    assert_eq!(second["budget_rollout"], 0.0);
+    assert!((second["budget"] - (b0 - cheap)).abs() < 1e-12);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let info = ProblemInfo::continuous("test", 3);
+    let ctx = cabo_core::BuildContext {
+        problem: &info,
+        seed: 1,
+    };
+    for bad in [
+        r#"{"type":"bmsei","fantasies":[0]}"#,
+        r#"{"type":"bmsei","fantasies":[1,1,1,1,1,1,1,1,1]}"#,
+        r#"{"type":"ms_ei","fantasies":[2,0]}"#,
+        r#"{"type":"kg","fantasies":0}"#,
+    ] {
+        let sp = spec(bad);
+        assert!(sp.validate(3).is_err(), "{bad}");
+        assert!(sp.build(&ctx).is_err(), "{bad}");
+    }
+    assert!(serde_json::from_str::<Box<dyn PolicySpec>>(r#"{"type":"bmsei"}"#).is_err());
+    assert!(
+        serde_json::from_str::<Box<dyn PolicySpec>>(
+            r#"{"type":"bmsei","fantasies":[1],"budget":"later"}"#
+        )
+        .is_err()
+    );
+    // No observations yet.
+    let sp = spec(r#"{"type":"bmsei","fantasies":[1]}"#);
+    let mut p = sp.build(&ctx).unwrap();
+    let mut run = Run::new(3, cost_budget(5.0));
+    run.data = Dataset::new(3);
+    assert!(run.decide(p.as_mut(), 1).is_err());
+}

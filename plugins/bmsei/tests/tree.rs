@@ -1,0 +1,203 @@
+//! Scenario-tree values against sequential GP conditioning, gradients against finite
+//! differences, and determinism.
+
+mod common;
+
+use cabo_bmsei::belief::{GpPath, UnitCostPath};
+use cabo_bmsei::{BaseSamples, NodeValue, Tree, TreeObjective, q1_value};
+use cabo_core::{CostBelief, Posterior, Rng, normal};
+use cabo_gp::GpPosterior;
+
+fn random_xs(n: usize, seed: u64) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n).map(|_| 0.05 + 0.9 * r.uniform()).collect()
+}
+
+/// Node values computed independently: fantasise sequentially with `condition_many`
+/// (`y = μ + √(σ² + noise)·ε` at each stage) and evaluate Prop. 1's Q₁ on the conditioned
+/// posteriors. Quantile base samples make ε known.
+#[test]
+fn tree_values_equal_sequential_conditioning() {
+    let d = 2;
+    let (post, cost, best) = common::posteriors(9, d, 3);
+    let fantasies = [3usize, 2];
+    let tree = Tree::new(d, &fantasies, BaseSamples::Quantiles).unwrap();
+    let xs = random_xs(tree.dim(), 5);
+    let fp = GpPath::new(&post);
+    let cp = GpPath::new(&cost.posterior);
+    let total_budget = 9.0;
+    let obj =
+        TreeObjective::new(&tree, &fp, &cp, best, total_budget, NodeValue::BudgetedEi).unwrap();
+    let got = obj.node_values(&xs);
+    let q = |m: usize, j: usize| {
+        if m == 1 {
+            0.0
+        } else {
+            normal::quantile((j as f64 + 0.5) / m as f64)
+        }
+    };
+    // Recursive walk mirroring the breadth-first layout.
+    struct State {
+        f: GpPosterior,
+        c: GpPosterior,
+        best: f64,
+        left: f64,
+    }
+    let mut level: Vec<(usize, State)> = vec![(
+        0,
+        State {
+            f: post.clone(),
+            c: cost.posterior.clone(),
+            best,
+            left: total_budget,
+        },
+    )];
+    let mut checked = 0;
+    for stage in 0..=fantasies.len() {
+        let mut next = Vec::new();
+        for (node, s) in &level {
+            let x = &xs[node * d..(node + 1) * d];
+            let mv = s.f.mean_var(x);
+            let lc = s.c.mean_var(x);
+            let belief = cabo_core::LnCost {
+                mean: lc.mean,
+                var: lc.var,
+                ..Default::default()
+            };
+            let want = q1_value(mv.mean, mv.var, &belief, s.best, s.left);
+            assert!(
+                (got[*node] - want).abs() < 1e-9 * want.abs().max(1e-3),
+                "node {node}: tree {} vs sequential {want}",
+                got[*node]
+            );
+            checked += 1;
+            if stage < fantasies.len() {
+                let m = fantasies[stage];
+                for (j, child) in tree.children(*node).enumerate() {
+                    let e = q(m, j);
+                    let y = mv.mean + (mv.var + s.f.noise_variance()).sqrt() * e;
+                    let z = lc.mean + (lc.var + s.c.noise_variance()).sqrt() * e;
+                    next.push((
+                        child,
+                        State {
+                            f: s.f.condition_many(x, &[y]).unwrap(),
+                            c: s.c.condition_many(x, &[z]).unwrap(),
+                            best: s.best.max(y),
+                            left: s.left - z.exp(),
+                        },
+                    ));
+                }
+            }
+        }
+        level = next;
+    }
+    assert_eq!(checked, tree.nodes());
+}
+
+fn fd_check(obj: &TreeObjective<'_>, xs: &[f64], what: &str) {
+    let mut g = vec![0.0; xs.len()];
+    let v = obj.value_grad(xs, &mut g);
+    assert!((v - obj.value(xs)).abs() < 1e-12 * v.abs().max(1.0));
+    assert!(
+        v > 0.0,
+        "{what}: value {v} is zero, gradient check meaningless"
+    );
+    let norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!(norm > 0.0);
+    let h = 1e-6;
+    let mut worst: f64 = 0.0;
+    for i in 0..xs.len() {
+        let mut a = xs.to_vec();
+        let mut b = xs.to_vec();
+        a[i] += h;
+        b[i] -= h;
+        let fd = (obj.value(&a) - obj.value(&b)) / (2.0 * h);
+        worst = worst.max((fd - g[i]).abs() / norm);
+    }
+    eprintln!(
+        "{what}: {} variables, relative gradient error {worst:.1e}",
+        xs.len()
+    );
+    assert!(worst < 1e-5, "{what}: relative gradient error {worst:e}");
+}
+
+#[test]
+fn tree_gradient_matches_finite_differences() {
+    let d = 2;
+    for seed in 0..3u64 {
+        let (post, cost, best) = common::posteriors(10, d, seed);
+        let fp = GpPath::new(&post);
+        let cp = GpPath::new(&cost.posterior);
+        for fantasies in [vec![3usize, 2], vec![1, 1, 1], vec![]] {
+            let tree = Tree::new(d, &fantasies, BaseSamples::Seeded(seed)).unwrap();
+            let xs = random_xs(tree.dim(), 40 + seed);
+            // A budget that binds on some branches but not all.
+            let budget = 3.0 * cost.ln_cost(&xs[..d]).expected();
+            let obj =
+                TreeObjective::new(&tree, &fp, &cp, best, budget, NodeValue::BudgetedEi).unwrap();
+            fd_check(&obj, &xs, &format!("seed {seed} tree {fantasies:?}"));
+        }
+        // Multi-step EI (unit costs, no budget) and knowledge gradient.
+        let unit = UnitCostPath { dim: d };
+        let tree = Tree::new(d, &[4, 2], BaseSamples::Seeded(seed)).unwrap();
+        let xs = random_xs(tree.dim(), 60 + seed);
+        let obj = TreeObjective::new(
+            &tree,
+            &fp,
+            &unit,
+            best,
+            f64::INFINITY,
+            NodeValue::BudgetedEi,
+        )
+        .unwrap();
+        fd_check(&obj, &xs, "ms_ei");
+        let tree = Tree::new(d, &[8], BaseSamples::Seeded(seed)).unwrap();
+        let xs = random_xs(tree.dim(), 70 + seed);
+        let obj = TreeObjective::new(&tree, &fp, &unit, best, f64::INFINITY, NodeValue::LeafMean)
+            .unwrap();
+        fd_check(&obj, &xs, "kg");
+    }
+}
+
+#[test]
+fn one_step_tree_is_q1_and_path_variant_uses_posterior_means() {
+    let d = 3;
+    let (post, cost, best) = common::posteriors(12, d, 11);
+    let fp = GpPath::new(&post);
+    let cp = GpPath::new(&cost.posterior);
+    let tree = Tree::new(d, &[], BaseSamples::Seeded(1)).unwrap();
+    let x = random_xs(d, 2);
+    let obj = TreeObjective::new(&tree, &fp, &cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
+    let mv = post.mean_var(&x);
+    let want = q1_value(mv.mean, mv.var, &cost.ln_cost(&x), best, 4.0);
+    assert!((obj.value(&x) - want).abs() < 1e-12);
+    // Path variant: the first-stage fantasy is the posterior mean whatever the seed.
+    let a = Tree::new(d, &[1, 1], BaseSamples::Seeded(1)).unwrap();
+    let b = Tree::new(d, &[1, 1], BaseSamples::Seeded(2)).unwrap();
+    let xs = random_xs(a.dim(), 3);
+    let oa = TreeObjective::new(&a, &fp, &cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
+    let ob = TreeObjective::new(&b, &fp, &cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
+    assert_eq!(oa.value(&xs), ob.value(&xs));
+    assert_eq!(oa.first_stage_fantasies(&xs), vec![mv_at(&post, &xs[..d])]);
+}
+
+fn mv_at(p: &GpPosterior, x: &[f64]) -> f64 {
+    p.mean_var(x).mean
+}
+
+#[test]
+fn bad_shapes_are_errors() {
+    assert!(Tree::new(2, &[0, 1], BaseSamples::Quantiles).is_err());
+    assert!(Tree::new(0, &[1], BaseSamples::Quantiles).is_err());
+    assert!(Tree::new(20, &[1, 1, 1, 1], BaseSamples::Quantiles).is_err());
+    assert!(Tree::new(2, &[1; 9], BaseSamples::Quantiles).is_err());
+    let (post, cost, _) = common::posteriors(5, 2, 1);
+    let fp = GpPath::new(&post);
+    let cp = GpPath::new(&cost.posterior);
+    let t = Tree::new(3, &[2], BaseSamples::Quantiles).unwrap();
+    assert!(TreeObjective::new(&t, &fp, &cp, 0.0, 1.0, NodeValue::BudgetedEi).is_err());
+    let t = Tree::new(2, &[2], BaseSamples::Quantiles).unwrap();
+    assert!(TreeObjective::new(&t, &fp, &cp, f64::NAN, 1.0, NodeValue::BudgetedEi).is_err());
+    let obj = TreeObjective::new(&t, &fp, &cp, 0.0, 1.0, NodeValue::BudgetedEi).unwrap();
+    assert!(obj.value(&[0.5; 5]).is_nan());
+}

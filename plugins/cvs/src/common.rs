@@ -1,0 +1,104 @@
+//! What every control-set policy shares: reading the problem's control sets and input
+//! distributions, the fixed Monte Carlo sample set of a run, and argmax helpers.
+
+use crate::dist::InputDistributions;
+use crate::expected::{ExpectedBounds, SetMaximum, maximize_sets};
+use cabo_core::{BuildContext, DecisionContext, Error, Result, derive_seed};
+
+/// Default number of Monte Carlo samples of the open variables (seed 002, App. C).
+pub const DEFAULT_MC_SAMPLES: usize = 1024;
+
+pub(crate) fn default_mc_samples() -> usize {
+    DEFAULT_MC_SAMPLES
+}
+
+pub(crate) fn default_beta() -> f64 {
+    2.0
+}
+
+/// A run's view of a control-set problem.
+#[derive(Debug, Clone)]
+pub struct CvsSetup {
+    /// Variables of each control set.
+    pub sets: Vec<Vec<usize>>,
+    /// Known cost of each set (`None` when costs are unknown).
+    pub costs: Option<Vec<f64>>,
+    /// The run's fixed Monte Carlo samples of all variables, row-major `m × d`.
+    pub samples: Vec<f64>,
+}
+
+impl CvsSetup {
+    /// Reads the control sets and distributions of the problem in `ctx` and draws
+    /// `mc_samples` samples from the run's seed. Errors when the problem is not a
+    /// control-set problem.
+    pub fn new(ctx: &BuildContext<'_>, mc_samples: usize, who: &str) -> Result<Self> {
+        let p = ctx.problem;
+        if p.control_sets.is_empty() {
+            return Err(Error::invalid(format!(
+                "{who}: the problem has no control sets (use `problem: {{ type: cvs, … }}`)"
+            )));
+        }
+        let dists = p.extension::<InputDistributions>().ok_or_else(|| {
+            Error::invalid(format!(
+                "{who}: the problem does not publish the distributions of its variables"
+            ))
+        })?;
+        if mc_samples == 0 {
+            return Err(Error::invalid(format!(
+                "{who}.mc_samples: must be at least 1"
+            )));
+        }
+        let costs = p
+            .control_sets
+            .iter()
+            .map(|s| s.known_cost)
+            .collect::<Option<Vec<f64>>>();
+        Ok(CvsSetup {
+            sets: p.control_sets.iter().map(|s| s.variables.clone()).collect(),
+            costs,
+            samples: dists.sample_matrix(mc_samples, derive_seed(&[&ctx.seed, &"mc_samples"])),
+        })
+    }
+
+    /// The known costs, or an error naming the policy that needs them.
+    pub fn known_costs(&self, who: &str) -> Result<&[f64]> {
+        self.costs.as_deref().ok_or_else(|| {
+            Error::invalid(format!(
+                "{who}: needs known control-set costs, but this problem's costs are unknown \
+                 (alpha_etc handles unknown costs)"
+            ))
+        })
+    }
+
+    /// Maximises E[μ + βσ] for the sets in `which` under the context's posterior.
+    pub fn maximize(
+        &self,
+        ctx: &DecisionContext<'_>,
+        which: &[usize],
+        beta: f64,
+        label: &str,
+    ) -> Result<Vec<SetMaximum>> {
+        let post = ctx.posterior()?;
+        let bounds = ExpectedBounds::new(post, &self.samples)?;
+        maximize_sets(
+            &bounds,
+            &self.sets,
+            which,
+            beta,
+            ctx.optimizer,
+            derive_seed(&[&ctx.seed, &label]),
+        )
+    }
+}
+
+/// Index of the largest score (the first of ties).
+pub fn argmax_by<T>(items: &[T], score: impl Fn(&T) -> f64) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (k, it) in items.iter().enumerate() {
+        let s = score(it);
+        if best.is_none_or(|(_, b)| s > b) {
+            best = Some((k, s));
+        }
+    }
+    best.map(|(k, _)| k)
+}

@@ -1,0 +1,458 @@
+//! Expected confidence bounds over the open variables, E[μ([x^i, X^{-i}]) + β σ([x^i,
+//! X^{-i}])], by Monte Carlo over a fixed sample set, with analytic gradients in x^i, and
+//! their maximisation per control set.
+//!
+//! With β > 0 this is UCB-CVS's expected UCB; with β < 0 it is the expected LCB of seed 004.
+//!
+//! For an exact GP ([`cabo_gp::GpPosterior`]) the evaluation exploits the structure of the
+//! query: with a stationary kernel, r²([x^i, s^{-i}], X_j) splits into a part that depends
+//! on x^i only and a part that depends on the sample only, precomputed once per control set.
+//! One evaluation is then a batched triangular product `V = L⁻¹K` over blocks of samples
+//! (`L` the Cholesky factor of the training covariance), and the gradient needs one more
+//! product `U = L⁻ᵀV`; both are contiguous `axpy`s. Other posteriors are evaluated through
+//! [`Posterior::mean_var_batch`] and [`Posterior::mean_var_grad`].
+
+use cabo_core::{Error, OptimizerSettings, Posterior, Result};
+use cabo_gp::linalg::axpy;
+use cabo_gp::posterior::MIN_VARIANCE;
+use cabo_gp::{GpPosterior, KernelKind};
+use cabo_optim::multistart::{self, Objective};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Samples per block of the batched evaluation: keeps the n × B working matrices in cache.
+const BLOCK: usize = 64;
+
+/// What is shared by every control set for one posterior: the posterior, the Monte Carlo
+/// samples of the open variables and, for an exact GP, the explicit `L⁻¹`.
+pub struct ExpectedBounds<'a> {
+    post: &'a dyn Posterior,
+    samples: &'a [f64],
+    dim: usize,
+    gp: Option<Arc<GpShared<'a>>>,
+}
+
+struct GpShared<'a> {
+    post: &'a GpPosterior,
+    linv: Vec<f64>,
+}
+
+impl<'a> ExpectedBounds<'a> {
+    /// Prepares expected bounds for `post` with the samples `samples` (row-major `m × d`).
+    /// Errors when the samples are not whole rows of the posterior's dimension.
+    pub fn new(post: &'a dyn Posterior, samples: &'a [f64]) -> Result<Self> {
+        let dim = post.dim();
+        if dim == 0 || samples.is_empty() || !samples.len().is_multiple_of(dim) {
+            return Err(Error::invalid(format!(
+                "expected bound: {} sample coordinates are not whole points of dimension {dim}",
+                samples.len()
+            )));
+        }
+        let gp = post.as_any().downcast_ref::<GpPosterior>().map(|g| {
+            Arc::new(GpShared {
+                post: g,
+                linv: g.cholesky().inverse_factor(),
+            })
+        });
+        Ok(ExpectedBounds {
+            post,
+            samples,
+            dim,
+            gp,
+        })
+    }
+
+    /// The expected bound with multiplier `beta` for the control set `vars` (sorted
+    /// 0-based indices), as a function of the controlled sub-vector x^i.
+    pub fn for_set(&self, vars: &[usize], beta: f64) -> Result<ExpectedBound<'a>> {
+        let d = self.dim;
+        if vars.is_empty() || vars.iter().any(|&v| v >= d) || vars.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(Error::invalid(format!(
+                "expected bound: control set {vars:?} is not a strictly increasing list of indices below {d}"
+            )));
+        }
+        if !beta.is_finite() {
+            return Err(Error::invalid(format!(
+                "expected bound: beta = {beta} is not finite"
+            )));
+        }
+        // A set holding every variable leaves nothing random: one "sample" is exact.
+        let m = if vars.len() == d {
+            1
+        } else {
+            self.samples.len() / d
+        };
+        let backend = match &self.gp {
+            Some(shared) => {
+                Backend::Gp(GpSet::new(shared.clone(), vars, &self.samples[..m * d], m))
+            }
+            None => Backend::Generic {
+                post: self.post,
+                samples: &self.samples[..m * d],
+            },
+        };
+        Ok(ExpectedBound {
+            vars: vars.to_vec(),
+            dim: d,
+            m,
+            beta,
+            backend,
+        })
+    }
+}
+
+/// E[μ + βσ] over the samples, as a function of the controlled coordinates of one set.
+pub struct ExpectedBound<'a> {
+    vars: Vec<usize>,
+    dim: usize,
+    m: usize,
+    beta: f64,
+    backend: Backend<'a>,
+}
+
+enum Backend<'a> {
+    Gp(GpSet<'a>),
+    Generic {
+        post: &'a dyn Posterior,
+        samples: &'a [f64],
+    },
+}
+
+/// Per-control-set precomputation for an exact GP (all in model units).
+struct GpSet<'a> {
+    shared: Arc<GpShared<'a>>,
+    n: usize,
+    m: usize,
+    kind: KernelKind,
+    outputscale: f64,
+    /// 1/ℓ of the controlled coordinates.
+    inv_ls: Vec<f64>,
+    /// Training inputs' controlled coordinates divided by ℓ, `n × q`.
+    xc: Vec<f64>,
+    /// Per training point j and sample c: the open part of r² (general kernels), or
+    /// exp(−r²/2) of it (RBF, whose value factorises), `n × m`.
+    rest: Vec<f64>,
+}
+
+impl<'a> GpSet<'a> {
+    fn new(shared: Arc<GpShared<'a>>, vars: &[usize], samples: &[f64], m: usize) -> Self {
+        let g = shared.post;
+        let k = g.kernel();
+        let d = k.lengthscales.len();
+        let n = g.len();
+        let inv_all: Vec<f64> = k.lengthscales.iter().map(|l| 1.0 / l).collect();
+        let inv_ls: Vec<f64> = vars.iter().map(|&v| inv_all[v]).collect();
+        let tx = g.train_x();
+        let q = vars.len();
+        let mut xc = vec![0.0; n * q];
+        for j in 0..n {
+            for (c, &v) in vars.iter().enumerate() {
+                xc[j * q + c] = tx[j * d + v] * inv_all[v];
+            }
+        }
+        let open: Vec<usize> = (0..d).filter(|l| vars.binary_search(l).is_err()).collect();
+        let rbf = k.kind == KernelKind::Rbf;
+        let mut rest = vec![0.0; n * m];
+        for j in 0..n {
+            let xj = &tx[j * d..(j + 1) * d];
+            for (c, s) in samples.chunks_exact(d).enumerate() {
+                let mut r2 = 0.0;
+                for &l in &open {
+                    let t = (s[l] - xj[l]) * inv_all[l];
+                    r2 += t * t;
+                }
+                rest[j * m + c] = if rbf { (-0.5 * r2).exp() } else { r2 };
+            }
+        }
+        GpSet {
+            shared,
+            n,
+            m,
+            kind: k.kind,
+            outputscale: k.outputscale,
+            inv_ls,
+            xc,
+            rest,
+        }
+    }
+
+    /// Σ_c (μ_c − mean + βσ_c) in model units, and its gradient (model units, not yet
+    /// divided by m) when `grad` is given.
+    fn eval(&self, xi: &[f64], beta: f64, grad: Option<&mut [f64]>) -> f64 {
+        let (n, m, q) = (self.n, self.m, self.inv_ls.len());
+        let s = self.outputscale;
+        let linv = &self.shared.linv;
+        let alpha = self.shared.post.alpha();
+        let rbf = self.kind == KernelKind::Rbf;
+        let want_grad = grad.is_some();
+        let xs: Vec<f64> = xi.iter().zip(&self.inv_ls).map(|(x, il)| x * il).collect();
+        // a_j: the controlled part of r²; for RBF its factor s·exp(−a_j/2).
+        let a: Vec<f64> = (0..n)
+            .map(|j| {
+                let row = &self.xc[j * q..(j + 1) * q];
+                xs.iter().zip(row).map(|(x, y)| (x - y) * (x - y)).sum()
+            })
+            .collect();
+        let ea: Vec<f64> = if rbf {
+            a.iter().map(|v| s * (-0.5 * v).exp()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut kb = vec![0.0; n * BLOCK];
+        let mut vb = vec![0.0; n * BLOCK];
+        let mut ub = if want_grad {
+            vec![0.0; n * BLOCK]
+        } else {
+            Vec::new()
+        };
+        let mut pb = if want_grad {
+            vec![0.0; n * BLOCK]
+        } else {
+            Vec::new()
+        };
+        let mut h = vec![0.0; n];
+        let mut acc = vec![0.0; BLOCK];
+        let mut wgt = vec![0.0; BLOCK];
+        let mut total = 0.0;
+        for start in (0..m).step_by(BLOCK) {
+            let w = BLOCK.min(m - start);
+            // K (n × w) and, for the gradient, s·∂profile/∂r².
+            for j in 0..n {
+                let rest = &self.rest[j * m + start..j * m + start + w];
+                let row = &mut kb[j * BLOCK..j * BLOCK + w];
+                if rbf {
+                    for (o, r) in row.iter_mut().zip(rest) {
+                        *o = ea[j] * r;
+                    }
+                    if want_grad {
+                        for (p, k) in pb[j * BLOCK..j * BLOCK + w].iter_mut().zip(row.iter()) {
+                            *p = -0.5 * k;
+                        }
+                    }
+                } else {
+                    for (c, (o, r)) in row.iter_mut().zip(rest).enumerate() {
+                        let (k, dk) = self.kind.profile(a[j] + r);
+                        *o = s * k;
+                        if want_grad {
+                            pb[j * BLOCK + c] = s * dk;
+                        }
+                    }
+                }
+            }
+            // Means (without the constant) and V = L⁻¹K.
+            let acc = &mut acc[..w];
+            acc.fill(0.0);
+            for j in 0..n {
+                axpy(alpha[j], &kb[j * BLOCK..j * BLOCK + w], acc);
+                let vrow = &mut vb[j * BLOCK..j * BLOCK + w];
+                vrow.fill(0.0);
+                for (l, &c) in linv[j * n..j * n + j + 1].iter().enumerate() {
+                    if c != 0.0 {
+                        axpy(c, &kb[l * BLOCK..l * BLOCK + w], vrow);
+                    }
+                }
+            }
+            let mut var = [0.0f64; BLOCK];
+            let var = &mut var[..w];
+            var.fill(s);
+            for j in 0..n {
+                for (v, x) in var.iter_mut().zip(&vb[j * BLOCK..j * BLOCK + w]) {
+                    *v -= x * x;
+                }
+            }
+            let wgt = &mut wgt[..w];
+            for c in 0..w {
+                let raw = var[c];
+                let sd = raw.max(MIN_VARIANCE).sqrt();
+                total += acc[c] + beta * sd;
+                // ∂(βσ)/∂var = β/(2σ); zero where the variance sits on its floor.
+                wgt[c] = if raw > MIN_VARIANCE {
+                    beta / (2.0 * sd)
+                } else {
+                    0.0
+                };
+            }
+            if want_grad {
+                // U = L⁻ᵀV, then h_j += Σ_c P_jc (α_j − 2 w_c U_jc).
+                ub.fill(0.0);
+                for j in 0..n {
+                    let vrow = &vb[j * BLOCK..j * BLOCK + w];
+                    for (l, &c) in linv[j * n..j * n + j + 1].iter().enumerate() {
+                        if c != 0.0 {
+                            axpy(c, vrow, &mut ub[l * BLOCK..l * BLOCK + w]);
+                        }
+                    }
+                }
+                for (j, hj) in h.iter_mut().enumerate() {
+                    let p = &pb[j * BLOCK..j * BLOCK + w];
+                    let u = &ub[j * BLOCK..j * BLOCK + w];
+                    let mut sum = 0.0;
+                    for c in 0..w {
+                        sum += p[c] * (alpha[j] - 2.0 * wgt[c] * u[c]);
+                    }
+                    *hj += sum;
+                }
+            }
+        }
+        if let Some(g) = grad {
+            // ∂r²/∂x_k = 2 (x_k/ℓ_k − X_jk/ℓ_k)/ℓ_k.
+            g.fill(0.0);
+            for (hj, row) in h.iter().zip(self.xc.chunks_exact(q)) {
+                for k in 0..q {
+                    g[k] += hj * 2.0 * (xs[k] - row[k]) * self.inv_ls[k];
+                }
+            }
+        }
+        total
+    }
+}
+
+impl ExpectedBound<'_> {
+    /// Number of controlled coordinates (the dimension of x^i).
+    pub fn controlled(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Number of Monte Carlo samples used (1 for a set holding every variable).
+    pub fn samples(&self) -> usize {
+        self.m
+    }
+
+    /// The controlled variables.
+    pub fn vars(&self) -> &[usize] {
+        &self.vars
+    }
+
+    /// The full point with `xi` in the controlled coordinates and 0.5 elsewhere (the
+    /// problem ignores the open coordinates of a control-set query).
+    pub fn full_point(&self, xi: &[f64]) -> Vec<f64> {
+        let mut x = vec![0.5; self.dim];
+        for (k, &v) in self.vars.iter().enumerate() {
+            x[v] = xi[k];
+        }
+        x
+    }
+
+    /// E[μ + βσ] at the controlled sub-vector `xi`.
+    pub fn value(&self, xi: &[f64]) -> f64 {
+        self.eval(xi, None)
+    }
+
+    /// E[μ + βσ] at `xi`, writing its gradient with respect to `xi` into `grad`.
+    pub fn value_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
+        self.eval(xi, Some(grad))
+    }
+
+    fn eval(&self, xi: &[f64], grad: Option<&mut [f64]>) -> f64 {
+        let mf = self.m as f64;
+        match &self.backend {
+            Backend::Gp(g) => {
+                let t = g.shared.post.output_transform();
+                let mean = g.shared.post.mean_constant();
+                let has_grad = grad.is_some();
+                let mut grad = grad;
+                let total = g.eval(xi, self.beta, grad.as_deref_mut());
+                if has_grad && let Some(gr) = grad {
+                    for v in gr.iter_mut() {
+                        *v *= t.scale / mf;
+                    }
+                }
+                t.shift + t.scale * (mean + total / mf)
+            }
+            Backend::Generic { post, samples } => {
+                let d = self.dim;
+                let mut pts = samples.to_vec();
+                for row in pts.chunks_exact_mut(d) {
+                    for (k, &v) in self.vars.iter().enumerate() {
+                        row[v] = xi[k];
+                    }
+                }
+                match grad {
+                    None => {
+                        let mut mv = vec![cabo_core::MeanVar::default(); self.m];
+                        post.mean_var_batch(&pts, &mut mv);
+                        mv.iter()
+                            .map(|p| p.mean + self.beta * p.var.sqrt())
+                            .sum::<f64>()
+                            / mf
+                    }
+                    Some(g) => {
+                        g.fill(0.0);
+                        let mut total = 0.0;
+                        for z in pts.chunks_exact(d) {
+                            let Ok(p) = post.mean_var_grad(z) else {
+                                return f64::NAN;
+                            };
+                            let sd = p.var.sqrt();
+                            total += p.mean + self.beta * sd;
+                            let w = if sd > 0.0 {
+                                self.beta / (2.0 * sd)
+                            } else {
+                                0.0
+                            };
+                            for (k, &v) in self.vars.iter().enumerate() {
+                                g[k] += (p.dmean[v] + w * p.dvar[v]) / mf;
+                            }
+                        }
+                        total / mf
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Objective for ExpectedBound<'_> {
+    fn dim(&self) -> usize {
+        self.vars.len()
+    }
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.vars.len())) {
+            *o = self.value(x);
+        }
+    }
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        ExpectedBound::value_grad(self, x, grad)
+    }
+}
+
+/// The maximiser of one set's expected bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetMaximum {
+    /// The control set's index.
+    pub set: usize,
+    /// The full query point (controlled coordinates set, open ones 0.5).
+    pub x: Vec<f64>,
+    /// The maximal expected bound.
+    pub value: f64,
+}
+
+/// Maximises the expected bound with multiplier `beta` over each listed control set
+/// (`sets[k]` are variable indices; `which` the set indices to do), in parallel over sets.
+/// Each set's search is seeded from `seed` and its index, so the result does not depend
+/// on the number of threads.
+pub fn maximize_sets(
+    bounds: &ExpectedBounds<'_>,
+    sets: &[Vec<usize>],
+    which: &[usize],
+    beta: f64,
+    settings: &OptimizerSettings,
+    seed: u64,
+) -> Result<Vec<SetMaximum>> {
+    which
+        .par_iter()
+        .map(|&i| {
+            let vars = sets
+                .get(i)
+                .ok_or_else(|| Error::invalid(format!("no control set {i}")))?;
+            let f = bounds.for_set(vars, beta)?;
+            let best = multistart::maximize(&f, settings, cabo_core::derive_seed(&[&seed, &i]))?;
+            Ok(SetMaximum {
+                set: i,
+                x: f.full_point(&best.x),
+                value: best.value,
+            })
+        })
+        .collect()
+}

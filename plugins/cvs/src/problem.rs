@@ -1,0 +1,630 @@
+//! The BOCVS problem `cvs`: any objective on [0,1]^d, control sets with (known or unknown
+//! random) costs, and the distributions of the variables a control set leaves open.
+//!
+//! A query `Query { control_set: Some(i), x }` fixes the variables of set i to `x`; the
+//! environment draws the others from their distributions, evaluates the objective at the
+//! realised point and charges the cost of set i. Regret uses `value` = E_{X^{-i}} f([x^i,
+//! X^{-i}]), estimated with a fixed Monte Carlo sample set per replication, and the optimum
+//! is the best such expectation over all control sets, found numerically per set and cached
+//! process-wide per replication.
+//!
+//! **Full queries** (`control_set: None`, as the run engine's initial design issues them)
+//! are treated as plays of a control set that contains every variable when the problem has
+//! one (value f(x), that set's cost). Without such a set a full query is still evaluated as
+//! asked, at the largest control-set cost, but carries no `value`: no control set could
+//! have produced it, so it must not count towards the simple regret.
+
+use crate::dist::{InputDistributions, VariableDistribution};
+use cabo_core::{
+    ControlSet, Error, Kind, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec, Query,
+    Result, Rng, derive_seed,
+};
+use cabo_optim::multistart::{self, Objective};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// How a play's cost is drawn when costs are random and unknown to the learner (seed 004):
+/// `clip(mean + sd·N(0,1), min, max)` for sets whose mean cost is at least `from_mean`,
+/// the mean itself otherwise.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostNoise {
+    /// Standard deviation of the Gaussian cost noise; default 0.01.
+    #[serde(default = "default_cost_sd")]
+    pub sd: f64,
+    /// Lower clip; default 0.001 (costs stay positive).
+    #[serde(default = "default_cost_min")]
+    pub min: f64,
+    /// Upper clip; default 2.
+    #[serde(default = "default_cost_max")]
+    pub max: f64,
+    /// Noise is added only to sets whose mean cost is at least this; default 0 (all sets).
+    #[serde(default)]
+    pub from_mean: f64,
+}
+
+fn default_cost_sd() -> f64 {
+    0.01
+}
+fn default_cost_min() -> f64 {
+    0.001
+}
+fn default_cost_max() -> f64 {
+    2.0
+}
+
+/// Settings of the numerical search for each control set's best expected value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimumSettings {
+    /// Sobol' points scored per control set; default 256.
+    #[serde(default = "default_opt_raw")]
+    pub raw_samples: usize,
+    /// L-BFGS-B restarts (finite-difference gradients) per control set; default 4.
+    #[serde(default = "default_opt_restarts")]
+    pub restarts: usize,
+    /// Iteration cap of each restart; default 100.
+    #[serde(default = "default_opt_iters")]
+    pub max_iters: usize,
+}
+
+fn default_opt_raw() -> usize {
+    256
+}
+fn default_opt_restarts() -> usize {
+    4
+}
+fn default_opt_iters() -> usize {
+    100
+}
+
+impl Default for OptimumSettings {
+    fn default() -> Self {
+        OptimumSettings {
+            raw_samples: default_opt_raw(),
+            restarts: default_opt_restarts(),
+            max_iters: default_opt_iters(),
+        }
+    }
+}
+
+/// Spec of the BOCVS problem (seeds 002 and 004).
+///
+/// ```yaml
+/// problem:
+///   type: cvs
+///   objective: { type: hartmann3 }
+///   control_sets: [[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]]   # 0-based
+///   costs: [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0]
+///   distribution: { type: truncated_normal, variance: 0.02 }
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CvsSpec {
+    /// The objective, any problem on [0,1]^d that reports noise-free values.
+    pub objective: Box<dyn ProblemSpec>,
+    /// The control sets: lists of 0-based variable indices.
+    pub control_sets: Vec<Vec<usize>>,
+    /// Cost of each control set (the mean cost when `unknown_costs` is given).
+    pub costs: Vec<f64>,
+    /// Distribution of every variable; default uniform.
+    #[serde(default = "default_distribution")]
+    pub distribution: VariableDistribution,
+    /// Per-variable distributions, overriding `distribution` (length d).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributions: Option<Vec<VariableDistribution>>,
+    /// Random costs the learner never sees (seed 004); absent means known, fixed costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_costs: Option<CostNoise>,
+    /// Gaussian observation-noise standard deviation added to y; default 0.01 (seed 002,
+    /// App. C).
+    #[serde(default = "default_noise_std")]
+    pub noise_std: f64,
+    /// Monte Carlo samples of the open variables for `value` and the optimum; default 1024.
+    #[serde(default = "default_value_samples")]
+    pub value_samples: usize,
+    /// Tolerance α of the quality and cost regrets (seed 004); default 0.1.
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// How each control set's optimum is searched.
+    #[serde(default)]
+    pub optimum: OptimumSettings,
+}
+
+fn default_distribution() -> VariableDistribution {
+    VariableDistribution::Uniform
+}
+fn default_noise_std() -> f64 {
+    0.01
+}
+fn default_value_samples() -> usize {
+    1024
+}
+fn default_alpha() -> f64 {
+    0.1
+}
+
+impl CvsSpec {
+    fn check(&self, d: usize) -> Result<()> {
+        let m = self.control_sets.len();
+        if m == 0 {
+            return Err(Error::invalid(
+                "cvs.control_sets: needs at least one control set",
+            ));
+        }
+        for (k, set) in self.control_sets.iter().enumerate() {
+            if set.is_empty() {
+                return Err(Error::invalid(format!("cvs.control_sets[{k}]: is empty")));
+            }
+            if let Some(bad) = set.iter().find(|&&v| v >= d) {
+                return Err(Error::invalid(format!(
+                    "cvs.control_sets[{k}]: variable {bad} does not exist (indices are 0-based, the objective has d = {d})"
+                )));
+            }
+            if set.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::invalid(format!(
+                    "cvs.control_sets[{k}]: indices must be strictly increasing, got {set:?}"
+                )));
+            }
+        }
+        if self.costs.len() != m {
+            return Err(Error::invalid(format!(
+                "cvs.costs: {} costs for {m} control sets",
+                self.costs.len()
+            )));
+        }
+        if let Some(c) = self.costs.iter().find(|c| !(c.is_finite() && **c > 0.0)) {
+            return Err(Error::invalid(format!(
+                "cvs.costs: every cost must be positive and finite, got {c}"
+            )));
+        }
+        if let Some(ds) = &self.distributions
+            && ds.len() != d
+        {
+            return Err(Error::invalid(format!(
+                "cvs.distributions: {} distributions for d = {d} variables",
+                ds.len()
+            )));
+        }
+        if let Some(n) = &self.unknown_costs
+            && !(n.sd.is_finite()
+                && n.sd >= 0.0
+                && n.min > 0.0
+                && n.min <= n.max
+                && n.max.is_finite())
+        {
+            return Err(Error::invalid(format!(
+                "cvs.unknown_costs: need sd ≥ 0 and 0 < min ≤ max < ∞, got sd = {}, min = {}, max = {}",
+                n.sd, n.min, n.max
+            )));
+        }
+        if !(self.noise_std.is_finite() && self.noise_std >= 0.0) {
+            return Err(Error::invalid(format!(
+                "cvs.noise_std: must be finite and ≥ 0, got {}",
+                self.noise_std
+            )));
+        }
+        if self.value_samples == 0 {
+            return Err(Error::invalid("cvs.value_samples: must be at least 1"));
+        }
+        if !(0.0..1.0).contains(&self.alpha) {
+            return Err(Error::invalid(format!(
+                "cvs.alpha: must be in [0, 1), got {}",
+                self.alpha
+            )));
+        }
+        let o = &self.optimum;
+        if o.raw_samples == 0 || o.restarts == 0 || o.restarts > o.raw_samples {
+            return Err(Error::invalid(format!(
+                "cvs.optimum: need 1 ≤ restarts ≤ raw_samples, got restarts = {}, raw_samples = {}",
+                o.restarts, o.raw_samples
+            )));
+        }
+        self.samplers(d)?;
+        Ok(())
+    }
+
+    fn samplers(&self, d: usize) -> Result<InputDistributions> {
+        let list: Vec<VariableDistribution> = match &self.distributions {
+            Some(ds) => ds.clone(),
+            None => vec![self.distribution; d],
+        };
+        let variables = list
+            .iter()
+            .enumerate()
+            .map(|(l, v)| {
+                v.sampler()
+                    .map_err(|e| e.at(&format!("cvs.distributions[{l}]")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(InputDistributions { variables })
+    }
+}
+
+#[typetag::serde(name = "cvs")]
+impl ProblemSpec for CvsSpec {
+    fn dim(&self) -> Result<usize> {
+        let d = self.objective.dim().map_err(|e| e.at("cvs.objective"))?;
+        self.check(d)?;
+        Ok(d)
+    }
+
+    fn build(&self, seed: u64) -> Result<Box<dyn Problem>> {
+        Ok(Box::new(CvsProblem::new(self, seed)?))
+    }
+}
+
+cabo_core::register_plugin!(
+    Kind::Problem,
+    "cvs",
+    summary: "Cost-varying variable subsets: an objective, control sets with known or unknown random costs, truncated-normal/uniform open variables; value = E over open variables",
+    paper: "002_68254e6b1337b56f (Sec. 4, App. C); 004_e019ef0c364ecaf4 (Sec. 3, App. C)",
+    example: "{ type: cvs, objective: { type: hartmann3 }, control_sets: [[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]], costs: [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0], distribution: { type: truncated_normal, variance: 0.02 } }"
+);
+
+/// The numerically found optima of one replication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Optima {
+    /// max_{x^i} E f([x^i, X^{-i}]) per control set.
+    pub per_set: Vec<f64>,
+    /// The maximiser x^i of each set (full-length vectors; open coordinates are 0.5).
+    pub argmax: Vec<Vec<f64>>,
+    /// The worst value of f over [0,1]^d (the shift that makes f ≥ 0 for seed 004's regrets).
+    pub worst: f64,
+}
+
+impl Optima {
+    /// The best expected value over all control sets.
+    pub fn best(&self) -> f64 {
+        self.per_set
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+type Cache = Mutex<HashMap<String, Arc<OnceLock<std::result::Result<Arc<Optima>, String>>>>>;
+
+/// Optima are expensive (a multi-start search per control set) and identical for every
+/// policy of a replication, so they are computed once per (spec, seed) in the process.
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// A built BOCVS problem (one replication).
+pub struct CvsProblem {
+    info: ProblemInfo,
+    objective: Box<dyn Problem>,
+    dists: InputDistributions,
+    sets: Vec<Vec<usize>>,
+    costs: Vec<f64>,
+    noise: Option<CostNoise>,
+    noise_std: f64,
+    value_samples: Vec<f64>,
+    full_set: Option<usize>,
+    alpha: f64,
+    optima: Arc<Optima>,
+    /// The cheapest control set whose best expected (shifted) value is within 1 − α of the
+    /// best (seed 004's i*).
+    tolerant_best: usize,
+}
+
+impl CvsProblem {
+    /// Builds replication `seed` of `spec`, computing (or fetching) its optima.
+    pub fn new(spec: &CvsSpec, seed: u64) -> Result<Self> {
+        let objective = spec
+            .objective
+            .build(derive_seed(&[&seed, &"objective"]))
+            .map_err(|e| e.at("cvs.objective"))?;
+        let d = objective.info().dim;
+        spec.check(d)?;
+        let dists = spec.samplers(d)?;
+        let value_samples =
+            dists.sample_matrix(spec.value_samples, derive_seed(&[&seed, &"value_samples"]));
+        let full_set = spec.control_sets.iter().position(|s| s.len() == d);
+        let mut info = ProblemInfo::continuous(format!("cvs({})", objective.info().name), d);
+        info.control_sets = spec
+            .control_sets
+            .iter()
+            .zip(&spec.costs)
+            .map(|(v, c)| ControlSet {
+                variables: v.clone(),
+                known_cost: spec.unknown_costs.is_none().then_some(*c),
+            })
+            .collect();
+        let info = info.with_extension(dists.clone());
+        let mut p = CvsProblem {
+            info,
+            objective,
+            dists,
+            sets: spec.control_sets.clone(),
+            costs: spec.costs.clone(),
+            noise: spec.unknown_costs.clone(),
+            noise_std: spec.noise_std,
+            value_samples,
+            full_set,
+            alpha: spec.alpha,
+            optima: Arc::new(Optima {
+                per_set: Vec::new(),
+                argmax: Vec::new(),
+                worst: 0.0,
+            }),
+            tolerant_best: 0,
+        };
+        let key = format!(
+            "{}#{seed}",
+            serde_json::to_string(spec).map_err(|e| Error::invalid(e.to_string()))?
+        );
+        let cell = cache()
+            .lock()
+            .map_err(|_| Error::numerical("cvs: the optimum cache was poisoned"))?
+            .entry(key)
+            .or_default()
+            .clone();
+        let optima = cell
+            .get_or_init(|| {
+                p.compute_optima(&spec.optimum, derive_seed(&[&seed, &"optimum"]))
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(Error::numerical)?;
+        p.tolerant_best = tolerant_best(&optima, &p.costs, p.alpha);
+        p.optima = optima;
+        Ok(p)
+    }
+
+    /// The optima of this replication.
+    pub fn optima(&self) -> &Optima {
+        &self.optima
+    }
+
+    /// The control sets (0-based variable indices).
+    pub fn control_sets(&self) -> &[Vec<usize>] {
+        &self.sets
+    }
+
+    /// The (mean) cost of each control set.
+    pub fn mean_costs(&self) -> &[f64] {
+        &self.costs
+    }
+
+    /// Seed 004's i*: the cheapest set whose best expected value, shifted by the worst
+    /// value of f, is at least (1 − α) times the best.
+    pub fn tolerant_best(&self) -> usize {
+        self.tolerant_best
+    }
+
+    fn f(&self, x: &[f64]) -> Result<f64> {
+        let o = self.objective.evaluate(&Query::at(x.to_vec()), 0)?;
+        o.value.ok_or_else(|| {
+            Error::invalid(format!(
+                "cvs.objective: {} does not report noise-free values, which regret needs",
+                self.objective.info().name
+            ))
+        })
+    }
+
+    /// E_{X^{-i}} f([x^i, X^{-i}]) over the fixed value sample set (exact f(x) when set i
+    /// holds every variable). `x` is full length; only the coordinates of set i are read.
+    pub fn expected_value(&self, set: usize, x: &[f64]) -> Result<f64> {
+        let vars = self
+            .sets
+            .get(set)
+            .ok_or_else(|| Error::invalid(format!("cvs: no control set {set}")))?;
+        let d = self.info.dim;
+        if vars.len() == d {
+            return self.f(x);
+        }
+        let mut z = vec![0.0; d];
+        let mut sum = 0.0;
+        let m = self.value_samples.len() / d;
+        for s in self.value_samples.chunks_exact(d) {
+            z.copy_from_slice(s);
+            for &v in vars {
+                z[v] = x[v];
+            }
+            sum += self.f(&z)?;
+        }
+        Ok(sum / m as f64)
+    }
+
+    fn compute_optima(&self, settings: &OptimumSettings, seed: u64) -> Result<Optima> {
+        let d = self.info.dim;
+        let opt = cabo_core::OptimizerSettings {
+            raw_samples: settings.raw_samples,
+            restarts: settings.restarts,
+            max_iters: settings.max_iters,
+        };
+        let per: Vec<Result<(f64, Vec<f64>)>> = (0..self.sets.len())
+            .into_par_iter()
+            .map(|i| {
+                let obj = FdObjective {
+                    dim: self.sets[i].len(),
+                    f: &|xi: &[f64]| {
+                        let mut x = vec![0.5; d];
+                        for (k, &v) in self.sets[i].iter().enumerate() {
+                            x[v] = xi[k];
+                        }
+                        self.expected_value(i, &x).unwrap_or(f64::NAN)
+                    },
+                };
+                let best = multistart::maximize(&obj, &opt, derive_seed(&[&seed, &i]))?;
+                let mut x = vec![0.5; d];
+                for (k, &v) in self.sets[i].iter().enumerate() {
+                    x[v] = best.x[k];
+                }
+                Ok((best.value, x))
+            })
+            .collect();
+        let mut per_set = Vec::new();
+        let mut argmax = Vec::new();
+        for r in per {
+            let (v, x) = r?;
+            per_set.push(v);
+            argmax.push(x);
+        }
+        let worst_obj = FdObjective {
+            dim: d,
+            f: &|x: &[f64]| -self.f(x).unwrap_or(f64::NAN),
+        };
+        let worst = -multistart::maximize(&worst_obj, &opt, derive_seed(&[&seed, &"worst"]))?.value;
+        Ok(Optima {
+            per_set,
+            argmax,
+            worst,
+        })
+    }
+
+    fn draw_cost(&self, set: usize, rng: &mut Rng) -> f64 {
+        let c = self.costs[set];
+        match &self.noise {
+            Some(n) if c >= n.from_mean => (c + n.sd * rng.normal()).clamp(n.min, n.max),
+            _ => c,
+        }
+    }
+}
+
+/// i*: the cheapest set (first of ties) among those within 1 − α of the best, after
+/// shifting values by the worst value of f.
+fn tolerant_best(o: &Optima, costs: &[f64], alpha: f64) -> usize {
+    let best = o.best() - o.worst;
+    let mut pick = 0;
+    let mut pick_cost = f64::INFINITY;
+    for (i, (&v, &c)) in o.per_set.iter().zip(costs).enumerate() {
+        if v - o.worst >= (1.0 - alpha) * best && c < pick_cost {
+            pick = i;
+            pick_cost = c;
+        }
+    }
+    pick
+}
+
+/// A scalar function on a box maximised with central finite-difference gradients (the
+/// objectives wrapped here expose values only).
+struct FdObjective<'a> {
+    dim: usize,
+    f: &'a (dyn Fn(&[f64]) -> f64 + Sync),
+}
+
+impl Objective for FdObjective<'_> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.dim)) {
+            *o = (self.f)(x);
+        }
+    }
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let v = (self.f)(x);
+        let mut z = x.to_vec();
+        for k in 0..self.dim {
+            let h = 1e-6;
+            let (lo, hi) = ((x[k] - h).max(0.0), (x[k] + h).min(1.0));
+            z[k] = hi;
+            let fp = (self.f)(&z);
+            z[k] = lo;
+            let fm = (self.f)(&z);
+            z[k] = x[k];
+            grad[k] = (fp - fm) / (hi - lo);
+        }
+        v
+    }
+}
+
+impl Problem for CvsProblem {
+    fn info(&self) -> &ProblemInfo {
+        &self.info
+    }
+
+    fn evaluate(&self, query: &Query, seed: u64) -> Result<Outcome> {
+        let d = self.info.dim;
+        if query.x.len() != d {
+            return Err(Error::invalid(format!(
+                "cvs: query has {} coordinates, the problem has {d}",
+                query.x.len()
+            )));
+        }
+        let mut rng = Rng::new(seed);
+        let set = match query.control_set {
+            Some(i) if i >= self.sets.len() => {
+                return Err(Error::invalid(format!(
+                    "cvs: control set {i} does not exist ({} sets)",
+                    self.sets.len()
+                )));
+            }
+            Some(i) => Some(i),
+            None => self.full_set,
+        };
+        let mut x = query.x.clone();
+        if let Some(i) = set {
+            self.dists
+                .fill_uncontrolled(&self.sets[i], &mut x, &mut rng);
+        }
+        let inner = self
+            .objective
+            .evaluate(&Query::at(x.clone()), derive_seed(&[&seed, &"objective"]))?;
+        let y = inner.y + self.noise_std * rng.normal();
+        let (cost, value) = match set {
+            Some(i) => (
+                self.draw_cost(i, &mut rng),
+                Some(self.expected_value(i, &query.x)?),
+            ),
+            None => {
+                let most = (0..self.sets.len())
+                    .max_by(|&a, &b| self.costs[a].total_cmp(&self.costs[b]))
+                    .unwrap_or(0);
+                (self.draw_cost(most, &mut rng), None)
+            }
+        };
+        Ok(Outcome { y, cost, x, value })
+    }
+
+    fn optimum(&self) -> Option<f64> {
+        Some(self.optima.best())
+    }
+
+    fn metrics(&self, history: &[Observation]) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        let best = self.optima.best();
+        let worst = self.optima.worst;
+        let c_star = self.costs[self.tolerant_best];
+        let (mut simple, mut cumulative, mut quality, mut cost_regret) =
+            (f64::INFINITY, 0.0, 0.0, 0.0);
+        let mut last = None;
+        let mut plays = 0usize;
+        for o in history.iter().filter(|o| o.phase == Phase::Policy) {
+            let Some(i) = o.query.control_set.or(self.full_set) else {
+                continue;
+            };
+            let Some(v) = o.outcome.value else { continue };
+            plays += 1;
+            let gap = best - v;
+            simple = f64::min(simple, gap);
+            cumulative += self.costs[i] * gap;
+            quality += (1.0 - self.alpha) * (best - worst) - (v - worst);
+            cost_regret += (self.costs[i] - c_star).max(0.0);
+            last = Some(i);
+        }
+        if plays > 0 {
+            out.insert("cvs.simple_regret".into(), simple.max(0.0));
+        }
+        out.insert("cvs.cumulative_regret".into(), cumulative);
+        out.insert("cvs.quality_regret".into(), quality);
+        out.insert("cvs.cost_regret".into(), cost_regret);
+        out.insert("cvs.plays".into(), plays as f64);
+        if let Some(i) = last {
+            out.insert("cvs.control_set".into(), i as f64);
+        }
+        out
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,91 @@
+//! UCB-PSQ (Hayashi et al., the baseline of seeds 002 and 004): play the control set and
+//! point with the largest expected UCB, ignoring costs — UCB-CVS with ε ≡ 0 — or, as the
+//! per-unit-cost variant of seed 002 App. B, the largest expected UCB divided by the cost.
+
+use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
+use cabo_core::{
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
+    Result,
+};
+use serde::{Deserialize, Serialize};
+
+/// Spec of UCB-PSQ: `{ type: ucb_psq, beta: 2.0, per_unit_cost: false }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UcbPsqSpec {
+    /// UCB multiplier of σ; default 2.
+    #[serde(default = "default_beta")]
+    pub beta: f64,
+    /// Divide each set's best expected UCB by its known cost (App. B); default false.
+    #[serde(default)]
+    pub per_unit_cost: bool,
+    /// Monte Carlo samples of the open variables; default 1024.
+    #[serde(default = "default_mc_samples")]
+    pub mc_samples: usize,
+}
+
+#[typetag::serde(name = "ucb_psq")]
+impl PolicySpec for UcbPsqSpec {
+    fn validate(&self, _dim: usize) -> Result<()> {
+        if !(self.beta.is_finite() && self.beta >= 0.0) {
+            return Err(Error::invalid(format!(
+                "ucb_psq.beta: must be finite and ≥ 0, got {}",
+                self.beta
+            )));
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
+        self.validate(ctx.problem.dim)?;
+        let setup = CvsSetup::new(ctx, self.mc_samples, "ucb_psq")?;
+        if self.per_unit_cost {
+            setup.known_costs("ucb_psq (per_unit_cost)")?;
+        }
+        Ok(Box::new(UcbPsq {
+            spec: self.clone(),
+            setup,
+            diagnostics: Diagnostics::new(),
+        }))
+    }
+}
+
+cabo_core::register_plugin!(
+    Kind::Policy,
+    "ucb_psq",
+    summary: "UCB-PSQ: the control set and point with the largest expected UCB (optionally per unit cost)",
+    paper: "002_68254e6b1337b56f (baseline, App. B); 004_e019ef0c364ecaf4 (baseline)",
+    example: "{ type: ucb_psq, beta: 2.0, per_unit_cost: false }"
+);
+
+struct UcbPsq {
+    spec: UcbPsqSpec,
+    setup: CvsSetup,
+    diagnostics: Diagnostics,
+}
+
+impl Policy for UcbPsq {
+    fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
+        let all: Vec<usize> = (0..self.setup.sets.len()).collect();
+        let maxima = self.setup.maximize(ctx, &all, self.spec.beta, "ucb_psq")?;
+        let costs = self.setup.costs.clone();
+        let score = |i: usize| match (&costs, self.spec.per_unit_cost) {
+            (Some(c), true) => maxima[i].value / c[i],
+            _ => maxima[i].value,
+        };
+        let k = argmax_by(&all, |&i| score(i))
+            .ok_or_else(|| Error::numerical("ucb_psq: no control set to choose from"))?;
+        self.diagnostics = Diagnostics::from([
+            ("cvs.set".to_string(), k as f64),
+            ("cvs.expected_ucb".to_string(), maxima[k].value),
+        ]);
+        Ok(Decision::Evaluate(Query {
+            control_set: Some(k),
+            x: maxima[k].x.clone(),
+        }))
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.diagnostics.clone()
+    }
+}

@@ -1,0 +1,55 @@
+//! Every spec in `specs/pbgi/` parses and validates, full size and smoke.
+
+use std::path::PathBuf;
+
+#[test]
+fn pbgi_specs_load_full_and_smoke() {
+    cabo_gp::link();
+    cabo_baselines::link();
+    cabo_benchmarks::link();
+    cabo_pbgi::link();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/pbgi");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 29,
+        "expected the paper's 29 settings, found {}",
+        files.len()
+    );
+    for path in &files {
+        for smoke in [false, true] {
+            let loaded = cabo_runner::LoadedSpec::load(path, smoke)
+                .unwrap_or_else(|e| panic!("{} (smoke {smoke}): {e}", path.display()));
+            assert!(
+                loaded.spec.smoke.is_some() || smoke,
+                "{} has no smoke variant",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_pbgi_parameters_are_reported() {
+    cabo_pbgi::link();
+    use cabo_core::{AcquisitionSpec, PolicySpec};
+    let bad: Box<dyn AcquisitionSpec> =
+        serde_json::from_str(r#"{"type":"pbgi","lambda":-1}"#).unwrap();
+    let e = bad.validate(2).unwrap_err().to_string();
+    assert!(e.contains("lambda"), "{e}");
+    let bad: Box<dyn PolicySpec> =
+        serde_json::from_str(r#"{"type":"pbgi_decay","beta":2}"#).unwrap();
+    let e = bad.validate(2).unwrap_err().to_string();
+    assert!(e.contains("beta"), "{e}");
+    assert!(
+        serde_json::from_str::<Box<dyn AcquisitionSpec>>(r#"{"type":"pbgi","lamda":1}"#).is_err()
+    );
+    // λ₀ = 1e-4 (the paper text's value) is expressible.
+    let ok: Box<dyn PolicySpec> =
+        serde_json::from_str(r#"{"type":"pbgi_decay","lambda0":1e-4}"#).unwrap();
+    assert!(ok.validate(2).is_ok());
+}

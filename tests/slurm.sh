@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# A real Slurm round trip: install slurmctld, slurmd and munge from Debian's packages, start a
+# single-node cluster on localhost (as root, without systemd), submit `cargo xtask slurm`'s job
+# array for the quickstart smoke spec, wait for it and its dependent report job, and check
+# that the merged results and report equal a local run's byte for byte.
+#
+# Run from anywhere: bash tests/slurm.sh   (needs root; takes a few minutes the first time)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != 0 ]; then
+    echo "tests/slurm.sh: must run as root (it installs packages and starts daemons)" >&2
+    exit 2
+fi
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+fi
+
+work=$(mktemp -d /tmp/cabo-slurm.XXXXXX)
+conf=$work/etc
+mkdir -p "$conf" "$work/spool/ctld" "$work/spool/d" "$work/log" "$work/run"
+keep=1
+cleanup() {
+    # Only the daemons this script started, by the PIDs they recorded.
+    local started=()
+    for f in "$work/run/slurmd.pid" "$work/run/slurmctld.pid" "$work/run/munged.pid"; do
+        if [ -s "$f" ]; then
+            started+=("$(cat "$f")")
+            kill "$(cat "$f")" 2>/dev/null || true
+        fi
+    done
+    for p in "${started[@]}"; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    done
+    if [ "$keep" = 0 ]; then rm -rf "$work"; else echo "logs and results kept in $work" >&2; fi
+}
+trap cleanup EXIT
+
+# munge: its own key and socket under $work, so a munge already on the machine is untouched.
+mkdir -p "$work/munge"
+dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 status=none
+chmod 700 "$work/munge"
+chmod 400 "$work/munge/munge.key"
+socket=$work/munge/munge.socket
+munged --force --key-file="$work/munge/munge.key" --socket="$socket" \
+    --pid-file="$work/run/munged.pid" --log-file="$work/log/munged.log" \
+    --seed-file="$work/munge/munge.seed"
+for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.1; done
+
+host=$(hostname -s)
+cpus=$(nproc)
+cat >"$conf/slurm.conf" <<CONF
+ClusterName=cabo-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$socket
+CredType=cred/munge
+StateSaveLocation=$work/spool/ctld
+SlurmdSpoolDir=$work/spool/d
+SlurmctldPidFile=$work/run/slurmctld.pid
+SlurmdPidFile=$work/run/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+SlurmctldPort=16817
+SlurmdPort=16818
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+MpiDefault=none
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1024 State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$conf/slurm.conf
+
+slurmctld -c -f "$SLURM_CONF"
+slurmd -f "$SLURM_CONF"
+for _ in $(seq 100); do
+    state=$(sinfo -h -N -o '%t' 2>/dev/null || true)
+    [ "$state" = idle ] && break
+    sleep 0.3
+done
+if [ "$state" != idle ]; then
+    echo "tests/slurm.sh: the node did not come up (state: ${state:-none})" >&2
+    tail -n 20 "$work/log/slurmctld.log" "$work/log/slurmd.log" >&2 || true
+    exit 1
+fi
+
+cargo build --quiet -p xtask
+spec=specs/quickstart.yaml
+cargo xtask run "$spec" --smoke --out "$work/local" 2>"$work/log/local.err"
+cargo xtask slurm "$spec" --smoke --shards 3 --concurrency 2 --cpus-per-task 1 \
+    --out "$work/slurm-results" --dir "$work/jobs" --job-name cabo-quickstart
+submitted=$(bash "$work/jobs/cabo-quickstart.submit.sh")
+echo "$submitted"
+array=$(echo "$submitted" | sed -n 's/^array job \([0-9]*\).*/\1/p')
+report=$(echo "$submitted" | sed -n 's/.*report job \([0-9]*\).*/\1/p')
+
+deadline=$((SECONDS + 600))
+while [ -n "$(squeue -h -j "$array,$report" 2>/dev/null)" ]; do
+    if [ $SECONDS -gt $deadline ]; then
+        echo "tests/slurm.sh: jobs still queued after 600 s" >&2
+        squeue >&2
+        exit 1
+    fi
+    sleep 1
+done
+
+fail=0
+tasks=$(ls "$work/jobs/logs" | grep -c '^cabo-quickstart-[0-9]*_[0-9]*\.out$' || true)
+if [ "$tasks" != 3 ]; then
+    echo "tests/slurm.sh: expected logs of 3 array tasks, found $tasks" >&2
+    fail=1
+fi
+if ! ls "$work/jobs/logs"/cabo-quickstart-report-*.out >/dev/null 2>&1; then
+    echo "tests/slurm.sh: the report job left no log (did it run?)" >&2
+    fail=1
+fi
+if ! diff -r -x '*.times.jsonl' "$work/local" "$work/slurm-results"; then
+    echo "tests/slurm.sh: the merged Slurm results differ from the local run" >&2
+    fail=1
+fi
+for f in run.json report.md summary.csv report.svg report.png; do
+    [ -s "$work/slurm-results/quickstart/$f" ] || { echo "missing $f" >&2; fail=1; }
+done
+if [ $fail != 0 ]; then
+    tail -n 30 "$work/jobs/logs"/* >&2 || true
+    exit 1
+fi
+keep=0
+echo "slurm: 1 passed, 0 failed"
