@@ -350,7 +350,10 @@ fn result_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else if !p.to_string_lossy().ends_with(".times.jsonl") {
-                out.push((p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap()));
+                out.push((
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                ));
             }
         }
     }
@@ -385,20 +388,33 @@ fn shards_merge_into_results_and_a_report_identical_to_a_local_run() {
     let b = result_files(&sharded);
     let names = |v: &[(PathBuf, Vec<u8>)]| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
     assert_eq!(names(&a), names(&b));
-    for name in ["run.json", "report.md", "summary.csv", "report.svg", "report.png"] {
+    for name in [
+        "run.json",
+        "report.md",
+        "summary.csv",
+        "report.svg",
+        "report.png",
+    ] {
         assert!(
             a.iter().any(|(p, _)| p.ends_with(name)),
             "{name} was not written"
         );
     }
     for ((p, x), (_, y)) in a.iter().zip(&b) {
-        assert!(x == y, "{} differs between the local and the sharded run", p.display());
+        assert!(
+            x == y,
+            "{} differs between the local and the sharded run",
+            p.display()
+        );
     }
     // `report` regenerates the same bytes.
     let before = std::fs::read(sharded.join("quickstart/report.png")).unwrap();
     run_ok(&["report", sharded.join("quickstart").to_str().unwrap()]);
     run_ok(&["report", spec, "--out", out]);
-    assert_eq!(std::fs::read(sharded.join("quickstart/report.png")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(sharded.join("quickstart/report.png")).unwrap(),
+        before
+    );
     assert_eq!(result_files(&sharded), b);
 }
 
@@ -414,16 +430,31 @@ fn report_has_tables_a_csv_grid_and_both_figures() {
     )
     .unwrap();
     let out = dir.path().join("r");
-    run_ok(&["run", spec.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    run_ok(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let d = out.join("iters");
     let csv = std::fs::read_to_string(d.join("summary.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "policy,x,n,median,q25,q75,mean,stderr");
-    assert_eq!(lines.len(), 1 + 6, "iterations 0..=5 for one policy:\n{csv}");
+    assert_eq!(
+        lines.len(),
+        1 + 6,
+        "iterations 0..=5 for one policy:\n{csv}"
+    );
     assert!(lines[1].starts_with("Random,0,3,"), "{csv}");
     let md = std::fs::read_to_string(d.join("report.md")).unwrap();
-    assert!(md.contains("# iters") && md.contains("best observed y"), "{md}");
-    assert!(md.contains("mean with a band of ± one standard error"), "{md}");
+    assert!(
+        md.contains("# iters") && md.contains("best observed y"),
+        "{md}"
+    );
+    assert!(
+        md.contains("mean with a band of ± one standard error"),
+        "{md}"
+    );
     assert!(md.contains("| Random | 3 |"), "{md}");
     let svg = std::fs::read_to_string(d.join("report.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("iteration (policy evaluations)"));
@@ -437,7 +468,10 @@ fn report_errors_are_clear() {
     let out = xtask(&["report", dir.path().to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("spec.json") && stderr.contains("results directory"), "{stderr}");
+    assert!(
+        stderr.contains("spec.json") && stderr.contains("results directory"),
+        "{stderr}"
+    );
     let spec = dir.path().join("m.yaml");
     std::fs::write(
         &spec,
@@ -445,16 +479,25 @@ fn report_errors_are_clear() {
          policies:\n  - name: Random\n    policy: { type: random_search }\nreport: { y: metric:nope }\n",
     )
     .unwrap();
-    let out = xtask(&["run", spec.to_str().unwrap(), "--out", dir.path().join("r").to_str().unwrap()]);
+    let out = xtask(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        dir.path().join("r").to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("metric:nope") && stderr.contains("Recorded metrics"), "{stderr}");
-    let (code, stderr, _) = validate(&VALID.replace(
-        "policies:",
-        "report: { y: best_valu }\npolicies:",
-    ));
+    assert!(
+        stderr.contains("metric:nope") && stderr.contains("Recorded metrics"),
+        "{stderr}"
+    );
+    let (code, stderr, _) =
+        validate(&VALID.replace("policies:", "report: { y: best_valu }\npolicies:"));
     assert_eq!(code, 2);
-    assert!(stderr.contains("best_valu") && stderr.contains("best_value"), "{stderr}");
+    assert!(
+        stderr.contains("best_valu") && stderr.contains("best_value"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -477,7 +520,11 @@ fn new_plugin_writes_a_crate_a_spec_and_links_the_facade() {
     }
     let w = ws.path().to_str().unwrap();
     let out = xtask(&["new-plugin", "policy", "hill-climb", "--workspace", w]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lib = std::fs::read_to_string(ws.path().join("plugins/hill-climb/src/lib.rs")).unwrap();
     assert!(lib.contains("#[typetag::serde(name = \"hill_climb\")]"));
     assert!(lib.contains("register_plugin!") && lib.contains("#[test]"));

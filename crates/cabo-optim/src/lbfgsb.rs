@@ -515,8 +515,8 @@ impl<'b> Solver<'b> {
                 }
             }
         }
-        // J⁻¹ in the upper triangle's mirror: overwrite the factor row by row from the top
-        // (row i of J⁻¹ needs rows < i of J⁻¹ and row i of J), kept in schur_inv.
+        // J⁻¹ (lower triangular) into schur_inv by forward substitution, row by row: row i
+        // needs row i of J and the rows of J⁻¹ above it.
         let jinv = &mut self.schur_inv;
         for i in 0..k {
             let dii = sc[i * k + i];

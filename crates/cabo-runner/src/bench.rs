@@ -197,7 +197,11 @@ pub fn run(only: &[String], json: &Path, divan_args: &[String]) -> Result<String
     let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
     crate::store::write_atomic(json, text.as_bytes())
         .map_err(|e| format!("{}: {e}", json.display()))?;
-    Ok(format!("{}medians written to {}\n", render(&all), json.display()))
+    Ok(format!(
+        "{}medians written to {}\n",
+        render(&all),
+        json.display()
+    ))
 }
 
 #[cfg(test)]

@@ -289,6 +289,13 @@ impl Run<'_> {
             diagnostics,
         };
         self.show_progress();
+        tracing::debug!(
+            iter,
+            y = rec.y,
+            cost = rec.cost,
+            cum_cost = rec.cum_cost,
+            "evaluation"
+        );
         let line = serde_json::to_string(&rec).map_err(|e| Error::invalid(e.to_string()))?;
         writeln!(self.records, "{line}")
             .and_then(|_| self.records.flush())
@@ -310,9 +317,10 @@ impl Run<'_> {
                 self.span
                     .pb_set_message(&format!("cost {:.3} / {c}", b.spent));
             }
-            (None, Some(_)) => {
+            (None, Some(n)) => {
                 self.span.pb_set_position(b.iterations as u64);
-                self.span.pb_set_message("evaluations");
+                self.span
+                    .pb_set_message(&format!("{} / {n} evaluations", b.iterations));
             }
             (None, None) => {}
         }

@@ -146,7 +146,11 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
                 let _ = writeln!(h, "#SBATCH --{flag}={}", quote(v));
             }
         }
-        let _ = writeln!(h, "#SBATCH --chdir={}", quote(&workdir.display().to_string()));
+        let _ = writeln!(
+            h,
+            "#SBATCH --chdir={}",
+            quote(&workdir.display().to_string())
+        );
         h
     };
     let concurrency = o.concurrency.map(|k| format!("%{k}")).unwrap_or_default();

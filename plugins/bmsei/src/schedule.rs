@@ -6,7 +6,8 @@
 //! and ln c at the EI-PUC-CC maximiser — and the budget is the smaller of the fantasised
 //! spend and the remaining budget. Later decisions reuse `previous − last observed cost` while
 //! it stays at or above the smallest fantasised cost (the reference implementation's refill
-//! rule), and roll out again otherwise.
+//! rule), and roll out again otherwise. The cost-cooling exponent ν of the rollout is the
+//! run's remaining budget fraction at the decision, held fixed over the fantasised steps.
 
 use cabo_baselines::numerics::{ei_grad, sigma_from_var};
 use cabo_core::{

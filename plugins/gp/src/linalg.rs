@@ -84,7 +84,7 @@ fn dot4_pairs(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
         __m128d, _mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd,
     };
     let n = x.len();
-    assert!(n % 2 == 0 && r.iter().all(|ri| ri.len() >= n));
+    assert!(n.is_multiple_of(2) && r.iter().all(|ri| ri.len() >= n));
     let lanes = |v: __m128d| {
         let mut t = [0.0f64; 2];
         // SAFETY: `t` holds two f64, exactly what the unaligned store writes.

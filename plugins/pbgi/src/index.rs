@@ -161,6 +161,33 @@ mod tests {
     }
 
     #[test]
+    fn partials_match_finite_differences_down_to_tiny_ratios() {
+        // Relative central differences in σ and ln κ; u from ≈ −37 (r = 1e-300) to 1e3.
+        let (mean, sigma) = (0.3, 1.7);
+        for e in [-300, -200, -100, -30, -8, -2, 0, 1, 3] {
+            let kappa = sigma * 10f64.powi(e);
+            let ig = gittins_index_grad(mean, sigma, kappa).unwrap();
+            let step = 1e-6;
+            let g = |s: f64, k: f64| gittins_index(mean, s, k).unwrap();
+            let fd_sigma = (g(sigma * (1.0 + step), kappa) - g(sigma * (1.0 - step), kappa))
+                / (2.0 * step * sigma);
+            let fd_log_kappa =
+                (g(sigma, kappa * step.exp()) - g(sigma, kappa * (-step).exp())) / (2.0 * step);
+            let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(b.abs()).max(1e-8);
+            assert!(
+                rel(ig.d_sigma, fd_sigma) < 1e-6,
+                "r = 1e{e}: dσ {} vs {fd_sigma}",
+                ig.d_sigma
+            );
+            assert!(
+                rel(ig.d_log_kappa, fd_log_kappa) < 1e-6,
+                "r = 1e{e}: d ln κ {} vs {fd_log_kappa}",
+                ig.d_log_kappa
+            );
+        }
+    }
+
+    #[test]
     fn bad_ratios_are_rejected() {
         assert!(solve_u(0.0).is_none());
         assert!(solve_u(-1.0).is_none());

@@ -55,7 +55,11 @@ pub fn discrete_index(values: &[f64], probs: &[f64], cost: f64) -> Result<f64> {
             return Ok(g);
         }
     }
-    unreachable!("the last segment extends to −∞ and always contains the root")
+    // The last segment extends to −∞ and contains the root whenever the mass is positive,
+    // which the checks above guarantee; this is only reached for degenerate input.
+    Err(Error::numerical(format!(
+        "no Gittins index found for a box with cost {cost}"
+    )))
 }
 
 /// The index of a box with reward `N(mean, std²)` and cost `cost`: `g` with `std·h((mean − g)/std) = cost`.

@@ -153,35 +153,51 @@ struct NormalBox {
 
 /// Adaptive Simpson on [a, b] to absolute tolerance `tol`.
 fn simpson(f: &dyn Fn(f64) -> f64, a: f64, b: f64, tol: f64) -> f64 {
-    fn rec(
-        f: &dyn Fn(f64) -> f64,
-        a: f64,
-        b: f64,
-        fa: f64,
-        fm: f64,
-        fb: f64,
+    /// One panel: its ends and midpoint with their values, and its Simpson estimate.
+    struct Panel {
+        a: (f64, f64),
+        m: (f64, f64),
+        b: (f64, f64),
         whole: f64,
-        tol: f64,
-        depth: u32,
-    ) -> f64 {
-        let m = 0.5 * (a + b);
+    }
+    fn rec(f: &dyn Fn(f64) -> f64, p: Panel, tol: f64, depth: u32) -> f64 {
+        let (a, fa) = p.a;
+        let (m, fm) = p.m;
+        let (b, fb) = p.b;
         let (lm, rm) = (0.5 * (a + m), 0.5 * (m + b));
         let (flm, frm) = (f(lm), f(rm));
         let left = (m - a) / 6.0 * (fa + 4.0 * flm + fm);
         let right = (b - m) / 6.0 * (fm + 4.0 * frm + fb);
-        let diff = left + right - whole;
+        let diff = left + right - p.whole;
         if depth == 0 || diff.abs() <= 15.0 * tol {
             return left + right + diff / 15.0;
         }
-        rec(f, a, m, fa, flm, fm, left, 0.5 * tol, depth - 1)
-            + rec(f, m, b, fm, frm, fb, right, 0.5 * tol, depth - 1)
+        let l = Panel {
+            a: p.a,
+            m: (lm, flm),
+            b: p.m,
+            whole: left,
+        };
+        let r = Panel {
+            a: p.m,
+            m: (rm, frm),
+            b: p.b,
+            whole: right,
+        };
+        rec(f, l, 0.5 * tol, depth - 1) + rec(f, r, 0.5 * tol, depth - 1)
     }
     if b <= a {
         return 0.0;
     }
     let (fa, fb, fm) = (f(a), f(b), f(0.5 * (a + b)));
     let whole = (b - a) / 6.0 * (fa + 4.0 * fm + fb);
-    rec(f, a, b, fa, fm, fb, whole, tol, 40)
+    let p = Panel {
+        a: (a, fa),
+        m: (0.5 * (a + b), fm),
+        b: (b, fb),
+        whole,
+    };
+    rec(f, p, tol, 40)
 }
 
 /// Density of a box's reward.

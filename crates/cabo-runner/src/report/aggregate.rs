@@ -170,6 +170,9 @@ mod tests {
         assert_eq!((g[0], g[COST_GRID_INTERVALS]), (0.0, 10.0));
         let pts = aggregate(&[0.0, 5.0], &[&a, &b]);
         assert_eq!(pts[0].median, 1.0);
-        assert_eq!(pts[1].median, 0.75, "one run improved by x = 5, the other not yet");
+        assert_eq!(
+            pts[1].median, 0.75,
+            "one run improved by x = 5, the other not yet"
+        );
     }
 }

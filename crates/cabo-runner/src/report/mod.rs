@@ -183,7 +183,9 @@ fn read_lines(path: &Path) -> Result<Vec<Line>, String> {
 /// Resolves `auto` and checks that the metric exists in the results.
 fn resolve_metric(metric: &Metric, runs: &[&Vec<Line>]) -> Result<(Y, bool), String> {
     let lines = || runs.iter().flat_map(|r| r.iter());
-    let regret_known = runs.iter().all(|r| r.iter().any(|l| l.simple_regret.is_some()));
+    let regret_known = runs
+        .iter()
+        .all(|r| r.iter().any(|l| l.simple_regret.is_some()));
     Ok(match metric {
         Metric::Auto if regret_known => (Y::SimpleRegret, false),
         Metric::Auto => (Y::BestY, false),
@@ -334,7 +336,11 @@ pub fn csv(report: &Report) -> String {
 
 /// Shortest round-trip form; empty for NaN (no value there).
 fn num(v: f64) -> String {
-    if v.is_nan() { String::new() } else { format!("{v}") }
+    if v.is_nan() {
+        String::new()
+    } else {
+        format!("{v}")
+    }
 }
 
 fn csv_field(s: &str) -> String {

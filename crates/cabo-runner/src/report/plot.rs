@@ -165,7 +165,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Re
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (x_label, y_label) = labels(report);
-    let caption = format!("{}", report.input.name);
+    let caption = report.input.name.clone();
     if log {
         // Zero regret (the optimum found exactly) cannot sit on a log axis: it is drawn at
         // the floor, half a decade below the smallest positive value.
@@ -230,8 +230,18 @@ where
         .draw()?;
     for s in all {
         let band: Vec<(f64, f64)> = {
-            let upper = steps(&s.points.iter().map(|p| (p.0, clamp(p.3))).collect::<Vec<_>>());
-            let lower = steps(&s.points.iter().map(|p| (p.0, clamp(p.2))).collect::<Vec<_>>());
+            let upper = steps(
+                &s.points
+                    .iter()
+                    .map(|p| (p.0, clamp(p.3)))
+                    .collect::<Vec<_>>(),
+            );
+            let lower = steps(
+                &s.points
+                    .iter()
+                    .map(|p| (p.0, clamp(p.2)))
+                    .collect::<Vec<_>>(),
+            );
             upper.into_iter().chain(lower.into_iter().rev()).collect()
         };
         if band.len() > 2 {
@@ -240,7 +250,12 @@ where
                 s.colour.mix(0.18).filled(),
             )))?;
         }
-        let line = steps(&s.points.iter().map(|p| (p.0, clamp(p.1))).collect::<Vec<_>>());
+        let line = steps(
+            &s.points
+                .iter()
+                .map(|p| (p.0, clamp(p.1)))
+                .collect::<Vec<_>>(),
+        );
         let colour = s.colour;
         chart
             .draw_series(LineSeries::new(line, colour.stroke_width(3)))?
@@ -262,7 +277,10 @@ where
 /// The figure as SVG text.
 pub fn svg(report: &Report) -> Result<String, String> {
     let mut out = String::new();
-    draw(SVGBackend::with_string(&mut out, SIZE).into_drawing_area(), report)?;
+    draw(
+        SVGBackend::with_string(&mut out, SIZE).into_drawing_area(),
+        report,
+    )?;
     Ok(out)
 }
 
