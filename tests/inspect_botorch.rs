@@ -65,7 +65,10 @@ fn inspect_reproduces_every_botorch_case() {
             let report = inspect(case, spec, dir.path());
             let points = report["points"].as_array().unwrap();
             let want_acq = numbers(&case[key]);
-            let (mean, sd) = (numbers(&case["posterior_mean"]), numbers(&case["posterior_std"]));
+            let (mean, sd) = (
+                numbers(&case["posterior_mean"]),
+                numbers(&case["posterior_std"]),
+            );
             for (i, p) in points.iter().enumerate() {
                 let checks = [
                     ("mean", p["mean"].as_f64().unwrap(), mean[i]),
@@ -75,12 +78,18 @@ fn inspect_reproduces_every_botorch_case() {
                 for (what, got, want) in checks {
                     // EI that underflows in BoTorch is checked through LogEI instead.
                     if what == "ei" && want < 1e-280 {
-                        assert!(got < 1e-250, "{name} point {i}: EI {got} for an underflowed reference");
+                        assert!(
+                            got < 1e-250,
+                            "{name} point {i}: EI {got} for an underflowed reference"
+                        );
                         continue;
                     }
                     let e = rel(got, want);
                     worst = worst.max(e);
-                    assert!(e < 1e-7, "{name} point {i} {what}: {got} vs BoTorch {want} (rel {e:.2e})");
+                    assert!(
+                        e < 1e-7,
+                        "{name} point {i} {what}: {got} vs BoTorch {want} (rel {e:.2e})"
+                    );
                 }
             }
         }

@@ -72,6 +72,8 @@ fn expected_ucb_value_grad(b: divan::Bencher) {
     let (post, samples, sets) = setup();
     let bounds = ExpectedBounds::new(&post, &samples).unwrap();
     let f = bounds.for_set(&sets[0], 2.0).unwrap();
-    let mut g = vec![0.0; 2];
-    b.bench(|| f.value_grad(divan::black_box(&[0.3, 0.6]), &mut g));
+    b.bench(|| {
+        let mut g = [0.0; 2];
+        f.value_grad(divan::black_box(&[0.3, 0.6]), &mut g)
+    });
 }

@@ -329,8 +329,8 @@ mod tests {
                 s1.contains(&best),
                 "v {v:?} ucb {ucb:?} lcb {lcb} α {alpha}"
             );
-            for i in 0..m {
-                if v[i] > (1.0 - alpha) * vmax {
+            for (i, vi) in v.iter().enumerate() {
+                if *vi > (1.0 - alpha) * vmax {
                     assert!(s1.contains(&i));
                 }
             }

@@ -193,8 +193,8 @@ impl Objective for GpUcb<'_> {
     fn value_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
         let p = self.0.mean_var_grad(x).unwrap();
         let sd = p.var.sqrt();
-        for k in 0..g.len() {
-            g[k] = p.dmean[k] + self.1 * p.dvar[k] / (2.0 * sd);
+        for ((gk, dm), dv) in g.iter_mut().zip(&p.dmean).zip(&p.dvar) {
+            *gk = dm + self.1 * dv / (2.0 * sd);
         }
         p.mean + self.1 * sd
     }
