@@ -160,10 +160,28 @@ pub fn render(results: &[BenchResult]) -> String {
             s,
             "{id:<w$}  {:>14}  {:>14}",
             r.median,
-            format!("{:.1} ns", r.fastest_ns)
+            human_duration(r.fastest_ns)
         );
     }
     s
+}
+
+/// A duration in the unit divan would print it in (ns, µs, ms or s, four significant digits).
+fn human_duration(ns: f64) -> String {
+    let (value, unit) = match ns {
+        v if v < 1e3 => (v, "ns"),
+        v if v < 1e6 => (v / 1e3, "µs"),
+        v if v < 1e9 => (v / 1e6, "ms"),
+        v => (v / 1e9, "s"),
+    };
+    let decimals = if value >= 100.0 {
+        1
+    } else if value >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{value:.decimals$} {unit}")
 }
 
 /// Runs the benchmarks, writes the JSON file and returns the table.
