@@ -8,7 +8,7 @@
 //! paper's budget is 1 + δ (set it in the spec's `budget:`). Values are drawn from the
 //! replication seed; costs are known to the learner.
 
-use crate::finite::{ArmCosts, arm_points, query_arm};
+use crate::finite::{ArmCosts, arm_points, evaluate_arm};
 use cabo_core::{
     Domain, Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
 };
@@ -133,13 +133,7 @@ impl Problem for Theorem1Arms {
         &self.info
     }
     fn evaluate(&self, query: &Query, _seed: u64) -> Result<Outcome> {
-        let i = query_arm(&self.info.name, query, self.values.len())?;
-        Ok(Outcome {
-            y: self.values[i],
-            cost: self.cost.costs[i],
-            x: query.x.clone(),
-            value: Some(self.values[i]),
-        })
+        evaluate_arm(&self.info.name, query, &self.values, &self.cost)
     }
     fn optimum(&self) -> Option<f64> {
         self.values.iter().copied().reduce(f64::max)

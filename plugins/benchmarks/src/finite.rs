@@ -1,7 +1,7 @@
 //! Shared plumbing of problems over finitely many arms: arm `i` of `n` sits at the unit
 //! point `i/(n−1)` (one input), and a query must hit an arm.
 
-use cabo_core::{CostFunction, Error, Query, Result};
+use cabo_core::{CostFunction, Error, Outcome, Query, Result};
 
 /// The unit-interval location of each of `n` arms.
 pub fn arm_points(n: usize) -> Vec<Vec<f64>> {
@@ -42,6 +42,23 @@ pub fn query_arm(name: &str, query: &Query, n: usize) -> Result<usize> {
         )));
     }
     Ok(i)
+}
+
+/// Evaluates the arm a query asks for: its fixed value (noise-free, so `value` = `y`) at its
+/// known cost. Shared by every finite-arm problem.
+pub fn evaluate_arm(
+    name: &str,
+    query: &Query,
+    values: &[f64],
+    costs: &ArmCosts,
+) -> Result<Outcome> {
+    let i = query_arm(name, query, values.len())?;
+    Ok(Outcome {
+        y: values[i],
+        cost: costs.costs[i],
+        x: query.x.clone(),
+        value: Some(values[i]),
+    })
 }
 
 /// Known per-arm costs as a cost function (the nearest arm's cost; gradient 0).

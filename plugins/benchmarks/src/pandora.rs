@@ -5,7 +5,7 @@
 //! [`PandoraInstance`] is public and attached to the problem's info as an extension, so an
 //! exact solver (Weitzman's index policy, a dynamic program) can be written against it.
 
-use crate::finite::{ArmCosts, arm_points, query_arm};
+use crate::finite::{ArmCosts, arm_points, evaluate_arm};
 use cabo_core::{
     Domain, Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
 };
@@ -208,13 +208,7 @@ impl Problem for PandoraProblem {
         &self.info
     }
     fn evaluate(&self, query: &Query, _seed: u64) -> Result<Outcome> {
-        let i = query_arm(&self.info.name, query, self.rewards.len())?;
-        Ok(Outcome {
-            y: self.rewards[i],
-            cost: self.cost.costs[i],
-            x: query.x.clone(),
-            value: Some(self.rewards[i]),
-        })
+        evaluate_arm(&self.info.name, query, &self.rewards, &self.cost)
     }
     fn optimum(&self) -> Option<f64> {
         self.rewards.iter().copied().reduce(f64::max)
