@@ -31,47 +31,22 @@ pub enum BudgetMode {
 /// The belief about ln c that a rollout fantasises from.
 #[derive(Clone)]
 pub enum RolloutCost<'a> {
-    /// A log-GP posterior (conditioned on each fantasised ln c).
-    LogGp(GpPosterior),
+    /// A log-GP belief (its posterior conditioned on each fantasised ln c).
+    LogGp(LogGpBelief),
     /// A known cost (nothing to learn).
     Known(&'a dyn CostBelief),
 }
 
 impl RolloutCost<'_> {
     fn ln_cost(&self, x: &[f64], grad: bool) -> LnCost {
-        match self {
-            RolloutCost::LogGp(p) => {
-                if grad {
-                    match p.mean_var_grad(x) {
-                        Ok(g) => LnCost {
-                            mean: g.mean,
-                            var: g.var,
-                            dmean: g.dmean,
-                            dvar: g.dvar,
-                        },
-                        Err(_) => LnCost {
-                            mean: f64::NAN,
-                            var: f64::NAN,
-                            dmean: vec![f64::NAN; x.len()],
-                            dvar: vec![f64::NAN; x.len()],
-                        },
-                    }
-                } else {
-                    let m = p.mean_var(x);
-                    LnCost {
-                        mean: m.mean,
-                        var: m.var,
-                        ..LnCost::default()
-                    }
-                }
-            }
-            RolloutCost::Known(b) => {
-                if grad {
-                    b.ln_cost_grad(x)
-                } else {
-                    b.ln_cost(x)
-                }
-            }
+        let belief: &dyn CostBelief = match self {
+            RolloutCost::LogGp(b) => b,
+            RolloutCost::Known(b) => *b,
+        };
+        if grad {
+            belief.ln_cost_grad(x)
+        } else {
+            belief.ln_cost(x)
         }
     }
 }
@@ -79,7 +54,7 @@ impl RolloutCost<'_> {
 /// The cost side of a decision context for a rollout: a log-GP (downcast) or a known cost.
 pub fn rollout_cost<'a>(belief: &'a dyn CostBelief) -> Result<RolloutCost<'a>> {
     if let Some(b) = belief.as_any().downcast_ref::<LogGpBelief>() {
-        Ok(RolloutCost::LogGp(b.posterior.clone()))
+        Ok(RolloutCost::LogGp(b.clone()))
     } else if belief.is_known() {
         Ok(RolloutCost::Known(belief))
     } else {
@@ -162,8 +137,10 @@ pub fn rollout_costs(
         costs.push(lc.exp());
         best = best.max(y);
         fp = fp.condition_many(&m.x, &[y])?;
-        if let RolloutCost::LogGp(p) = &cp {
-            cp = RolloutCost::LogGp(p.condition_many(&m.x, &[lc])?);
+        if let RolloutCost::LogGp(b) = &cp {
+            cp = RolloutCost::LogGp(LogGpBelief {
+                posterior: b.posterior.condition_many(&m.x, &[lc])?,
+            });
         }
     }
     Ok(costs)
