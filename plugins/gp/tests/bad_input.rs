@@ -5,11 +5,19 @@ use cabo_core::{
     BuildContext, CostModelSpec, Dataset, Error, ModelSpec, Observation, Outcome, Phase, Posterior,
     ProblemInfo, Query, TrainingData,
 };
-use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale, LogGp, Prior};
+use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp, Prior};
 use common::*;
 
 fn fixed() -> GpConfig {
     GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.3), 1.0, 1e-4)
+}
+
+/// Fits `config` to `(x, y)` (the success path every case below starts from).
+fn fit(config: GpConfig, dim: usize, x: &[f64], y: &[f64]) -> GpPosterior {
+    ExactGp::new(config)
+        .unwrap()
+        .fit(TrainingData { dim, x, y }, 0)
+        .unwrap()
 }
 
 #[test]
@@ -49,17 +57,7 @@ fn non_finite_y_names_the_index() {
 #[test]
 fn empty_data_gives_the_prior() {
     for config in [fixed(), GpConfig::map(KernelKind::Rbf, Prior::Gamma, true)] {
-        let post = ExactGp::new(config)
-            .unwrap()
-            .fit(
-                TrainingData {
-                    dim: 2,
-                    x: &[],
-                    y: &[],
-                },
-                0,
-            )
-            .unwrap();
+        let post = fit(config, 2, &[], &[]);
         let mv = post.mean_var(&[0.3, 0.4]);
         assert_eq!(mv.mean, 0.0);
         assert!((mv.var - post.kernel().outputscale).abs() < 1e-15);
@@ -77,34 +75,14 @@ fn duplicate_points_are_absorbed_by_noise_or_recorded_jitter() {
     let x = [0.2, 0.2, 0.2, 0.2, 0.7, 0.1];
     let y = [1.0, 2.0, 0.5];
     // With noise, duplicates are ordinary: the mean at the point lies between the values.
-    let post = ExactGp::new(fixed())
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: 2,
-                x: &x,
-                y: &y,
-            },
-            0,
-        )
-        .unwrap();
+    let post = fit(fixed(), 2, &x, &y);
     let m = post.mean_var(&[0.2, 0.2]).mean;
     assert!(m > 1.0 && m < 2.0);
     assert_eq!(post.cholesky().jitter(), 0.0);
     // Without noise the covariance is singular: jitter is added and recorded.
     let mut c = fixed();
     c.noise = Some(cabo_gp::Noise::Fixed(0.0));
-    let post = ExactGp::new(c)
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: 2,
-                x: &x,
-                y: &y,
-            },
-            0,
-        )
-        .unwrap();
+    let post = fit(c, 2, &x, &y);
     let jitter = post.diagnostics()["gp.jitter"];
     assert!(jitter > 0.0 && jitter <= 1e-3, "jitter {jitter}");
     assert!((post.mean_var(&[0.2, 0.2]).mean - 1.5).abs() < 1e-3);
@@ -149,17 +127,7 @@ fn dimension_mismatches_are_errors() {
     );
     assert!(ModelSpec::validate(&c, 3).is_ok());
     let y = [0.0, 1.0, 2.0];
-    let post = ExactGp::new(fixed())
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: 2,
-                x: &x,
-                y: &y,
-            },
-            0,
-        )
-        .unwrap();
+    let post = fit(fixed(), 2, &x, &y);
     assert!(post.mean_var_grad(&[0.1, 0.2, 0.3]).is_err());
     assert!(post.joint(&[0.1, 0.2, 0.3]).is_err());
     assert!(post.condition_many(&[0.1, 0.2, 0.3], &[1.0]).is_err());
