@@ -37,15 +37,8 @@ enum Command {
         /// Spec files or glob patterns, e.g. `specs/pbgi/*.yaml`.
         #[arg(required = true)]
         specs: Vec<String>,
-        /// Apply each spec's `smoke:` overrides (the scaled-down variant CI runs).
-        #[arg(long)]
-        smoke: bool,
-        /// Run only the named policy (repeatable).
-        #[arg(long = "only", value_name = "POLICY")]
-        only: Vec<String>,
-        /// Override the number of replications.
-        #[arg(long, value_name = "N")]
-        replications: Option<usize>,
+        #[command(flatten)]
+        select: Selection,
         /// Output directory.
         #[arg(long, default_value = "results", value_name = "DIR")]
         out: PathBuf,
@@ -151,15 +144,8 @@ struct SlurmArgs {
     /// Account.
     #[arg(long)]
     account: Option<String>,
-    /// Run the specs' smoke variants.
-    #[arg(long)]
-    smoke: bool,
-    /// Run only the named policy (repeatable).
-    #[arg(long = "only", value_name = "POLICY")]
-    only: Vec<String>,
-    /// Override the number of replications.
-    #[arg(long, value_name = "N")]
-    replications: Option<usize>,
+    #[command(flatten)]
+    select: Selection,
     /// Results directory shared by every task.
     #[arg(long, default_value = "results", value_name = "DIR")]
     out: PathBuf,
@@ -174,6 +160,20 @@ struct SlurmArgs {
     job_name: Option<String>,
 }
 
+/// Which runs of the specs to take: the selection flags `run` and `slurm` share.
+#[derive(clap::Args, Debug, Clone)]
+struct Selection {
+    /// Apply each spec's `smoke:` overrides (the scaled-down variant CI runs).
+    #[arg(long)]
+    smoke: bool,
+    /// Run only the named policy (repeatable).
+    #[arg(long = "only", value_name = "POLICY")]
+    only: Vec<String>,
+    /// Override the number of replications.
+    #[arg(long, value_name = "N")]
+    replications: Option<usize>,
+}
+
 impl From<SlurmArgs> for cabo_runner::slurm::SlurmOptions {
     fn from(a: SlurmArgs) -> Self {
         cabo_runner::slurm::SlurmOptions {
@@ -184,9 +184,9 @@ impl From<SlurmArgs> for cabo_runner::slurm::SlurmOptions {
             time: a.time,
             partition: a.partition,
             account: a.account,
-            smoke: a.smoke,
-            only: a.only,
-            replications: a.replications,
+            smoke: a.select.smoke,
+            only: a.select.only,
+            replications: a.select.replications,
             out: a.out,
             dir: a.dir,
             binary: a.binary,
@@ -205,9 +205,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run {
             specs,
-            smoke,
-            only,
-            replications,
+            select:
+                Selection {
+                    smoke,
+                    only,
+                    replications,
+                },
             out,
             threads,
             shard,
@@ -234,9 +237,9 @@ fn main() -> ExitCode {
                 Err(e) => return fail(&e),
             };
             let run_opts = RunOptions {
-                smoke: opts.smoke,
-                only: opts.only.clone(),
-                replications: opts.replications,
+                smoke: opts.select.smoke,
+                only: opts.select.only.clone(),
+                replications: opts.select.replications,
                 ..RunOptions::default()
             };
             if let Err(e) = cabo_runner::load_specs(&paths, &run_opts) {
