@@ -1,5 +1,6 @@
 //! Runs every spec under `specs/` in smoke mode and snapshots a rounded summary (per policy:
-//! final median and quartiles of the report metric, budget spent, evaluations). A snapshot
+//! final median and quartiles of the report metric, budget spent, evaluations; for a study:
+//! its tables and findings). A snapshot
 //! changes only on purpose: review with `cargo insta review`.
 
 use cabo_runner::{RunOptions, summary};
@@ -26,6 +27,27 @@ struct Row {
     evaluations_median: f64,
 }
 
+/// A study's tables, numbers rounded like the comparison summaries, plus its findings.
+fn study_rows(output: &cabo_core::StudyOutput) -> Vec<(String, Vec<String>)> {
+    use cabo_core::study::Cell;
+    let mut rows = Vec::new();
+    for t in &output.tables {
+        rows.push((format!("{}: columns", t.name), t.columns.clone()));
+        for (i, r) in t.rows.iter().enumerate() {
+            let cells = r
+                .iter()
+                .map(|c| match c {
+                    Cell::Number(v) => format!("{}", round6(*v)),
+                    Cell::Text(s) => s.clone(),
+                })
+                .collect();
+            rows.push((format!("{}[{i}]", t.name), cells));
+        }
+    }
+    rows.push(("findings".into(), output.findings.clone()));
+    rows
+}
+
 #[test]
 fn every_spec_runs_in_smoke_mode_and_matches_its_snapshot() {
     cabo::init().expect("plugins registered");
@@ -36,8 +58,17 @@ fn every_spec_runs_in_smoke_mode_and_matches_its_snapshot() {
             out: out.path().to_path_buf(),
             ..RunOptions::default()
         };
-        let specs = cabo_runner::load_specs(&[path.to_path_buf()], &opts)
+        let found = cabo_runner::load_experiments(&[path.to_path_buf()], &opts)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if !found.studies.is_empty() {
+            let outcomes = cabo_runner::run_studies(&found.studies, &opts)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let output = cabo_runner::study::read_output(&outcomes[0].dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            insta::assert_yaml_snapshot!(study_rows(&output));
+            return;
+        }
+        let specs = found.comparisons;
         let outcomes = cabo_runner::run_specs(&specs, &opts, &AtomicBool::new(false))
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let s = summary::summarize(&specs[0], &outcomes[0].runs);

@@ -315,14 +315,15 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let specs = match cabo_runner::load_specs(&paths, opts) {
+    let found = match cabo_runner::load_experiments(&paths, opts) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
+    let specs = &found.comparisons;
     let cancel = AtomicBool::new(false);
-    match cabo_runner::run_specs(&specs, opts, &cancel) {
+    match cabo_runner::run_specs(specs, opts, &cancel) {
         Ok(outcomes) => {
-            for (o, s) in outcomes.iter().zip(&specs) {
+            for (o, s) in outcomes.iter().zip(specs) {
                 eprintln!(
                     "{}: {} run(s) executed, {} already complete; results in {}",
                     o.name,
@@ -341,6 +342,23 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                 }
                 let summary = cabo_runner::summary::summarize(s, &o.runs);
                 eprint!("{}", cabo_runner::summary::render_table(&summary));
+            }
+        }
+        Err(e) => return fail(&e),
+    }
+    match cabo_runner::run_studies(&found.studies, opts) {
+        Ok(outcomes) => {
+            for o in outcomes {
+                let state = if o.executed {
+                    "computed"
+                } else {
+                    "already complete"
+                };
+                eprintln!(
+                    "{}: study {state}; report in {}",
+                    o.name,
+                    o.dir.join("report.md").display()
+                );
             }
             ExitCode::SUCCESS
         }
@@ -361,13 +379,31 @@ fn report(targets: &[String], out: &std::path::Path) -> ExitCode {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
-        match cabo_runner::load_specs(&paths, &RunOptions::default()) {
-            Ok(specs) => dirs.extend(specs.iter().map(|s| cabo_runner::spec_dir(out, s))),
+        match cabo_runner::load_experiments(&paths, &RunOptions::default()) {
+            Ok(found) => {
+                dirs.extend(
+                    found
+                        .comparisons
+                        .iter()
+                        .map(|s| cabo_runner::spec_dir(out, s)),
+                );
+                dirs.extend(found.studies.iter().map(|s| out.join(&s.file.name)));
+            }
             Err(e) => return fail(&e),
         }
     }
     let mut ok = true;
     for d in dirs {
+        if cabo_runner::study::is_study_dir(&d) {
+            match cabo_runner::study::write_report(&d) {
+                Ok(files) => eprintln!("{}: wrote {} report file(s)", d.display(), files.len()),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ok = false;
+                }
+            }
+            continue;
+        }
         match cabo_runner::report::write_report(&d) {
             Ok(w) => eprintln!(
                 "{}: wrote {}, {}, {} and {}",
@@ -402,9 +438,12 @@ fn validate(args: &[String], smoke: bool) -> ExitCode {
         Err(e) => return fail(&e),
     };
     let mut opts = RunOptions::default();
-    let mut ok = match cabo_runner::load_specs(&paths, &opts) {
-        Ok(specs) => {
-            for s in &specs {
+    let mut ok = match cabo_runner::load_experiments(&paths, &opts) {
+        Ok(found) => {
+            for s in &found.studies {
+                eprintln!("{}: ok ({}: study)", s.path.display(), s.file.name);
+            }
+            for s in &found.comparisons {
                 eprintln!(
                     "{}: ok ({}: {} policies × {} replications, d = {})",
                     s.path.display(),
@@ -423,7 +462,7 @@ fn validate(args: &[String], smoke: bool) -> ExitCode {
     };
     if smoke && ok {
         opts.smoke = true;
-        if let Err(e) = cabo_runner::load_specs(&paths, &opts) {
+        if let Err(e) = cabo_runner::load_experiments(&paths, &opts) {
             eprintln!("{e}");
             ok = false;
         }

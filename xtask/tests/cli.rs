@@ -541,3 +541,91 @@ fn new_plugin_writes_a_crate_a_spec_and_links_the_facade() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("did you mean `policy`"), "{stderr}");
 }
+
+const STUDY: &str = "\
+name: fig
+seed: 3
+study: { type: markov_cost_sweep, x_levels: 9, y_levels: 11, costs: [0.01, 0.05], runs: 200 }
+";
+
+#[test]
+fn a_study_runs_once_writes_its_report_and_is_skipped_when_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("fig.yaml");
+    std::fs::write(&spec, STUDY).unwrap();
+    let out = dir.path().join("r");
+    let args = [
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let first = run_ok(&args);
+    assert!(first.contains("fig: study computed"), "{first}");
+    let d = out.join("fig");
+    for f in [
+        "study.json",
+        "study.times.json",
+        "report.md",
+        "figure-5-2.csv",
+        "figure-5-2-brownian.svg",
+        "figure-5-2-compound-poisson.png",
+    ] {
+        assert!(d.join(f).is_file(), "{f} missing");
+    }
+    let json = std::fs::read_to_string(d.join("study.json")).unwrap();
+    let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Findings") && md.contains("| brownian | 0.01000 |"),
+        "{md}"
+    );
+    // A second run finds the study complete and leaves its results byte-identical.
+    let second = run_ok(&args);
+    assert!(second.contains("fig: study already complete"), "{second}");
+    assert_eq!(std::fs::read_to_string(d.join("study.json")).unwrap(), json);
+    // The same study on one thread gives the same bytes.
+    let one = dir.path().join("one");
+    run_ok(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        one.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    let single = std::fs::read_to_string(one.join("fig/study.json")).unwrap();
+    assert!(single == json, "study.json differs between 1 and 2 threads");
+    // `report` redraws a study's files from study.json.
+    std::fs::remove_file(d.join("report.md")).unwrap();
+    run_ok(&["report", d.to_str().unwrap()]);
+    assert!(d.join("report.md").is_file());
+}
+
+#[test]
+fn bad_study_parameters_are_located_errors() {
+    assert_rejected(
+        &STUDY.replace("y_levels: 11", "y_levels: 10"),
+        &["study", "odd"],
+    );
+    assert_rejected(
+        &STUDY.replace("markov_cost_sweep", "markov_cost_swep"),
+        &["markov_cost_sweep"],
+    );
+    assert_rejected(&STUDY.replace("runs: 200", "rusn: 200"), &["rusn", "runs"]);
+    // Studies are not split across Slurm tasks.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("fig.yaml");
+    std::fs::write(&spec, STUDY).unwrap();
+    let scripts = dir.path().join("slurm");
+    let out = xtask(&[
+        "slurm",
+        spec.to_str().unwrap(),
+        "--shards",
+        "2",
+        "--dir",
+        scripts.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("study spec"), "{stderr}");
+}

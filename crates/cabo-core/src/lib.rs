@@ -27,6 +27,7 @@ pub mod problem;
 pub mod registry;
 pub mod rng;
 pub mod settings;
+pub mod study;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
 pub use budget::{Budget, BudgetState};
@@ -41,6 +42,7 @@ pub use problem::{BuildContext, ControlSet, Domain, Problem, ProblemInfo, Proble
 pub use registry::{Kind, PluginInfo};
 pub use rng::{Rng, derive_seed};
 pub use settings::{OptimizerSettings, OptimizerSpec};
+pub use study::{StudyContext, StudyOutput, StudySpec};
 
 /// Re-exported so plugins can register without naming the crates themselves.
 pub use inventory;

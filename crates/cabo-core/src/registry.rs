@@ -20,17 +20,20 @@ pub enum Kind {
     Acquisition,
     /// A whole policy (`policy:` in a policy entry).
     Policy,
+    /// An experiment that is not a decision loop (`study:` in a study spec).
+    Study,
 }
 
 impl Kind {
     /// Every kind, in catalogue order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Problem,
         Kind::CostFunction,
         Kind::Model,
         Kind::CostModel,
         Kind::Acquisition,
         Kind::Policy,
+        Kind::Study,
     ];
 
     /// The plural used in headings ("policies", "cost models").
@@ -42,6 +45,7 @@ impl Kind {
             Kind::CostModel => "cost models",
             Kind::Acquisition => "acquisitions",
             Kind::Policy => "policies",
+            Kind::Study => "studies",
         }
     }
 
@@ -54,6 +58,7 @@ impl Kind {
             Kind::CostModel => "cost_model",
             Kind::Acquisition => "acquisition",
             Kind::Policy => "policy",
+            Kind::Study => "study",
         }
     }
 }
@@ -67,6 +72,7 @@ impl fmt::Display for Kind {
             Kind::CostModel => "cost model",
             Kind::Acquisition => "acquisition",
             Kind::Policy => "policy",
+            Kind::Study => "study",
         };
         f.write_str(s)
     }

@@ -3,7 +3,7 @@
 
 use cabo_core::registry::{self, Kind, PluginInfo};
 use cabo_core::{
-    AcquisitionSpec, CostFunctionSpec, CostModelSpec, ModelSpec, PolicySpec, ProblemSpec,
+    AcquisitionSpec, CostFunctionSpec, CostModelSpec, ModelSpec, PolicySpec, ProblemSpec, StudySpec,
 };
 use std::fmt::Write;
 use std::path::Path;
@@ -74,6 +74,10 @@ pub fn check_example(info: &PluginInfo) -> Result<(), String> {
         Kind::Policy => crate::error::parse_yaml::<Box<dyn PolicySpec>>(path, text)
             .map(|_| ())
             .map_err(err),
+        Kind::Study => {
+            let s: Box<dyn StudySpec> = crate::error::parse_yaml(path, text).map_err(err)?;
+            s.validate().map_err(|e| e.to_string())
+        }
     }
 }
 

@@ -20,6 +20,7 @@ pub mod scaffold;
 pub mod slurm;
 pub mod spec;
 pub mod store;
+pub mod study;
 pub mod summary;
 
 pub use engine::RunId;
@@ -220,32 +221,123 @@ fn suggest_sibling(p: &Path) -> String {
     }
 }
 
-/// Loads and validates every spec, applying the run options; all errors are collected so a
-/// researcher fixes them in one pass.
-pub fn load_specs(paths: &[PathBuf], opts: &RunOptions) -> Result<Vec<LoadedSpec>, RunError> {
-    let mut specs = Vec::new();
+/// The spec files of one invocation, by kind.
+#[derive(Debug, Clone, Default)]
+pub struct Experiments {
+    /// Comparison specs (problem, budget, policies).
+    pub comparisons: Vec<LoadedSpec>,
+    /// Study specs (`study:`).
+    pub studies: Vec<study::LoadedStudy>,
+}
+
+/// Loads and validates every spec file (comparisons and studies), applying the run options
+/// (`--only` and `--replications` concern comparisons; studies have neither); all errors are
+/// collected so a researcher fixes them in one pass.
+pub fn load_experiments(paths: &[PathBuf], opts: &RunOptions) -> Result<Experiments, RunError> {
+    let mut found = Experiments::default();
     let mut errors = Vec::new();
     for p in paths {
-        match LoadedSpec::load(p, opts.smoke).and_then(|s| apply_options(s, opts)) {
-            Ok(s) => specs.push(s),
+        let text = match std::fs::read_to_string(p) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(SpecError::new(
+                    p,
+                    None,
+                    "",
+                    format!("cannot read the spec file: {e}"),
+                ));
+                continue;
+            }
+        };
+        if study::is_study(&text) {
+            match study::LoadedStudy::parse(p, &text, opts.smoke) {
+                Ok(s) => found.studies.push(s),
+                Err(e) => errors.push(e),
+            }
+            continue;
+        }
+        match LoadedSpec::parse(p, &text, opts.smoke).and_then(|s| apply_options(s, opts)) {
+            Ok(s) => found.comparisons.push(s),
             Err(e) => errors.push(e),
         }
     }
     let mut seen = std::collections::BTreeMap::new();
-    for s in &specs {
-        if let Some(other) = seen.insert(s.spec.name.clone(), s.path.clone()) {
-            errors.push(s.error_at(
-                "name",
-                format!(
-                    "spec name {:?} is also used by {}: results would collide",
-                    s.spec.name,
-                    other.display()
-                ),
-            ));
+    let named = found
+        .comparisons
+        .iter()
+        .map(|s| (&s.spec.name, &s.path, s.error_at("name", "")))
+        .chain(
+            found
+                .studies
+                .iter()
+                .map(|s| (&s.file.name, &s.path, s.error_at("name", ""))),
+        );
+    for (name, path, mut at) in named {
+        if let Some(other) = seen.insert(name.clone(), path.clone()) {
+            at.message = format!(
+                "spec name {name:?} is also used by {}: results would collide",
+                other.display()
+            );
+            errors.push(at);
         }
     }
     if errors.is_empty() {
-        Ok(specs)
+        Ok(found)
+    } else {
+        Err(RunError::Specs(errors))
+    }
+}
+
+/// Runs every study (validated already) in the configured thread pool. Studies are not
+/// split: with `--shard` they run in shard 0 only.
+pub fn run_studies(
+    studies: &[study::LoadedStudy],
+    opts: &RunOptions,
+) -> Result<Vec<study::StudyOutcome>, RunError> {
+    if opts.shard.is_some_and(|s| s.index != 0) {
+        return Ok(Vec::new());
+    }
+    let work = || {
+        studies
+            .iter()
+            .map(|s| study::run_study(s, &opts.out))
+            .collect::<Vec<_>>()
+    };
+    let results = match opts.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| RunError::Setup(format!("cannot start {n} worker threads: {e}")))?
+            .install(work),
+        None => work(),
+    };
+    let (done, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
+    if failed.is_empty() {
+        Ok(done.into_iter().flatten().collect())
+    } else {
+        Err(RunError::Runs(
+            failed.into_iter().filter_map(|r| r.err()).collect(),
+        ))
+    }
+}
+
+/// Loads and validates comparison specs, applying the run options; a study file among them
+/// is an error (studies run through [`load_experiments`]).
+pub fn load_specs(paths: &[PathBuf], opts: &RunOptions) -> Result<Vec<LoadedSpec>, RunError> {
+    let found = load_experiments(paths, opts)?;
+    let errors: Vec<SpecError> = found
+        .studies
+        .iter()
+        .map(|s| {
+            s.error_at(
+                "study",
+                "this is a study spec, which runs as one piece: use `cargo xtask run` (it is \
+                 not split into runs, shards or Slurm tasks)",
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(found.comparisons)
     } else {
         Err(RunError::Specs(errors))
     }

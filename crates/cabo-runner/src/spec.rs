@@ -252,6 +252,11 @@ pub struct ReportSpec {
     /// The bands.
     #[serde(default)]
     pub bands: Bands,
+    /// A 0/1 problem metric (e.g. `cvs.on_optimal_set`): each policy's curve gets a diamond
+    /// at the mean x from which the metric is 1 at every later evaluation of a run (seed
+    /// 002's "budget after which an algorithm only chooses the optimal control set").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
 }
 
 /// A spec read from a file, with what error messages need to point back into it.

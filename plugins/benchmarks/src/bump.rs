@@ -11,8 +11,10 @@
 //! towards 1 while raising `std_low` (e.g. σ 0.6 → 1, cost 1 → 1000) gives the EI trap of
 //! Fig. 8: EI pays for the high-variance bump although cheap points are nearly as good.
 //!
-//! [`Bump`] and [`BumpScale`] are public so a non-stationary kernel can reuse them.
+//! [`Bump`] and [`BumpScale`] are public so a non-stationary kernel can reuse them; the
+//! `bump_scaled_gp` model ([`crate::bump_model`]) is that kernel, with the same parameters.
 
+use crate::bump_model::BumpKernel;
 use crate::gp_prior::{FoundOptimum, cached_optimum};
 use crate::synthetic::check_unit_query;
 use cabo_core::{
@@ -133,13 +135,15 @@ pub struct BumpPriorSampleSpec {
     pub noise_std: f64,
 }
 
-fn default_bounds() -> [f64; 2] {
+// The prior's defaults are shared with the `bump_scaled_gp` model spec, so the model written
+// with the problem's parameters is the problem's prior.
+pub(crate) fn default_bounds() -> [f64; 2] {
     [-500.0, 500.0]
 }
-fn one() -> f64 {
+pub(crate) fn one() -> f64 {
     1.0
 }
-fn tenth() -> f64 {
+pub(crate) fn tenth() -> f64 {
     0.1
 }
 fn fifty() -> f64 {
@@ -150,21 +154,22 @@ fn features() -> usize {
 }
 
 impl BumpPriorSampleSpec {
+    /// The non-stationary prior this problem draws from (the `bump_scaled_gp` kernel),
+    /// checking its parameters.
+    pub fn prior(&self) -> Result<BumpKernel> {
+        BumpKernel::from_parameters(
+            self.bounds,
+            self.lengthscale,
+            self.center,
+            self.width,
+            [self.std_low, self.std_high],
+        )
+        .map_err(|e| e.at("bump_prior_sample"))
+    }
+
     fn check(&self) -> Result<(Bump, f64)> {
-        let [lo, hi] = self.bounds;
-        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-            return Err(Error::invalid(format!(
-                "bump_prior_sample.bounds: need finite lo < hi, got [{lo}, {hi}]"
-            )));
-        }
-        let bump = Bump::new(self.center, self.width).map_err(|e| e.at("bump_prior_sample"))?;
-        for (key, v) in [
-            ("lengthscale", self.lengthscale),
-            ("std_low", self.std_low),
-            ("std_high", self.std_high),
-            ("cost_low", self.cost_low),
-            ("cost_high", self.cost_high),
-        ] {
+        let prior = self.prior()?;
+        for (key, v) in [("cost_low", self.cost_low), ("cost_high", self.cost_high)] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(Error::invalid(format!(
                     "bump_prior_sample.{key}: must be finite and > 0, got {v}"
@@ -182,7 +187,7 @@ impl BumpPriorSampleSpec {
                 self.noise_std
             )));
         }
-        Ok((bump, hi - lo))
+        Ok((prior.std().bump, prior.span()))
     }
 }
 

@@ -6,7 +6,8 @@
 //!   ignored inputs and observation noise;
 //! - cost functions with gradients and optional observation noise ([`costs`]);
 //! - objectives drawn from GP priors by random Fourier features ([`gp_prior`]) and the
-//!   non-stationary bump counterexamples of seed 000 ([`bump`]);
+//!   non-stationary bump counterexamples of seed 000 ([`bump`]), with their true prior as
+//!   the `bump_scaled_gp` model ([`bump_model`]);
 //! - finite oracle problems: seed 001's Theorem 1 arms ([`arms`]) and Pandora's boxes
 //!   ([`pandora`]);
 //! - energy-aware robot pushing ([`robot`]);
@@ -21,6 +22,7 @@ pub mod alpine;
 pub mod arms;
 pub mod branin;
 pub mod bump;
+pub mod bump_model;
 pub mod costs;
 pub mod dropwave;
 pub mod finite;

@@ -1,8 +1,8 @@
-//! Every problem and cost function this crate registers has an example that parses as its
-//! spec, passes validation and builds.
+//! Every problem, cost function and model this crate registers has an example that parses as
+//! its spec, passes validation and builds.
 
 use cabo_core::registry::{Kind, catalogue};
-use cabo_core::{CostFunctionSpec, ProblemSpec};
+use cabo_core::{BuildContext, CostFunctionSpec, ModelSpec, ProblemSpec, TrainingData};
 
 const BENCHMARK_PROBLEMS: &[&str] = &[
     "ackley",
@@ -23,6 +23,7 @@ const BENCHMARK_PROBLEMS: &[&str] = &[
     "theorem1_arms",
 ];
 const BENCHMARK_COSTS: &[&str] = &["bump_cost", "cosine", "linear_mean", "uniform"];
+const BENCHMARK_MODELS: &[&str] = &["bump_scaled_gp"];
 
 #[test]
 fn every_registered_example_parses_validates_and_builds() {
@@ -59,5 +60,33 @@ fn every_registered_example_parses_validates_and_builds() {
             .build(host.as_ref(), 0)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(c.cost(&[0.2, 0.5, 0.9]) > 0.0, "{name}");
+    }
+}
+
+#[test]
+fn every_registered_model_example_builds_and_fits_one_dimensional_data() {
+    cabo_benchmarks::link();
+    let host: Box<dyn ProblemSpec> = serde_saphyr::from_str("{ type: bump_prior_sample }").unwrap();
+    let host = host.build(0).unwrap();
+    for name in BENCHMARK_MODELS {
+        let info = catalogue()
+            .into_iter()
+            .find(|p| p.kind == Kind::Model && p.name == *name)
+            .unwrap_or_else(|| panic!("model {name} is not registered"));
+        let spec: Box<dyn ModelSpec> = serde_saphyr::from_str(info.example_yaml)
+            .unwrap_or_else(|e| panic!("{name}: example does not parse: {e}"));
+        spec.validate(1).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ctx = BuildContext {
+            problem: host.info(),
+            seed: 0,
+        };
+        let mut model = spec.build(&ctx).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let data = TrainingData {
+            dim: 1,
+            x: &[0.2, 0.5],
+            y: &[0.1, -0.3],
+        };
+        let post = model.fit(data, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(post.mean_var(&[0.4]).var > 0.0, "{name}");
     }
 }

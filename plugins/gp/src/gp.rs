@@ -463,6 +463,23 @@ impl Workspace {
     }
 }
 
+/// Length of the packed lower triangle of the first `rows` rows.
+fn packed_len(rows: usize) -> usize {
+    rows * (rows + 1) / 2
+}
+
+/// The row that splits an `n`-row lower triangle into two halves of (nearly) equal area.
+fn balanced_split(n: usize) -> usize {
+    ((n as f64) / std::f64::consts::SQRT_2).round() as usize
+}
+
+/// One row block's share of the likelihood gradient.
+struct GradientShare {
+    ls: Vec<f64>,
+    outputscale: f64,
+    noise: f64,
+}
+
 /// The MAP objective for one data set: which hyperparameters are free, their priors,
 /// bounds and default start.
 struct FitProblem<'a> {
@@ -643,19 +660,18 @@ impl<'a> FitProblem<'a> {
                 *v = a * il;
             }
         }
-        let s = hp.outputscale;
-        let mut idx = 0;
-        for i in 0..n {
-            let xi = &ws.x_scaled[i * d..(i + 1) * d];
-            for j in 0..=i {
-                let r2 = crate::posterior::sqdist(xi, &ws.x_scaled[j * d..(j + 1) * d]);
-                let (k, dk) = self.kind.profile(r2);
-                ws.kappa[idx] = k;
-                ws.dkappa[idx] = dk;
-                ws.gram[i * n + j] = s * k;
-                idx += 1;
-            }
-            ws.gram[i * n + i] += hp.noise;
+        // The two row blocks cover equal areas of the lower triangle and run in parallel
+        // when a second thread is idle; the arithmetic is the same either way.
+        let split = balanced_split(n);
+        {
+            let (ka, kb) = ws.kappa.split_at_mut(packed_len(split));
+            let (da, db) = ws.dkappa.split_at_mut(packed_len(split));
+            let (ga, gb) = ws.gram.split_at_mut(split * n);
+            let xs = &ws.x_scaled;
+            rayon::join(
+                || self.fill_rows(0..split, xs, &hp, ka, da, ga),
+                || self.fill_rows(split..n, xs, &hp, kb, db, gb),
+            );
         }
         let chol = match Cholesky::factor(&ws.gram, n) {
             Ok(c) => c,
@@ -674,32 +690,36 @@ impl<'a> FitProblem<'a> {
             -0.5 * fit_term - 0.5 * chol.log_det() - n as f64 * cabo_core::normal::LN_SQRT_2PI;
         // W = ααᵀ − K⁻¹ (lower triangle is all that is read).
         chol.inverse_lower_into(&mut ws.linv, &mut ws.kinv);
-        let kinv = &ws.kinv;
+        let (ka, kb) = ws.kappa.split_at(packed_len(split));
+        let (da, db) = ws.dkappa.split_at(packed_len(split));
+        let (lo, hi) = rayon::join(
+            || {
+                self.gradient_rows(
+                    0..split,
+                    ws.x_scaled.as_slice(),
+                    &ws.alpha,
+                    &ws.kinv,
+                    &hp,
+                    ka,
+                    da,
+                )
+            },
+            || {
+                self.gradient_rows(
+                    split..n,
+                    ws.x_scaled.as_slice(),
+                    &ws.alpha,
+                    &ws.kinv,
+                    &hp,
+                    kb,
+                    db,
+                )
+            },
+        );
+        let g_ls: Vec<f64> = lo.ls.iter().zip(&hi.ls).map(|(a, b)| a + b).collect();
+        let g_s = lo.outputscale + hi.outputscale;
+        let g_noise = lo.noise + hi.noise;
         let alpha = &ws.alpha;
-        let mut g_ls = vec![0.0; d];
-        let mut g_s = 0.0;
-        let mut g_noise = 0.0;
-        let mut idx = 0;
-        for a in 0..n {
-            let xa = &ws.x_scaled[a * d..(a + 1) * d];
-            for b in 0..a {
-                let w = alpha[a] * alpha[b] - kinv[a * n + b];
-                g_s += w * s * ws.kappa[idx];
-                let c = -2.0 * w * s * ws.dkappa[idx];
-                if c != 0.0 {
-                    let xb = &ws.x_scaled[b * d..(b + 1) * d];
-                    for ((g, pa), pb) in g_ls.iter_mut().zip(xa).zip(xb) {
-                        let t = pa - pb;
-                        *g += c * t * t;
-                    }
-                }
-                idx += 1;
-            }
-            let w = alpha[a] * alpha[a] - kinv[a * n + a];
-            g_s += 0.5 * w * s * ws.kappa[idx];
-            g_noise += 0.5 * w * hp.noise;
-            idx += 1;
-        }
         let mut gi = 0;
         if self.fixed_ls.is_none() {
             for j in 0..d {
@@ -729,6 +749,79 @@ impl<'a> FitProblem<'a> {
             *g *= scale;
         }
         value * scale
+    }
+
+    /// Rows `rows` of the Gram matrix (`gram` starts at the first row's full row, `kappa`
+    /// and `dkappa` at its packed lower-triangle row): `κ(r²)`, `dκ/dr²` and `s·κ + noise·I`.
+    fn fill_rows(
+        &self,
+        rows: std::ops::Range<usize>,
+        x_scaled: &[f64],
+        hp: &Hyperparameters,
+        kappa: &mut [f64],
+        dkappa: &mut [f64],
+        gram: &mut [f64],
+    ) {
+        let (d, n) = (self.dim, self.y.len());
+        let first = rows.start;
+        let mut idx = 0;
+        for i in rows {
+            let xi = &x_scaled[i * d..(i + 1) * d];
+            let g = &mut gram[(i - first) * n..(i - first + 1) * n];
+            for j in 0..=i {
+                let r2 = crate::posterior::sqdist(xi, &x_scaled[j * d..(j + 1) * d]);
+                let (k, dk) = self.kind.profile(r2);
+                kappa[idx] = k;
+                dkappa[idx] = dk;
+                g[j] = hp.outputscale * k;
+                idx += 1;
+            }
+            g[i] += hp.noise;
+        }
+    }
+
+    /// The rows' share of the log-likelihood gradient `½ tr(W ∂K)` with `W = ααᵀ − K⁻¹`
+    /// (only the lower triangle of `K⁻¹` is read), for log-lengthscales, log-outputscale and
+    /// log-noise.
+    #[allow(clippy::too_many_arguments)]
+    fn gradient_rows(
+        &self,
+        rows: std::ops::Range<usize>,
+        x_scaled: &[f64],
+        alpha: &[f64],
+        kinv: &[f64],
+        hp: &Hyperparameters,
+        kappa: &[f64],
+        dkappa: &[f64],
+    ) -> GradientShare {
+        let (d, n, s) = (self.dim, self.y.len(), hp.outputscale);
+        let mut out = GradientShare {
+            ls: vec![0.0; d],
+            outputscale: 0.0,
+            noise: 0.0,
+        };
+        let mut idx = 0;
+        for a in rows {
+            let xa = &x_scaled[a * d..(a + 1) * d];
+            for b in 0..a {
+                let w = alpha[a] * alpha[b] - kinv[a * n + b];
+                out.outputscale += w * s * kappa[idx];
+                let c = -2.0 * w * s * dkappa[idx];
+                if c != 0.0 {
+                    let xb = &x_scaled[b * d..(b + 1) * d];
+                    for ((g, pa), pb) in out.ls.iter_mut().zip(xa).zip(xb) {
+                        let t = pa - pb;
+                        *g += c * t * t;
+                    }
+                }
+                idx += 1;
+            }
+            let w = alpha[a] * alpha[a] - kinv[a * n + a];
+            out.outputscale += 0.5 * w * s * kappa[idx];
+            out.noise += 0.5 * w * hp.noise;
+            idx += 1;
+        }
+        out
     }
 
     /// Multi-start L-BFGS in log space. Returns (θ, objective, iterations, evaluations).

@@ -427,28 +427,41 @@ impl Cholesky {
         let n = self.n;
         assert_eq!(out.len(), n * n, "inverse buffer must be n × n");
         self.inverse_factor_into(linv);
-        // Row a of the lower triangle is Σ_{k ≥ a} L⁻¹[k][a] · L⁻¹[k][..=a], summed in
-        // ascending k four rows at a time so that each output row is loaded and stored once
-        // per four updates.
-        for a in 0..n {
-            let oa = &mut out[a * n..a * n + a + 1];
-            oa.fill(0.0);
-            let mut k = a;
-            while k + 4 <= n {
-                let rows = [
-                    &linv[k * n..k * n + a + 1],
-                    &linv[(k + 1) * n..(k + 1) * n + a + 1],
-                    &linv[(k + 2) * n..(k + 2) * n + a + 1],
-                    &linv[(k + 3) * n..(k + 3) * n + a + 1],
-                ];
-                let c = [rows[0][a], rows[1][a], rows[2][a], rows[3][a]];
-                add4(c, rows, oa);
-                k += 4;
-            }
-            for k in k..n {
-                let r = &linv[k * n..k * n + a + 1];
-                axpy(r[a], r, oa);
-            }
+        // Row a costs (n − a)(a + 1) multiply-adds, symmetric about n/2: the two halves run
+        // in parallel when a second thread is idle, with identical arithmetic either way.
+        let half = n / 2;
+        let (top, bottom) = out.split_at_mut(half * n);
+        let linv = &*linv;
+        rayon::join(
+            || inverse_lower_rows(linv, n, 0..half, top),
+            || inverse_lower_rows(linv, n, half..n, bottom),
+        );
+    }
+}
+
+/// Rows `rows` of the lower triangle of `L⁻ᵀL⁻¹` into `out` (which starts at the first of
+/// them). Row a is Σ_{k ≥ a} L⁻¹[k][a] · L⁻¹[k][..=a], summed in ascending k four rows at a
+/// time so that each output row is loaded and stored once per four updates.
+fn inverse_lower_rows(linv: &[f64], n: usize, rows: std::ops::Range<usize>, out: &mut [f64]) {
+    let first = rows.start;
+    for a in rows {
+        let oa = &mut out[(a - first) * n..(a - first) * n + a + 1];
+        oa.fill(0.0);
+        let mut k = a;
+        while k + 4 <= n {
+            let rows = [
+                &linv[k * n..k * n + a + 1],
+                &linv[(k + 1) * n..(k + 1) * n + a + 1],
+                &linv[(k + 2) * n..(k + 2) * n + a + 1],
+                &linv[(k + 3) * n..(k + 3) * n + a + 1],
+            ];
+            let c = [rows[0][a], rows[1][a], rows[2][a], rows[3][a]];
+            add4(c, rows, oa);
+            k += 4;
+        }
+        for k in k..n {
+            let r = &linv[k * n..k * n + a + 1];
+            axpy(r[a], r, oa);
         }
     }
 }

@@ -106,9 +106,13 @@ pub struct CostPoint {
     pub one_step: McEstimate,
     /// `one_step.mean_value / dp_value` (the paper reports ≥ 0.98).
     pub one_step_ratio: f64,
-    /// Seconds to solve the dynamic program.
+    /// Seconds to solve the dynamic program (wall time: not serialised, so results are
+    /// the same on every machine).
+    #[serde(skip_serializing)]
     pub solve_seconds: f64,
-    /// Peak bytes of the dynamic program's arrays.
+    /// Peak bytes of the dynamic program's arrays (depends on the thread count: not
+    /// serialised).
+    #[serde(skip_serializing)]
     pub peak_bytes: usize,
 }
 

@@ -14,6 +14,7 @@
 //! * [`sim`]: both policies as decision rules on a history, and seeded parallel Monte Carlo.
 //! * [`budget`]: the expected-budget value `V₁(T) = inf_λ V(λ) + λT` and the `V₂` band.
 //! * [`experiment`]: the sweeps behind the paper's Figures 5.2 and 5.3 as plain data.
+//! * [`studies`]: the sweeps as the studies `markov_cost_sweep` and `markov_budget_sweep`.
 //! * [`plugins`]: the `markov_path` problem and the `markov_dp` / `markov_one_step` policies.
 
 #![warn(missing_docs)]
@@ -27,6 +28,7 @@ pub mod prior;
 pub mod quad;
 pub mod reward;
 pub mod sim;
+pub mod studies;
 
 pub use dp::{Setup, Solution, SolveOptions, SolveStats};
 pub use grid::Grid;

@@ -87,6 +87,33 @@ pub fn render(report: &Report) -> String {
     if report.y == Y::SimpleRegret && !report.log10 {
         let _ = writeln!(out, "- the regret axis is logarithmic");
     }
+    if let Some(m) = &inp.report.marker {
+        let each: Vec<String> = report
+            .curves
+            .iter()
+            .filter_map(|c| {
+                let k = c.marker?;
+                Some(if k.settled == 0 {
+                    format!("{}: never ({} runs)", c.policy, c.runs)
+                } else {
+                    format!(
+                        "{}: {} ({} of {} runs)",
+                        c.policy,
+                        sig(k.x_mean),
+                        k.settled,
+                        c.runs
+                    )
+                })
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "- diamonds: mean {} after which `{m}` stays 1 for the rest of a run (over the \
+             runs where it does): {}",
+            x_name(report),
+            each.join("; ")
+        );
+    }
     let _ = writeln!(out, "\n![{}](report.svg)\n", inp.name);
 
     let end = report

@@ -74,6 +74,18 @@ pub struct Curve {
     pub points: Vec<Point>,
     /// Median number of policy evaluations of its runs.
     pub evaluations_median: f64,
+    /// Where the `report.marker` metric settles at 1, when the spec asks for a marker.
+    pub marker: Option<Marker>,
+}
+
+/// Where a 0/1 metric settles at 1 for good, over one policy's runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Marker {
+    /// Mean x (on the report's axis) spent before the first evaluation from which the
+    /// metric stays 1, over the runs that settle.
+    pub x_mean: f64,
+    /// Runs that settle.
+    pub settled: usize,
 }
 
 /// A complete report, ready to be written.
@@ -103,7 +115,7 @@ pub struct Written {
 }
 
 /// The fields of a result line a report reads.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 struct Line {
     phase: String,
     cum_cost: f64,
@@ -182,7 +194,6 @@ fn read_lines(path: &Path) -> Result<Vec<Line>, String> {
 
 /// Resolves `auto` and checks that the metric exists in the results.
 fn resolve_metric(metric: &Metric, runs: &[&Vec<Line>]) -> Result<(Y, bool), String> {
-    let lines = || runs.iter().flat_map(|r| r.iter());
     let regret_known = runs
         .iter()
         .all(|r| r.iter().any(|l| l.simple_regret.is_some()));
@@ -194,27 +205,34 @@ fn resolve_metric(metric: &Metric, runs: &[&Vec<Line>]) -> Result<(Y, bool), Str
         Metric::BestY => (Y::BestY, false),
         Metric::BestValue => (Y::BestValue, false),
         Metric::Problem(m) => {
-            if !lines().any(|l| l.metrics.contains_key(m)) {
-                let known: std::collections::BTreeSet<&str> = lines()
-                    .flat_map(|l| l.metrics.keys().map(String::as_str))
-                    .collect();
-                let known: Vec<&str> = known.into_iter().collect();
-                let hint = cabo_core::registry::closest_of(m, &known)
-                    .map(|c| format!("; did you mean `metric:{c}`?"))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "report.y `metric:{m}`: no result line records a metric `{m}`{hint} \
-                     Recorded metrics: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ));
-            }
+            check_recorded("report.y", "metric:", m, runs)?;
             (Y::Problem(m.clone()), false)
         }
     })
+}
+
+/// An error unless some result line records metric `m` (written `{prefix}{m}` under spec
+/// key `key`), with the closest recorded name.
+fn check_recorded(key: &str, prefix: &str, m: &str, runs: &[&Vec<Line>]) -> Result<(), String> {
+    let lines = || runs.iter().flat_map(|r| r.iter());
+    if lines().any(|l| l.metrics.contains_key(m)) {
+        return Ok(());
+    }
+    let known: std::collections::BTreeSet<&str> = lines()
+        .flat_map(|l| l.metrics.keys().map(String::as_str))
+        .collect();
+    let known: Vec<&str> = known.into_iter().collect();
+    let hint = cabo_core::registry::closest_of(m, &known)
+        .map(|c| format!("; did you mean `{prefix}{c}`?"))
+        .unwrap_or_default();
+    Err(format!(
+        "{key} `{prefix}{m}`: no result line records a metric `{m}`{hint} Recorded metrics: {}",
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
 }
 
 fn value_of(line: &Line, y: &Y, log10: bool) -> f64 {
@@ -225,6 +243,48 @@ fn value_of(line: &Line, y: &Y, log10: bool) -> f64 {
         Y::Problem(m) => line.metrics.get(m).copied().unwrap_or(f64::NAN),
     };
     if log10 { v.max(1e-300).log10() } else { v }
+}
+
+/// The x spent before the first policy evaluation from which `metric` is 1 at every later
+/// evaluation of the run, or `None` if the run never settles.
+fn settle_x(lines: &[Line], axis: XAxis, metric: &str) -> Option<f64> {
+    let mut iteration = 0usize;
+    let mut before = 0.0;
+    let mut settled: Option<f64> = None;
+    for l in lines {
+        if l.phase == "initial" {
+            before = if axis == XAxis::CumulativeCost {
+                l.cum_cost
+            } else {
+                0.0
+            };
+            continue;
+        }
+        let on = l.metrics.get(metric).is_some_and(|v| *v >= 0.5);
+        match (on, settled) {
+            (true, None) => settled = Some(before),
+            (false, _) => settled = None,
+            _ => {}
+        }
+        iteration += 1;
+        before = match axis {
+            XAxis::CumulativeCost => l.cum_cost,
+            XAxis::Iteration => iteration as f64,
+        };
+    }
+    settled
+}
+
+/// The marker of one policy's runs.
+fn marker_of(runs: &[&Vec<Line>], axis: XAxis, metric: &str) -> Marker {
+    let xs: Vec<f64> = runs
+        .iter()
+        .filter_map(|l| settle_x(l, axis, metric))
+        .collect();
+    Marker {
+        x_mean: xs.iter().sum::<f64>() / xs.len().max(1) as f64,
+        settled: xs.len(),
+    }
 }
 
 fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool) -> Trace {
@@ -272,6 +332,9 @@ pub fn build(dir: &Path) -> Result<Report, String> {
     }
     let lines_only: Vec<&Vec<Line>> = runs.iter().map(|(_, _, l)| l).collect();
     let (y, log10) = resolve_metric(&input.report.y, &lines_only)?;
+    if let Some(m) = &input.report.marker {
+        check_recorded("report.marker", "", m, &lines_only)?;
+    }
     let axis = input.report.x;
     let traces: Vec<(usize, Trace)> = runs
         .iter()
@@ -295,11 +358,21 @@ pub fn build(dir: &Path) -> Result<Report, String> {
                 .collect();
             let mut ev = evaluations[p].clone();
             ev.sort_by(f64::total_cmp);
+            let my_lines: Vec<&Vec<Line>> = runs
+                .iter()
+                .filter(|(q, _, _)| *q == p)
+                .map(|(_, _, l)| l)
+                .collect();
             Curve {
                 policy: name.clone(),
                 runs: mine.len(),
                 points: aggregate::aggregate(&grid, &mine),
                 evaluations_median: crate::summary::quantile(&ev, 0.5),
+                marker: input
+                    .report
+                    .marker
+                    .as_deref()
+                    .map(|m| marker_of(&my_lines, axis, m)),
             }
         })
         .collect();
@@ -377,4 +450,61 @@ pub fn write_report(dir: &Path) -> Result<Written, String> {
 /// Whether the figure's bands are quartiles (else mean ± standard error).
 pub fn quartile_bands(report: &Report) -> bool {
     report.input.report.bands == Bands::Quartiles
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(phase: &str, cum_cost: f64, on: Option<f64>) -> Line {
+        Line {
+            phase: phase.into(),
+            cum_cost,
+            best_y: 0.0,
+            best_value: None,
+            simple_regret: None,
+            metrics: on
+                .map(|v| BTreeMap::from([("on".to_string(), v)]))
+                .unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn a_marker_sits_before_the_first_evaluation_of_the_final_run_of_ones() {
+        let lines = vec![
+            line("initial", 0.0, None),
+            line("policy", 1.0, Some(1.0)),
+            line("policy", 3.0, Some(0.0)),
+            line("policy", 4.0, Some(1.0)),
+            line("policy", 7.0, Some(1.0)),
+        ];
+        // Settled from the third policy evaluation on: 3 cost units / 2 iterations before it.
+        assert_eq!(settle_x(&lines, XAxis::CumulativeCost, "on"), Some(3.0));
+        assert_eq!(settle_x(&lines, XAxis::Iteration, "on"), Some(2.0));
+        // A final 0 (or a missing metric) means the run never settles.
+        let mut unsettled = lines.clone();
+        unsettled.push(line("policy", 8.0, Some(0.0)));
+        assert_eq!(settle_x(&unsettled, XAxis::Iteration, "on"), None);
+        let mut missing = lines.clone();
+        missing.push(line("policy", 8.0, None));
+        assert_eq!(settle_x(&missing, XAxis::Iteration, "on"), None);
+        // Initial points paid for shift the cost axis; ones from the start settle at that cost.
+        let from_start = vec![line("initial", 2.0, None), line("policy", 5.0, Some(1.0))];
+        assert_eq!(
+            settle_x(&from_start, XAxis::CumulativeCost, "on"),
+            Some(2.0)
+        );
+        let m = marker_of(
+            &[&lines, &unsettled, &from_start],
+            XAxis::CumulativeCost,
+            "on",
+        );
+        assert_eq!(
+            m,
+            Marker {
+                x_mean: 2.5,
+                settled: 2
+            }
+        );
+    }
 }

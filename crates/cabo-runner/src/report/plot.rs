@@ -1,5 +1,6 @@
-//! The report's figure: one line per policy (median or mean, as a step function) with a
-//! shaded band (quartiles or ± one standard error), regret on a log axis.
+//! Figures: a report's one line per policy (median or mean, as a step function) with a
+//! shaded band (quartiles or ± one standard error), regret on a log axis; and a study's
+//! figures (joined points with optional bands, optionally a log x-axis).
 //!
 //! Drawn with plotters' SVG and bitmap backends and a font compiled into the binary (DejaVu
 //! Sans through ab_glyph), so no system library or installed font is involved and the PNG is
@@ -7,6 +8,7 @@
 
 use super::{Report, Y};
 use crate::spec::XAxis;
+use cabo_core::study::Figure;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
@@ -39,12 +41,28 @@ fn register_font() {
     });
 }
 
+/// Everything one figure shows, in plotted units.
+struct Chart {
+    caption: String,
+    x_label: String,
+    y_label: String,
+    /// Logarithmic y-axis (non-positive values sit at the floor).
+    log_y: bool,
+    /// Logarithmic x-axis (drawn as log10 x with the labels in x's own units).
+    log_x: bool,
+    /// Lines are step functions (best-so-far curves) rather than joined points.
+    steps: bool,
+    series: Vec<Series>,
+}
+
 /// A line and its band, ready to draw (in plotted units: 10^v for log10 metrics).
 struct Series {
     name: String,
     colour: RGBColor,
     /// (x, centre, low, high) where the centre is known.
     points: Vec<(f64, f64, f64, f64)>,
+    /// A diamond at (x, y), e.g. where a policy settles on the optimal control set.
+    marker: Option<(f64, f64)>,
 }
 
 fn series(report: &Report) -> Vec<Series> {
@@ -54,10 +72,8 @@ fn series(report: &Report) -> Vec<Series> {
         .curves
         .iter()
         .enumerate()
-        .map(|(i, c)| Series {
-            name: format!("{} (n = {})", c.policy, c.runs),
-            colour: PALETTE[i % PALETTE.len()],
-            points: c
+        .map(|(i, c)| {
+            let points: Vec<(f64, f64, f64, f64)> = c
                 .points
                 .iter()
                 .filter(|p| p.n > 0)
@@ -71,7 +87,22 @@ fn series(report: &Report) -> Vec<Series> {
                     };
                     (p.x, un(mid), un(lo), un(hi))
                 })
-                .collect(),
+                .collect();
+            // The diamond sits on the line: the step value holding at the marker's x.
+            let marker = c.marker.filter(|m| m.settled > 0).and_then(|m| {
+                let at = points
+                    .iter()
+                    .rev()
+                    .find(|p| p.0 <= m.x_mean)
+                    .or(points.first())?;
+                Some((m.x_mean, at.1))
+            });
+            Series {
+                name: format!("{} (n = {})", c.policy, c.runs),
+                colour: PALETTE[i % PALETTE.len()],
+                points,
+                marker,
+            }
         })
         .collect()
 }
@@ -142,11 +173,54 @@ fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Result<(), String> {
+/// A report's figure.
+fn report_chart(report: &Report) -> Chart {
+    let (x_label, y_label) = labels(report);
+    Chart {
+        caption: report.input.name.clone(),
+        x_label,
+        y_label,
+        log_y: report.y == Y::SimpleRegret,
+        log_x: false,
+        steps: true,
+        series: series(report),
+    }
+}
+
+/// A study's figure.
+fn study_chart(figure: &Figure) -> Chart {
+    let x = |v: f64| if figure.log_x { v.log10() } else { v };
+    Chart {
+        caption: figure.title.clone(),
+        x_label: figure.x_label.clone(),
+        y_label: figure.y_label.clone(),
+        log_y: false,
+        log_x: figure.log_x,
+        steps: false,
+        series: figure
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Series {
+                name: s.name.clone(),
+                colour: PALETTE[i % PALETTE.len()],
+                points: s
+                    .points
+                    .iter()
+                    .filter(|p| p.x.is_finite() && (!figure.log_x || p.x > 0.0))
+                    .map(|p| (x(p.x), p.y, p.low.unwrap_or(p.y), p.high.unwrap_or(p.y)))
+                    .collect(),
+                marker: None,
+            })
+            .collect(),
+    }
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
     register_font();
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("cannot draw the figure: {e}");
     root.fill(&WHITE).map_err(err)?;
-    let all = series(report);
+    let all = &chart.series;
     let xs = all.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -156,7 +230,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Re
     } else {
         (0.0, 1.0)
     };
-    let log = report.y == Y::SimpleRegret;
+    let log = chart.log_y;
     let ys: Vec<f64> = all
         .iter()
         .flat_map(|s| s.points.iter().flat_map(|p| [p.1, p.2, p.3]))
@@ -164,8 +238,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Re
         .collect();
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (x_label, y_label) = labels(report);
-    let caption = report.input.name.clone();
+    let caption = chart.caption.clone();
     if log {
         // Zero regret (the optimum found exactly) cannot sit on a log axis: it is drawn at
         // the floor, half a decade below the smallest positive value.
@@ -175,14 +248,14 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Re
             (1e-6, 1.0)
         };
         let floor = lo;
-        let chart = ChartBuilder::on(&root)
+        let plot = ChartBuilder::on(&root)
             .caption(caption, (FONT, 26))
             .margin(16)
             .x_label_area_size(56)
             .y_label_area_size(90)
             .build_cartesian_2d(x0..x1, (lo..hi).log_scale().with_key_points(ticks(lo, hi)))
             .map_err(err)?;
-        finish(chart, &all, &x_label, &y_label, |v| v.max(floor)).map_err(err)?;
+        finish(plot, chart, |v| v.max(floor)).map_err(err)?;
     } else {
         let (lo, hi) = if lo.is_finite() && hi > lo {
             let pad = 0.05 * (hi - lo);
@@ -192,23 +265,21 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, report: &Report) -> Re
         } else {
             (0.0, 1.0)
         };
-        let chart = ChartBuilder::on(&root)
+        let plot = ChartBuilder::on(&root)
             .caption(caption, (FONT, 26))
             .margin(16)
             .x_label_area_size(56)
             .y_label_area_size(90)
             .build_cartesian_2d(x0..x1, lo..hi)
             .map_err(err)?;
-        finish(chart, &all, &x_label, &y_label, |v| v).map_err(err)?;
+        finish(plot, chart, |v| v).map_err(err)?;
     }
     root.present().map_err(err)
 }
 
 fn finish<'a, DB, Y>(
-    mut chart: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
-    all: &[Series],
-    x_label: &str,
-    y_label: &str,
+    mut plot: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    chart: &Chart,
     clamp: impl Fn(f64) -> f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
@@ -216,56 +287,60 @@ where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
     std::ops::Range<f64>: AsRangedCoord,
 {
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
+    let shape = |pts: Vec<(f64, f64)>| if chart.steps { steps(&pts) } else { pts };
+    let x_tick = |v: &f64| {
+        if chart.log_x {
+            tick(10f64.powf(*v))
+        } else {
+            tick(*v)
+        }
+    };
+    plot.configure_mesh()
+        .x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 17))
         .y_labels(12)
         .y_label_formatter(&|v| tick(*v))
-        .x_label_formatter(&|v| tick(*v))
+        .x_label_formatter(&x_tick)
         .light_line_style(RGBColor(246, 246, 246))
         .bold_line_style(RGBColor(215, 215, 215))
         .draw()?;
-    for s in all {
+    for s in &chart.series {
         let band: Vec<(f64, f64)> = {
-            let upper = steps(
-                &s.points
-                    .iter()
-                    .map(|p| (p.0, clamp(p.3)))
-                    .collect::<Vec<_>>(),
-            );
-            let lower = steps(
-                &s.points
-                    .iter()
-                    .map(|p| (p.0, clamp(p.2)))
-                    .collect::<Vec<_>>(),
-            );
+            let upper = shape(s.points.iter().map(|p| (p.0, clamp(p.3))).collect());
+            let lower = shape(s.points.iter().map(|p| (p.0, clamp(p.2))).collect());
             upper.into_iter().chain(lower.into_iter().rev()).collect()
         };
         if band.len() > 2 {
-            chart.draw_series(std::iter::once(Polygon::new(
+            plot.draw_series(std::iter::once(Polygon::new(
                 band,
                 s.colour.mix(0.18).filled(),
             )))?;
         }
-        let line = steps(
-            &s.points
-                .iter()
-                .map(|p| (p.0, clamp(p.1)))
-                .collect::<Vec<_>>(),
-        );
+        let line = shape(s.points.iter().map(|p| (p.0, clamp(p.1))).collect());
         let colour = s.colour;
-        chart
-            .draw_series(LineSeries::new(line, colour.stroke_width(3)))?
+        if !chart.steps {
+            plot.draw_series(line.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+        }
+        plot.draw_series(LineSeries::new(line, colour.stroke_width(3)))?
             .label(s.name.clone())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
             });
+        if let Some((x, y)) = s.marker {
+            let diamond = vec![(0, -9), (9, 0), (0, 9), (-9, 0)];
+            plot.draw_series(std::iter::once(
+                EmptyElement::at((x, clamp(y)))
+                    + Polygon::new(diamond.clone(), colour.filled())
+                    + PathElement::new(
+                        diamond.into_iter().chain([(0, -9)]).collect::<Vec<_>>(),
+                        BLACK.stroke_width(1),
+                    ),
+            ))?;
+        }
     }
-    chart
-        .configure_series_labels()
+    plot.configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
         .label_font((FONT, 16))
         .background_style(WHITE.mix(0.85))
@@ -274,23 +349,41 @@ where
     Ok(())
 }
 
-/// The figure as SVG text.
+/// The report's figure as SVG text.
 pub fn svg(report: &Report) -> Result<String, String> {
+    chart_svg(&report_chart(report))
+}
+
+/// The report's figure as PNG bytes.
+pub fn png(report: &Report) -> Result<Vec<u8>, String> {
+    chart_png(&report_chart(report))
+}
+
+/// A study's figure as SVG text.
+pub fn figure_svg(figure: &Figure) -> Result<String, String> {
+    chart_svg(&study_chart(figure))
+}
+
+/// A study's figure as PNG bytes.
+pub fn figure_png(figure: &Figure) -> Result<Vec<u8>, String> {
+    chart_png(&study_chart(figure))
+}
+
+fn chart_svg(chart: &Chart) -> Result<String, String> {
     let mut out = String::new();
     draw(
         SVGBackend::with_string(&mut out, SIZE).into_drawing_area(),
-        report,
+        chart,
     )?;
     Ok(out)
 }
 
-/// The figure as PNG bytes.
-pub fn png(report: &Report) -> Result<Vec<u8>, String> {
+fn chart_png(chart: &Chart) -> Result<Vec<u8>, String> {
     let (w, h) = SIZE;
     let mut rgb = vec![0u8; (w * h * 3) as usize];
     draw(
         BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
-        report,
+        chart,
     )?;
     encode_png(&rgb, w, h)
 }
