@@ -1,43 +1,60 @@
-//! One UCB-CVS decision's expected-UCB maximisation: 7 control sets, n = 100 observations,
-//! d = 5, 1024 Monte Carlo samples (seed 002, App. C.4 reports 38–87 s of CPU for this).
+//! One decision of the control-set policies with 7 control sets, n = 100 observations,
+//! d = 5 and 1024 Monte Carlo samples: UCB-CVS's expected-UCB maximisation (seed 002,
+//! App. C.4 reports 38–87 s of CPU for this), a whole TS-PSQ decision (4–232 s there) and a
+//! whole EI-PSQ decision.
 
-use cabo_core::{OptimizerSettings, Rng, TrainingData};
+use cabo_core::{
+    Budget, BudgetState, BuildContext, ControlSet, Dataset, DecisionContext, Observation,
+    OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Query, Rng, TrainingData,
+};
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
 fn main() {
+    std::hint::black_box(cabo_cvs::link)();
     divan::main();
 }
 
-fn setup() -> (GpPosterior, Vec<f64>, Vec<Vec<usize>>) {
-    let (n, d) = (100, 5);
+const N: usize = 100;
+const D: usize = 5;
+
+/// The seeds' optimiser settings for these benches: 64 raw samples, 4 restarts, ≤ 50
+/// L-BFGS-B iterations.
+const SETTINGS: OptimizerSettings = OptimizerSettings {
+    raw_samples: 64,
+    restarts: 4,
+    max_iters: 50,
+};
+
+fn training() -> (Vec<f64>, Vec<f64>) {
     let mut rng = Rng::new(1);
-    let x: Vec<f64> = (0..n * d).map(|_| rng.uniform()).collect();
+    let x: Vec<f64> = (0..N * D).map(|_| rng.uniform()).collect();
     let y: Vec<f64> = x
-        .chunks_exact(d)
+        .chunks_exact(D)
         .map(|p| (4.0 * p[0]).sin() * p[1] + p[4])
         .collect();
-    let post = GpPosterior::new(
-        Kernel::new(KernelKind::Rbf, vec![0.2; d], 1.0).unwrap(),
+    (x, y)
+}
+
+fn posterior() -> GpPosterior {
+    let (x, y) = training();
+    GpPosterior::new(
+        Kernel::new(KernelKind::Rbf, vec![0.2; D], 1.0).unwrap(),
         1e-4,
         0.0,
         TrainingData {
-            dim: d,
+            dim: D,
             x: &x,
             y: &y,
         },
         OutputTransform::IDENTITY,
     )
-    .unwrap();
-    let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
-        .sampler()
-        .unwrap();
-    let samples = InputDistributions {
-        variables: vec![s; d],
-    }
-    .sample_matrix(1024, 2);
-    let sets = vec![
+    .unwrap()
+}
+
+fn sets() -> Vec<Vec<usize>> {
+    vec![
         vec![3, 4],
         vec![1, 4],
         vec![0, 3],
@@ -45,25 +62,101 @@ fn setup() -> (GpPosterior, Vec<f64>, Vec<Vec<usize>>) {
         vec![2, 4],
         vec![0, 1],
         vec![2, 3],
-    ];
-    (post, samples, sets)
+    ]
 }
 
-/// The whole decision: 7 multi-start maximisations (64 raw samples, 4 restarts, ≤ 50
-/// L-BFGS-B iterations each), parallel over sets.
+fn distributions() -> InputDistributions {
+    let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
+        .sampler()
+        .unwrap();
+    InputDistributions {
+        variables: vec![s; D],
+    }
+}
+
+fn setup() -> (GpPosterior, Vec<f64>, Vec<Vec<usize>>) {
+    (posterior(), distributions().sample_matrix(1024, 2), sets())
+}
+
+/// The problem as a policy sees it: the 7 sets with costs 0.1…0.7 and their distributions.
+fn problem() -> ProblemInfo {
+    let mut info = ProblemInfo::continuous("bench", D);
+    info.control_sets = sets()
+        .into_iter()
+        .enumerate()
+        .map(|(i, variables)| ControlSet {
+            variables,
+            known_cost: Some(0.1 * (i + 1) as f64),
+        })
+        .collect();
+    info.with_extension(distributions())
+}
+
+/// The 100 training points as full-query observations.
+fn dataset() -> Dataset {
+    let (x, y) = training();
+    let mut data = Dataset::new(D);
+    for (p, v) in x.chunks_exact(D).zip(y) {
+        data.push(Observation {
+            query: Query::at(p.to_vec()),
+            outcome: Outcome {
+                y: v,
+                cost: 1.0,
+                x: p.to_vec(),
+                value: None,
+            },
+            phase: Phase::Initial,
+        })
+        .unwrap();
+    }
+    data
+}
+
+/// Builds the policy in `spec` (JSON) and times whole decisions (building included, which
+/// draws the 1024 Monte Carlo samples).
+fn bench_decision(b: divan::Bencher, spec: &str) {
+    let spec: Box<dyn PolicySpec> = serde_json::from_str(spec).unwrap();
+    let (info, data, post) = (problem(), dataset(), posterior());
+    let budget = BudgetState::new(Budget {
+        cost: Some(100.0),
+        iterations: None,
+    });
+    b.bench(|| {
+        let mut policy = spec
+            .build(&BuildContext {
+                problem: &info,
+                seed: 4,
+            })
+            .unwrap();
+        let ctx = DecisionContext::new(&info, &data, &budget, 1, 9, &SETTINGS)
+            .with_posterior(Box::new(post.clone()));
+        policy.decide(&ctx).unwrap()
+    });
+}
+
+/// The whole decision: 7 multi-start maximisations, parallel over sets.
 #[divan::bench(sample_count = 5)]
 fn ucb_cvs_iteration_7_sets_n100_d5_m1024(b: divan::Bencher) {
     let (post, samples, sets) = setup();
-    let settings = OptimizerSettings {
-        raw_samples: 64,
-        restarts: 4,
-        max_iters: 50,
-    };
     let all: Vec<usize> = (0..sets.len()).collect();
     b.bench(|| {
         let bounds = ExpectedBounds::new(&post, &samples).unwrap();
-        maximize_sets(&bounds, &sets, &all, 2.0, &settings, 3).unwrap()
+        maximize_sets(&bounds, &sets, &all, 2.0, &SETTINGS, 3).unwrap()
     });
+}
+
+/// One TS-PSQ decision: a 1024-feature posterior sample path, then its expectation over
+/// the open variables maximised per set.
+#[divan::bench(sample_count = 5)]
+fn ts_psq_decision_7_sets_n100_d5_m1024(b: divan::Bencher) {
+    bench_decision(b, r#"{"type": "ts_psq", "features": 1024}"#);
+}
+
+/// One EI-PSQ decision: 32 paths on one 1024-feature basis, their incumbents over the 100
+/// observations, and the mean improvement of their expectations maximised per set.
+#[divan::bench(sample_count = 5)]
+fn ei_psq_decision_7_sets_n100_d5_m1024_s32(b: divan::Bencher) {
+    bench_decision(b, r#"{"type": "ei_psq", "samples": 32, "features": 1024}"#);
 }
 
 /// One expected-UCB value and gradient (1024 samples, n = 100).

@@ -3,7 +3,9 @@
 
 use crate::dist::InputDistributions;
 use crate::expected::{ExpectedBounds, SetMaximum, maximize_sets};
-use cabo_core::{BuildContext, DecisionContext, Error, Result, derive_seed};
+use cabo_core::{BuildContext, DecisionContext, Error, OptimizerSettings, Result, derive_seed};
+use cabo_optim::multistart::{self, Objective};
+use rayon::prelude::*;
 
 /// Default number of Monte Carlo samples of the open variables (seed 002, App. C).
 pub const DEFAULT_MC_SAMPLES: usize = 1024;
@@ -91,6 +93,60 @@ impl CvsSetup {
     }
 }
 
+/// The full point with `xi` in the coordinates `vars` and 0.5 elsewhere (the problem ignores
+/// the open coordinates of a control-set query).
+pub fn full_point(dim: usize, vars: &[usize], xi: &[f64]) -> Vec<f64> {
+    let mut x = vec![0.5; dim];
+    for (&v, &value) in vars.iter().zip(xi) {
+        x[v] = value;
+    }
+    x
+}
+
+/// Maximises `objective(i)` over the controlled coordinates of every control set
+/// `i < sets.len()`, in parallel over sets. Each search is seeded from `seed` and the set's
+/// index, so the result does not depend on the number of threads.
+pub fn maximize_each_set<F, O>(
+    sets: &[Vec<usize>],
+    dim: usize,
+    settings: &OptimizerSettings,
+    seed: u64,
+    objective: F,
+) -> Result<Vec<SetMaximum>>
+where
+    F: Fn(usize) -> Result<O> + Sync,
+    O: Objective,
+{
+    (0..sets.len())
+        .into_par_iter()
+        .map(|i| {
+            let f = objective(i)?;
+            let best = multistart::maximize(&f, settings, derive_seed(&[&seed, &i]))?;
+            Ok(SetMaximum {
+                set: i,
+                x: full_point(dim, &sets[i], &best.x),
+                value: best.value,
+            })
+        })
+        .collect()
+}
+
+/// The set with the largest value, or with the largest value per unit of known cost when
+/// `per_unit_cost` (seed 002, App. B); `who` names the policy in the error for no sets.
+pub fn best_set(
+    maxima: &[SetMaximum],
+    costs: Option<&[f64]>,
+    per_unit_cost: bool,
+    who: &str,
+) -> Result<usize> {
+    let score = |m: &SetMaximum| match (costs, per_unit_cost) {
+        (Some(c), true) => m.value / c[m.set],
+        _ => m.value,
+    };
+    argmax_by(maxima, score)
+        .ok_or_else(|| Error::numerical(format!("{who}: no control set to choose from")))
+}
+
 /// Index of the largest score (the first of ties).
 pub fn argmax_by<T>(items: &[T], score: impl Fn(&T) -> f64) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
@@ -101,4 +157,40 @@ pub fn argmax_by<T>(items: &[T], score: impl Fn(&T) -> f64) -> Option<usize> {
         }
     }
     best.map(|(k, _)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn maxima(values: &[f64]) -> Vec<SetMaximum> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(set, &value)| SetMaximum {
+                set,
+                x: vec![0.5],
+                value,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn per_unit_cost_divides_by_the_set_cost() {
+        let m = maxima(&[1.0, 2.0, 3.0]);
+        let costs = [0.1, 1.0, 1.0];
+        assert_eq!(best_set(&m, Some(&costs), false, "t").unwrap(), 2);
+        assert_eq!(best_set(&m, Some(&costs), true, "t").unwrap(), 0);
+        // Unknown costs leave the plain maximum.
+        assert_eq!(best_set(&m, None, true, "t").unwrap(), 2);
+        assert!(best_set(&[], None, false, "t").is_err());
+    }
+
+    #[test]
+    fn full_point_fills_the_open_coordinates_with_one_half() {
+        assert_eq!(
+            full_point(4, &[1, 3], &[0.2, 0.9]),
+            vec![0.5, 0.2, 0.5, 0.9]
+        );
+    }
 }

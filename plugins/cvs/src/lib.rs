@@ -10,8 +10,11 @@
 //!   regrets;
 //! - expected confidence bounds over the open variables with analytic gradients
 //!   ([`expected`]), batched for exact GPs;
+//! - posterior sample paths on random Fourier features with closed-form expectations over
+//!   the open variables ([`fourier`]);
 //! - the policies `ucb_cvs` (Alg. 1 of seed 002), `cvs_etc` (ETC-50/100/Ada), `ucb_psq`,
-//!   `ts_psq` (with per-unit-cost variants) and `alpha_etc` (Alg. 1 of seed 004).
+//!   `ts_psq`, `ei_psq` (each with a per-unit-cost variant) and `alpha_etc` (Alg. 1 of seed
+//!   004).
 //!
 //! It knows nothing about particular objectives (those come from their own plugins) and
 //! never edits the run loop: a control-set play is an ordinary [`cabo_core::Query`] with
@@ -20,8 +23,10 @@
 pub mod alpha_etc;
 pub mod common;
 pub mod dist;
+pub mod ei_psq;
 pub mod etc;
 pub mod expected;
+pub mod fourier;
 pub mod problem;
 pub mod ts_psq;
 pub mod ucb_cvs;

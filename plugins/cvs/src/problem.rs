@@ -620,6 +620,9 @@ impl Problem for CvsProblem {
         out.insert("cvs.plays".into(), plays as f64);
         if let Some(i) = last {
             out.insert("cvs.control_set".into(), i as f64);
+            // 1 when the play used the optimal set i* (a report marker's input).
+            let on = f64::from(u8::from(i == self.tolerant_best));
+            out.insert("cvs.on_optimal_set".into(), on);
         }
         out
     }

@@ -2,15 +2,20 @@
 //! posterior (Bayesian linear regression on 1024 random Fourier features, seed 002 App. C.2),
 //! and play the control set and point maximising its expectation over the open variables —
 //! or, as seed 002 App. B's per-unit-cost variant, that expectation divided by the cost.
+//!
+//! For an exact GP the path and its expectation come from [`crate::fourier`] (weights drawn
+//! in n dimensions, expectation closed-form per feature); other posteriors' own sample paths
+//! are averaged over the samples point by point.
 
-use crate::common::{CvsSetup, argmax_by, default_mc_samples};
+use crate::common::{CvsSetup, best_set, default_mc_samples, maximize_each_set};
+use crate::expected::SetMaximum;
+use crate::fourier::FourierPaths;
 use cabo_core::{
     BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
     Result, SamplePath, derive_seed,
 };
 use cabo_gp::GpPosterior;
-use cabo_optim::multistart::{self, Objective};
-use rayon::prelude::*;
+use cabo_optim::multistart::Objective;
 use serde::{Deserialize, Serialize};
 
 /// Spec of TS-PSQ: `{ type: ts_psq, features: 1024, per_unit_cost: false }`.
@@ -67,6 +72,40 @@ struct TsPsq {
     spec: TsPsqSpec,
     setup: CvsSetup,
     diagnostics: Diagnostics,
+}
+
+impl TsPsq {
+    /// Exact GP: one RFF path, whose expectation over the open variables is closed-form
+    /// per feature ([`crate::fourier`]), so each evaluation costs O(features · |set|).
+    fn maximize_fourier(
+        &self,
+        ctx: &DecisionContext<'_>,
+        gp: &GpPosterior,
+        seed: u64,
+    ) -> Result<Vec<SetMaximum>> {
+        let paths = FourierPaths::sample(gp, self.spec.features, 1, seed)?;
+        let sets = &self.setup.sets;
+        maximize_each_set(sets, ctx.problem.dim, ctx.optimizer, ctx.seed, |i| {
+            paths.expectation(&sets[i], &self.setup.samples)
+        })
+    }
+
+    /// Any other posterior: its own sample path, averaged over the samples point by point.
+    fn maximize_generic(
+        &self,
+        ctx: &DecisionContext<'_>,
+        path: &dyn SamplePath,
+    ) -> Result<Vec<SetMaximum>> {
+        let (sets, dim) = (&self.setup.sets, ctx.problem.dim);
+        maximize_each_set(sets, dim, ctx.optimizer, ctx.seed, |i| {
+            Ok(ExpectedPath {
+                path,
+                vars: &sets[i],
+                samples: &self.setup.samples,
+                dim,
+            })
+        })
+    }
 }
 
 /// E_m path([x^i, s_m^{-i}]) over the run's samples, as a function of x^i.
@@ -133,48 +172,23 @@ impl Policy for TsPsq {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let post = ctx.posterior()?;
         let seed = derive_seed(&[&ctx.seed, &"ts_psq path"]);
-        let path: Box<dyn SamplePath> = match post.as_any().downcast_ref::<GpPosterior>() {
-            Some(gp) => Box::new(gp.rff_blr_sample_with(self.spec.features, seed)?),
-            None => post.sample_path(seed)?,
+        let maxima = match post.as_any().downcast_ref::<GpPosterior>() {
+            Some(gp) => self.maximize_fourier(ctx, gp, seed)?,
+            None => self.maximize_generic(ctx, post.sample_path(seed)?.as_ref())?,
         };
-        let d = ctx.problem.dim;
-        let sets = &self.setup.sets;
-        let samples = &self.setup.samples;
-        let path_ref: &dyn SamplePath = path.as_ref();
-        let settings = *ctx.optimizer;
-        let seed = ctx.seed;
-        let maxima: Vec<(f64, Vec<f64>)> = (0..sets.len())
-            .into_par_iter()
-            .map(|i| {
-                let f = ExpectedPath {
-                    path: path_ref,
-                    vars: &sets[i],
-                    samples,
-                    dim: d,
-                };
-                let best = multistart::maximize(&f, &settings, derive_seed(&[&seed, &i]))?;
-                let mut x = vec![0.5; d];
-                for (k, &v) in sets[i].iter().enumerate() {
-                    x[v] = best.x[k];
-                }
-                Ok((best.value, x))
-            })
-            .collect::<Result<_>>()?;
-        let costs = self.setup.costs.clone();
-        let score = |i: usize| match (&costs, self.spec.per_unit_cost) {
-            (Some(c), true) => maxima[i].0 / c[i],
-            _ => maxima[i].0,
-        };
-        let all: Vec<usize> = (0..sets.len()).collect();
-        let k = argmax_by(&all, |&i| score(i))
-            .ok_or_else(|| Error::numerical("ts_psq: no control set to choose from"))?;
+        let k = best_set(
+            &maxima,
+            self.setup.costs.as_deref(),
+            self.spec.per_unit_cost,
+            "ts_psq",
+        )?;
         self.diagnostics = Diagnostics::from([
             ("cvs.set".to_string(), k as f64),
-            ("cvs.expected_sample".to_string(), maxima[k].0),
+            ("cvs.expected_sample".to_string(), maxima[k].value),
         ]);
         Ok(Decision::Evaluate(Query {
             control_set: Some(k),
-            x: maxima[k].1.clone(),
+            x: maxima[k].x.clone(),
         }))
     }
 

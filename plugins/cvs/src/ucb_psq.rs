@@ -2,7 +2,7 @@
 //! point with the largest expected UCB, ignoring costs — UCB-CVS with ε ≡ 0 — or, as the
 //! per-unit-cost variant of seed 002 App. B, the largest expected UCB divided by the cost.
 
-use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
+use crate::common::{CvsSetup, best_set, default_beta, default_mc_samples};
 use cabo_core::{
     BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
     Result,
@@ -68,13 +68,12 @@ impl Policy for UcbPsq {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let all: Vec<usize> = (0..self.setup.sets.len()).collect();
         let maxima = self.setup.maximize(ctx, &all, self.spec.beta, "ucb_psq")?;
-        let costs = self.setup.costs.clone();
-        let score = |i: usize| match (&costs, self.spec.per_unit_cost) {
-            (Some(c), true) => maxima[i].value / c[i],
-            _ => maxima[i].value,
-        };
-        let k = argmax_by(&all, |&i| score(i))
-            .ok_or_else(|| Error::numerical("ucb_psq: no control set to choose from"))?;
+        let k = best_set(
+            &maxima,
+            self.setup.costs.as_deref(),
+            self.spec.per_unit_cost,
+            "ucb_psq",
+        )?;
         self.diagnostics = Diagnostics::from([
             ("cvs.set".to_string(), k as f64),
             ("cvs.expected_ucb".to_string(), maxima[k].value),
