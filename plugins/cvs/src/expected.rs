@@ -199,13 +199,16 @@ impl<'a> GpSet<'a> {
         } else {
             Vec::new()
         };
+        // V and U have their row count rounded up to whole panels of four rows.
+        let rows = n.next_multiple_of(4);
         let mut kb = vec![0.0; n * BLOCK];
-        let mut vb = vec![0.0; n * BLOCK];
+        let mut vb = vec![0.0; rows * BLOCK];
         let mut ub = if want_grad {
-            vec![0.0; n * BLOCK]
+            vec![0.0; rows * BLOCK]
         } else {
             Vec::new()
         };
+        let mut panel = Vec::with_capacity(n);
         let mut pb = if want_grad {
             vec![0.0; n * BLOCK]
         } else {
@@ -245,14 +248,9 @@ impl<'a> GpSet<'a> {
             acc.fill(0.0);
             for j in 0..n {
                 axpy(alpha[j], &kb[j * BLOCK..j * BLOCK + w], acc);
-                let vrow = &mut vb[j * BLOCK..j * BLOCK + w];
-                vrow.fill(0.0);
-                for (l, &c) in linv[j * n..j * n + j + 1].iter().enumerate() {
-                    if c != 0.0 {
-                        axpy(c, &kb[l * BLOCK..l * BLOCK + w], vrow);
-                    }
-                }
             }
+            let width = w.next_multiple_of(4);
+            lower_product(linv, n, &kb, &mut vb, width, &mut panel);
             let mut var = [0.0f64; BLOCK];
             let var = &mut var[..w];
             var.fill(s);
@@ -275,15 +273,7 @@ impl<'a> GpSet<'a> {
             }
             if want_grad {
                 // U = L⁻ᵀV, then h_j += Σ_c P_jc (α_j − 2 w_c U_jc).
-                ub.fill(0.0);
-                for j in 0..n {
-                    let vrow = &vb[j * BLOCK..j * BLOCK + w];
-                    for (l, &c) in linv[j * n..j * n + j + 1].iter().enumerate() {
-                        if c != 0.0 {
-                            axpy(c, vrow, &mut ub[l * BLOCK..l * BLOCK + w]);
-                        }
-                    }
-                }
+                lower_transpose_product(linv, n, &vb, &mut ub, width, &mut panel);
                 for (j, hj) in h.iter_mut().enumerate() {
                     let p = &pb[j * BLOCK..j * BLOCK + w];
                     let u = &ub[j * BLOCK..j * BLOCK + w];
@@ -305,6 +295,121 @@ impl<'a> GpSet<'a> {
             }
         }
         total
+    }
+}
+
+/// `out = L·src` for the explicit lower-triangular `L` (`n × n`, row-major, zeros above the
+/// diagonal) and `src` of `n` rows with stride [`BLOCK`], over the first `width` columns (a
+/// multiple of 4). `out` has whole panels of four rows. Each output element is summed in
+/// ascending k, exactly like one `axpy` per coefficient.
+fn lower_product(
+    l: &[f64],
+    n: usize,
+    src: &[f64],
+    out: &mut [f64],
+    width: usize,
+    panel: &mut Vec<PanelRow>,
+) {
+    for j0 in (0..n).step_by(4) {
+        let last = (j0 + 3).min(n - 1);
+        panel.clear();
+        panel.extend((0..=last).map(|k| {
+            panel_row(std::array::from_fn(|r| {
+                if j0 + r < n { l[(j0 + r) * n + k] } else { 0.0 }
+            }))
+        }));
+        panel_product(
+            panel,
+            &src[..(last + 1) * BLOCK],
+            &mut out[j0 * BLOCK..(j0 + 4) * BLOCK],
+            width,
+        );
+    }
+}
+
+/// `out = Lᵀ·src` (see [`lower_product`]); row l of the result sums rows k ≥ l of `src`.
+fn lower_transpose_product(
+    l: &[f64],
+    n: usize,
+    src: &[f64],
+    out: &mut [f64],
+    width: usize,
+    panel: &mut Vec<PanelRow>,
+) {
+    for l0 in (0..n).step_by(4) {
+        panel.clear();
+        panel.extend((l0..n).map(|k| {
+            panel_row(std::array::from_fn(|r| {
+                if l0 + r < n { l[k * n + l0 + r] } else { 0.0 }
+            }))
+        }));
+        panel_product(
+            panel,
+            &src[l0 * BLOCK..n * BLOCK],
+            &mut out[l0 * BLOCK..(l0 + 4) * BLOCK],
+            width,
+        );
+    }
+}
+
+/// A panel row: four coefficients, each stored twice so that one aligned-or-not 128-bit
+/// load gives a broadcast pair.
+type PanelRow = [f64; 8];
+
+fn panel_row(c: [f64; 4]) -> PanelRow {
+    [c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3]]
+}
+
+/// `out[r][c] = Σ_k panel[k][r] · src[k][c]` for four output rows (row stride [`BLOCK`]),
+/// four columns at a time so that the sixteen running sums stay in registers while the rows
+/// of `src` stream past: this register blocking is what makes the expected bound's two
+/// triangular products run at arithmetic rather than load/store speed. Sums run in
+/// ascending k, so the result is the same as the plain loop's.
+#[cfg(target_arch = "x86_64")]
+fn panel_product(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+    use std::arch::x86_64::{_mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd};
+    assert!(width <= BLOCK && width.is_multiple_of(4));
+    assert!(src.len() >= panel.len() * BLOCK && out.len() >= 4 * BLOCK);
+    for c0 in (0..width).step_by(4) {
+        // SAFETY: SSE2 is part of x86-64. Loads read src[k·BLOCK + c0 .. + 4] with
+        // k < panel.len() and c0 + 4 ≤ width ≤ BLOCK, inside `src` (asserted above); panel
+        // rows hold 8 values; stores write out[r·BLOCK + c0 .. + 4] with r < 4, inside `out`.
+        unsafe {
+            let mut acc = [_mm_setzero_pd(); 8];
+            for (k, p) in panel.iter().enumerate() {
+                let base = src.as_ptr().add(k * BLOCK + c0);
+                let (s01, s23) = (_mm_loadu_pd(base), _mm_loadu_pd(base.add(2)));
+                for r in 0..4 {
+                    let c = _mm_loadu_pd(p.as_ptr().add(2 * r));
+                    acc[2 * r] = _mm_add_pd(acc[2 * r], _mm_mul_pd(c, s01));
+                    acc[2 * r + 1] = _mm_add_pd(acc[2 * r + 1], _mm_mul_pd(c, s23));
+                }
+            }
+            for r in 0..4 {
+                let o = out.as_mut_ptr().add(r * BLOCK + c0);
+                _mm_storeu_pd(o, acc[2 * r]);
+                _mm_storeu_pd(o.add(2), acc[2 * r + 1]);
+            }
+        }
+    }
+}
+
+/// Portable version of the x86-64 kernel above, with the same summation order.
+#[cfg(not(target_arch = "x86_64"))]
+fn panel_product(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+    for c0 in (0..width).step_by(4) {
+        let mut acc = [[0.0f64; 4]; 4];
+        for (k, p) in panel.iter().enumerate() {
+            let s = &src[k * BLOCK + c0..k * BLOCK + c0 + 4];
+            for r in 0..4 {
+                for t in 0..4 {
+                    acc[r][t] += p[2 * r] * s[t];
+                }
+            }
+        }
+        for (r, a) in acc.iter().enumerate() {
+            out[r * BLOCK + c0..r * BLOCK + c0 + 4].copy_from_slice(a);
+        }
     }
 }
 
