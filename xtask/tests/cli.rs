@@ -426,7 +426,7 @@ fn report_has_tables_a_csv_grid_and_both_figures() {
         &spec,
         "name: iters\nreplications: 3\nproblem: { type: ackley, dim: 2 }\nbudget: { iterations: 5 }\n\
          initial_design: { points: 2 }\npolicies:\n  - name: Random\n    policy: { type: random_search }\n\
-         report: { x: iteration, y: best_y, bands: std_err }\n",
+         report: { x: iteration, y: best_y, bands: std_err, also: [simple_regret] }\n",
     )
     .unwrap();
     let out = dir.path().join("r");
@@ -460,6 +460,14 @@ fn report_has_tables_a_csv_grid_and_both_figures() {
     assert!(svg.starts_with("<svg") && svg.contains("iteration (policy evaluations)"));
     let png = std::fs::read(d.join("report.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
+    // `also` adds a figure and a table per extra metric.
+    let extra = std::fs::read_to_string(d.join("report-simple_regret.svg")).unwrap();
+    assert!(extra.starts_with("<svg") && extra.contains("simple regret"));
+    assert!(d.join("report-simple_regret.png").is_file());
+    assert!(
+        md.contains("## simple regret\n\n![simple regret](report-simple_regret.svg)"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -257,6 +257,11 @@ pub struct ReportSpec {
     /// 002's "budget after which an algorithm only chooses the optimal control set").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker: Option<String>,
+    /// More metrics, each drawn in its own figure against the same x-axis
+    /// (`report-<metric>.svg/png`) with its own table in `report.md` (e.g. seed 004's
+    /// quality and cost regrets and the number of evaluations).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Metric>,
 }
 
 /// A spec read from a file, with what error messages need to point back into it.

@@ -116,38 +116,7 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "\n![{}](report.svg)\n", inp.name);
 
-    let end = report
-        .curves
-        .iter()
-        .find_map(|c| c.points.last())
-        .map_or(f64::NAN, |p| p.x);
-    let _ = writeln!(out, "## At the end ({} = {})\n", x_name(report), sig(end));
-    let _ = writeln!(
-        out,
-        "| policy | runs | median | q25 | q75 | mean | s.e. | evaluations (median) |"
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
-    for c in &report.curves {
-        match c.points.last() {
-            Some(p) => {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                    c.policy,
-                    p.n,
-                    sig(p.median),
-                    sig(p.q25),
-                    sig(p.q75),
-                    sig(p.mean),
-                    sig(p.stderr),
-                    sig(c.evaluations_median)
-                );
-            }
-            None => {
-                let _ = writeln!(out, "| {} | 0 | — | — | — | — | — | — |", c.policy);
-            }
-        }
-    }
+    out.push_str(&end_table(report));
 
     // Medians at a quarter, half, three quarters and all of the x range show how fast each
     // policy gets there, which the final numbers alone hide.
@@ -183,6 +152,55 @@ pub fn render(report: &Report) -> String {
          q25, q75, mean, stderr); the figure is also in `report.png`."
     );
     out
+}
+
+/// The "at the end" table: each policy's statistics at the last grid point.
+fn end_table(report: &Report) -> String {
+    let mut out = String::new();
+    let end = report
+        .curves
+        .iter()
+        .find_map(|c| c.points.last())
+        .map_or(f64::NAN, |p| p.x);
+    let _ = writeln!(out, "## At the end ({} = {})\n", x_name(report), sig(end));
+    let _ = writeln!(
+        out,
+        "| policy | runs | median | q25 | q75 | mean | s.e. | evaluations (median) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for c in &report.curves {
+        match c.points.last() {
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                    c.policy,
+                    p.n,
+                    sig(p.median),
+                    sig(p.q25),
+                    sig(p.q75),
+                    sig(p.mean),
+                    sig(p.stderr),
+                    sig(c.evaluations_median)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "| {} | 0 | — | — | — | — | — | — |", c.policy);
+            }
+        }
+    }
+
+    out
+}
+
+/// The section of `report.md` for an extra metric (`report.also`): its figure and its
+/// values at the end.
+pub fn render_extra(report: &Report, figure: &str) -> String {
+    let label = report.y.label(report.log10);
+    format!(
+        "\n## {label}\n\n![{label}]({figure})\n\n{}",
+        end_table(report)
+    )
 }
 
 #[cfg(test)]

@@ -112,6 +112,8 @@ pub struct Written {
     pub svg: PathBuf,
     /// `report.png`.
     pub png: PathBuf,
+    /// `report-<metric>.svg` and `.png` for each metric of `report.also`.
+    pub extra: Vec<PathBuf>,
 }
 
 /// The fields of a result line a report reads.
@@ -308,7 +310,15 @@ fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool)
 /// Builds the report of a results directory from its files. Only completed runs (those with
 /// `rep-<r>.json`) count; missing replications are reported, not guessed.
 pub fn build(dir: &Path) -> Result<Report, String> {
-    let input = read_input(dir)?;
+    build_metric(dir, None)
+}
+
+/// [`build`] with the metric replaced by `metric` (one of `report.also`).
+pub fn build_metric(dir: &Path, metric: Option<&Metric>) -> Result<Report, String> {
+    let mut input = read_input(dir)?;
+    if let Some(m) = metric {
+        input.report.y = m.clone();
+    }
     let mut runs: Vec<(usize, usize, Vec<Line>)> = Vec::new();
     let mut evaluations: Vec<Vec<f64>> = vec![Vec::new(); input.policies.len()];
     for (p, policy) in input.policies.iter().enumerate() {
@@ -432,7 +442,9 @@ pub fn write_report(dir: &Path) -> Result<Written, String> {
         markdown: dir.join("report.md"),
         svg: dir.join("report.svg"),
         png: dir.join("report.png"),
+        extra: Vec::new(),
     };
+    let mut w = w;
     let io = |p: &Path| {
         let p = p.display().to_string();
         move |e: std::io::Error| format!("{p}: cannot write: {e}")
@@ -442,8 +454,21 @@ pub fn write_report(dir: &Path) -> Result<Written, String> {
     store::write_atomic(&w.svg, svg.as_bytes()).map_err(io(&w.svg))?;
     let png = plot::png(&report)?;
     store::write_atomic(&w.png, &png).map_err(io(&w.png))?;
-    store::write_atomic(&w.markdown, markdown::render(&report).as_bytes())
-        .map_err(io(&w.markdown))?;
+    let mut md = markdown::render(&report);
+    for m in &report.input.report.also {
+        let extra = build_metric(dir, Some(m))?;
+        let stem = format!("report-{}", store::dir_name(&m.name()));
+        for (ext, bytes) in [
+            ("svg", plot::svg(&extra)?.into_bytes()),
+            ("png", plot::png(&extra)?),
+        ] {
+            let p = dir.join(format!("{stem}.{ext}"));
+            store::write_atomic(&p, &bytes).map_err(io(&p))?;
+            w.extra.push(p);
+        }
+        md.push_str(&markdown::render_extra(&extra, &format!("{stem}.svg")));
+    }
+    store::write_atomic(&w.markdown, md.as_bytes()).map_err(io(&w.markdown))?;
     Ok(w)
 }
 
