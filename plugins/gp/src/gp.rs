@@ -344,12 +344,7 @@ impl ExactGp {
                 Some((d, t)) if *d == data.dim && t.len() == problem.n_params() => Some(t.clone()),
                 _ => None,
             };
-            // Run the whole search on a rayon worker: the objective's row blocks are joined
-            // ~3 times per evaluation, and a join from outside the pool would hand each one
-            // to a worker and sleep on it (a context switch per join).
-            let config = &self.config;
-            let (theta, value, iters, evals) =
-                rayon::scope(|_| problem.optimise(warm, config, seed))?;
+            let (theta, value, iters, evals) = problem.optimise(warm, &self.config, seed)?;
             (theta, Some((value, iters, evals)))
         } else {
             (problem.default_start(), None)

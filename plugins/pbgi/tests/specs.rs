@@ -7,6 +7,7 @@ fn pbgi_specs_load_full_and_smoke() {
     cabo_gp::link();
     cabo_baselines::link();
     cabo_benchmarks::link();
+    cabo_bmsei::link();
     cabo_pbgi::link();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/pbgi");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
