@@ -18,8 +18,9 @@ use std::sync::Once;
 pub const SIZE: (u32, u32) = (960, 600);
 
 /// The Okabe–Ito palette (distinguishable with the common colour-vision deficiencies),
-/// ordered so the first lines get the strongest contrast on white; yellow comes last.
-pub const PALETTE: [RGBColor; 8] = [
+/// ordered so the first lines get the strongest contrast on white, then four colours of
+/// Paul Tol's muted scheme so that up to twelve policies get distinct lines; yellow last.
+pub const PALETTE: [RGBColor; 12] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(230, 159, 0),   // orange
     RGBColor(0, 158, 115),   // bluish green
@@ -27,6 +28,10 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(204, 121, 167), // reddish purple
     RGBColor(86, 180, 233),  // sky blue
     RGBColor(0, 0, 0),       // black
+    RGBColor(136, 34, 85),   // wine
+    RGBColor(68, 170, 153),  // teal
+    RGBColor(153, 153, 51),  // olive
+    RGBColor(51, 34, 136),   // indigo
     RGBColor(240, 228, 66),  // yellow
 ];
 
