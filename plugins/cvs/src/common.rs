@@ -62,7 +62,22 @@ impl CvsSetup {
         })
     }
 
-    /// The known costs, or an error naming the policy that needs them.
+    /// [`Self::new`] for a policy that may rank control sets per unit cost, which needs
+    /// known costs: asking for it on a problem with unknown costs fails at build time.
+    pub fn ranking(
+        ctx: &BuildContext<'_>,
+        mc_samples: usize,
+        who: &str,
+        per_unit_cost: bool,
+    ) -> Result<Self> {
+        let setup = Self::new(ctx, mc_samples, who)?;
+        if per_unit_cost {
+            setup.known_costs(&format!("{who} (per_unit_cost)"))?;
+        }
+        Ok(setup)
+    }
+
+    /// The known control-set costs, or an error naming `who` when they are unknown.
     pub fn known_costs(&self, who: &str) -> Result<&[f64]> {
         self.costs.as_deref().ok_or_else(|| {
             Error::invalid(format!(

@@ -60,10 +60,7 @@ impl PolicySpec for EiPsqSpec {
 
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
-        let setup = CvsSetup::new(ctx, self.mc_samples, "ei_psq")?;
-        if self.per_unit_cost {
-            setup.known_costs("ei_psq (per_unit_cost)")?;
-        }
+        let setup = CvsSetup::ranking(ctx, self.mc_samples, "ei_psq", self.per_unit_cost)?;
         Ok(Box::new(EiPsq {
             spec: self.clone(),
             setup,

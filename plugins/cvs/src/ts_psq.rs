@@ -48,10 +48,7 @@ impl PolicySpec for TsPsqSpec {
 
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
-        let setup = CvsSetup::new(ctx, self.mc_samples, "ts_psq")?;
-        if self.per_unit_cost {
-            setup.known_costs("ts_psq (per_unit_cost)")?;
-        }
+        let setup = CvsSetup::ranking(ctx, self.mc_samples, "ts_psq", self.per_unit_cost)?;
         Ok(Box::new(TsPsq {
             spec: self.clone(),
             setup,

@@ -38,10 +38,7 @@ impl PolicySpec for UcbPsqSpec {
 
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
-        let setup = CvsSetup::new(ctx, self.mc_samples, "ucb_psq")?;
-        if self.per_unit_cost {
-            setup.known_costs("ucb_psq (per_unit_cost)")?;
-        }
+        let setup = CvsSetup::ranking(ctx, self.mc_samples, "ucb_psq", self.per_unit_cost)?;
         Ok(Box::new(UcbPsq {
             spec: self.clone(),
             setup,
