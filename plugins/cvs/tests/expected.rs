@@ -2,6 +2,7 @@
 //! posterior's own mean/variance, analytic gradients against finite differences, and the
 //! reduction of a single full control set to GP-UCB.
 
+mod common;
 use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext,
     OptimizerSettings, Posterior, ProblemInfo, Rng, TrainingData, derive_seed,
@@ -10,6 +11,7 @@ use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::multistart::{self, Objective};
+use common::Opaque;
 
 fn posterior(kind: KernelKind, n: usize, d: usize, seed: u64) -> GpPosterior {
     let mut rng = Rng::new(seed);
@@ -122,32 +124,6 @@ fn expected_bound_gradient_matches_finite_differences() {
                 );
             }
         }
-    }
-}
-
-/// A posterior that hides its concrete type, to exercise the generic path.
-struct Opaque(GpPosterior);
-impl Posterior for Opaque {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn mean_var(&self, x: &[f64]) -> cabo_core::MeanVar {
-        self.0.mean_var(x)
-    }
-    fn mean_var_grad(&self, x: &[f64]) -> cabo_core::Result<cabo_core::MeanVarGrad> {
-        self.0.mean_var_grad(x)
-    }
-    fn joint(&self, xs: &[f64]) -> cabo_core::Result<(Vec<f64>, Vec<f64>)> {
-        self.0.joint(xs)
-    }
-    fn condition(&self, x: &[f64], y: f64) -> cabo_core::Result<Box<dyn Posterior>> {
-        self.0.condition(x, y)
-    }
-    fn noise_variance(&self) -> f64 {
-        self.0.noise_variance()
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }
 

@@ -2,6 +2,7 @@
 //! control set is Thompson sampling on the RFF path, decisions depend only on the seeds (not
 //! on the thread count), and bad set-ups are clear errors.
 
+mod common;
 use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
     OptimizerSettings, Outcome, Phase, Policy, PolicySpec, Posterior, ProblemInfo, Query, Rng,
@@ -11,6 +12,7 @@ use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::fourier::FourierPaths;
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::multistart::{self, Objective};
+use common::Opaque;
 
 const D: usize = 3;
 
@@ -179,35 +181,6 @@ fn decisions_depend_only_on_the_seeds() {
         let set = one.control_set.expect("a control-set query");
         assert!(set < sets.len());
         assert!(one.x.iter().all(|v| (0.0..=1.0).contains(v)));
-    }
-}
-
-/// A posterior that hides its concrete type (no RFF paths available).
-struct Opaque(GpPosterior);
-impl Posterior for Opaque {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn mean_var(&self, x: &[f64]) -> cabo_core::MeanVar {
-        self.0.mean_var(x)
-    }
-    fn mean_var_grad(&self, x: &[f64]) -> cabo_core::Result<cabo_core::MeanVarGrad> {
-        self.0.mean_var_grad(x)
-    }
-    fn joint(&self, xs: &[f64]) -> cabo_core::Result<(Vec<f64>, Vec<f64>)> {
-        self.0.joint(xs)
-    }
-    fn condition(&self, x: &[f64], y: f64) -> cabo_core::Result<Box<dyn Posterior>> {
-        self.0.condition(x, y)
-    }
-    fn noise_variance(&self) -> f64 {
-        self.0.noise_variance()
-    }
-    fn sample_path(&self, seed: u64) -> cabo_core::Result<Box<dyn SamplePath>> {
-        self.0.sample_path(seed)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }
 
