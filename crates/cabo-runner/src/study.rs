@@ -129,7 +129,13 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
     let dir = out.join(&s.file.name);
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("cannot create the output directory {}: {e}", dir.display()))?;
-    let spec = serde_json::to_value(&s.file).map_err(|e| e.to_string())?;
+    // The smoke section does not change what this invocation computes, so editing it does
+    // not invalidate finished results.
+    let resolved = StudyFile {
+        smoke: None,
+        ..s.file.clone()
+    };
+    let spec = serde_json::to_value(&resolved).map_err(|e| e.to_string())?;
     let path = dir.join("study.json");
     let done = read_stored(&path).is_ok_and(|stored| stored.spec == spec);
     if !done {
