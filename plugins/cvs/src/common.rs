@@ -3,7 +3,10 @@
 
 use crate::dist::InputDistributions;
 use crate::expected::{ExpectedBounds, SetMaximum, maximize_sets};
-use cabo_core::{BuildContext, DecisionContext, Error, OptimizerSettings, Result, derive_seed};
+use cabo_core::{
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, OptimizerSettings, Query, Result,
+    derive_seed,
+};
 use cabo_optim::multistart::{self, Objective};
 use rayon::prelude::*;
 
@@ -12,6 +15,11 @@ pub const DEFAULT_MC_SAMPLES: usize = 1024;
 
 pub(crate) fn default_mc_samples() -> usize {
     DEFAULT_MC_SAMPLES
+}
+
+/// Random Fourier features of a sample path (seed 002, App. C.2).
+pub(crate) fn default_features() -> usize {
+    1024
 }
 
 pub(crate) fn default_beta() -> f64 {
@@ -116,6 +124,39 @@ pub fn full_point(dim: usize, vars: &[usize], xi: &[f64]) -> Vec<f64> {
         x[v] = value;
     }
     x
+}
+
+/// The Monte Carlo sample points (`samples`, row-major with `dim` columns) with the controlled
+/// coordinates `vars` set to `xi`: the points an expectation over the open variables averages.
+pub fn sample_points(samples: &[f64], dim: usize, vars: &[usize], xi: &[f64]) -> Vec<f64> {
+    let mut pts = samples.to_vec();
+    for row in pts.chunks_exact_mut(dim) {
+        for (&v, &value) in vars.iter().zip(xi) {
+            row[v] = value;
+        }
+    }
+    pts
+}
+
+/// Plays the best set of `maxima` (per unit cost when asked): the query, and diagnostics
+/// with the chosen set and its maximised value under `value_key`.
+pub fn play_best(
+    maxima: &[SetMaximum],
+    setup: &CvsSetup,
+    per_unit_cost: bool,
+    who: &str,
+    value_key: &str,
+) -> Result<(Decision, Diagnostics)> {
+    let k = best_set(maxima, setup.costs.as_deref(), per_unit_cost, who)?;
+    let diagnostics = Diagnostics::from([
+        ("cvs.set".to_string(), k as f64),
+        (value_key.to_string(), maxima[k].value),
+    ]);
+    let query = Query {
+        control_set: Some(k),
+        x: maxima[k].x.clone(),
+    };
+    Ok((Decision::Evaluate(query), diagnostics))
 }
 
 /// Maximises `objective(i)` over the controlled coordinates of every control set

@@ -10,11 +10,11 @@
 //! ([`crate::fourier`]), so every path reuses the same closed-form per-feature expectations
 //! and one evaluation costs O(features · (|set| + S)).
 
-use crate::common::{CvsSetup, best_set, default_mc_samples, maximize_each_set};
+use crate::common::{CvsSetup, default_features, default_mc_samples, maximize_each_set, play_best};
 use crate::fourier::{FourierPaths, SetExpectation};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
-    Result, derive_seed,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Result,
+    derive_seed,
 };
 use cabo_gp::GpPosterior;
 use cabo_optim::multistart::Objective;
@@ -40,10 +40,6 @@ pub struct EiPsqSpec {
 
 fn default_samples() -> usize {
     32
-}
-
-fn default_features() -> usize {
-    1024
 }
 
 #[typetag::serde(name = "ei_psq")]
@@ -175,20 +171,15 @@ impl Policy for EiPsq {
                 &incumbents,
             )
         })?;
-        let k = best_set(
+        let (decision, diagnostics) = play_best(
             &maxima,
-            self.setup.costs.as_deref(),
+            &self.setup,
             self.spec.per_unit_cost,
             "ei_psq",
+            "cvs.expected_improvement",
         )?;
-        self.diagnostics = Diagnostics::from([
-            ("cvs.set".to_string(), k as f64),
-            ("cvs.expected_improvement".to_string(), maxima[k].value),
-        ]);
-        Ok(Decision::Evaluate(Query {
-            control_set: Some(k),
-            x: maxima[k].x.clone(),
-        }))
+        self.diagnostics = diagnostics;
+        Ok(decision)
     }
 
     fn diagnostics(&self) -> Diagnostics {

@@ -467,12 +467,7 @@ impl ExpectedBound<'_> {
             }
             Backend::Generic { post, samples } => {
                 let d = self.dim;
-                let mut pts = samples.to_vec();
-                for row in pts.chunks_exact_mut(d) {
-                    for (k, &v) in self.vars.iter().enumerate() {
-                        row[v] = xi[k];
-                    }
-                }
+                let pts = crate::common::sample_points(samples, d, &self.vars, xi);
                 match grad {
                     None => {
                         let mut mv = vec![cabo_core::MeanVar::default(); self.m];

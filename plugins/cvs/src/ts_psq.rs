@@ -7,12 +7,14 @@
 //! in n dimensions, expectation closed-form per feature); other posteriors' own sample paths
 //! are averaged over the samples point by point.
 
-use crate::common::{CvsSetup, best_set, default_mc_samples, maximize_each_set};
+use crate::common::{
+    CvsSetup, default_features, default_mc_samples, maximize_each_set, play_best, sample_points,
+};
 use crate::expected::SetMaximum;
 use crate::fourier::FourierPaths;
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
-    Result, SamplePath, derive_seed,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Result,
+    SamplePath, derive_seed,
 };
 use cabo_gp::GpPosterior;
 use cabo_optim::multistart::Objective;
@@ -31,10 +33,6 @@ pub struct TsPsqSpec {
     /// Monte Carlo samples of the open variables; default 1024.
     #[serde(default = "default_mc_samples")]
     pub mc_samples: usize,
-}
-
-fn default_features() -> usize {
-    1024
 }
 
 #[typetag::serde(name = "ts_psq")]
@@ -122,13 +120,12 @@ impl ExpectedPath<'_> {
         }
     }
     fn points(&self, xi: &[f64]) -> Vec<f64> {
-        let mut pts = self.samples[..self.m() * self.dim].to_vec();
-        for row in pts.chunks_exact_mut(self.dim) {
-            for (k, &v) in self.vars.iter().enumerate() {
-                row[v] = xi[k];
-            }
-        }
-        pts
+        sample_points(
+            &self.samples[..self.m() * self.dim],
+            self.dim,
+            self.vars,
+            xi,
+        )
     }
 }
 
@@ -173,20 +170,15 @@ impl Policy for TsPsq {
             Some(gp) => self.maximize_fourier(ctx, gp, seed)?,
             None => self.maximize_generic(ctx, post.sample_path(seed)?.as_ref())?,
         };
-        let k = best_set(
+        let (decision, diagnostics) = play_best(
             &maxima,
-            self.setup.costs.as_deref(),
+            &self.setup,
             self.spec.per_unit_cost,
             "ts_psq",
+            "cvs.expected_sample",
         )?;
-        self.diagnostics = Diagnostics::from([
-            ("cvs.set".to_string(), k as f64),
-            ("cvs.expected_sample".to_string(), maxima[k].value),
-        ]);
-        Ok(Decision::Evaluate(Query {
-            control_set: Some(k),
-            x: maxima[k].x.clone(),
-        }))
+        self.diagnostics = diagnostics;
+        Ok(decision)
     }
 
     fn diagnostics(&self) -> Diagnostics {

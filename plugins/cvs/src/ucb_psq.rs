@@ -2,10 +2,9 @@
 //! point with the largest expected UCB, ignoring costs — UCB-CVS with ε ≡ 0 — or, as the
 //! per-unit-cost variant of seed 002 App. B, the largest expected UCB divided by the cost.
 
-use crate::common::{CvsSetup, best_set, default_beta, default_mc_samples};
+use crate::common::{CvsSetup, default_beta, default_mc_samples, play_best};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
-    Result,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -65,20 +64,15 @@ impl Policy for UcbPsq {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let all: Vec<usize> = (0..self.setup.sets.len()).collect();
         let maxima = self.setup.maximize(ctx, &all, self.spec.beta, "ucb_psq")?;
-        let k = best_set(
+        let (decision, diagnostics) = play_best(
             &maxima,
-            self.setup.costs.as_deref(),
+            &self.setup,
             self.spec.per_unit_cost,
             "ucb_psq",
+            "cvs.expected_ucb",
         )?;
-        self.diagnostics = Diagnostics::from([
-            ("cvs.set".to_string(), k as f64),
-            ("cvs.expected_ucb".to_string(), maxima[k].value),
-        ]);
-        Ok(Decision::Evaluate(Query {
-            control_set: Some(k),
-            x: maxima[k].x.clone(),
-        }))
+        self.diagnostics = diagnostics;
+        Ok(decision)
     }
 
     fn diagnostics(&self) -> Diagnostics {
