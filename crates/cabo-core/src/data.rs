@@ -57,6 +57,23 @@ pub struct Observation {
     pub phase: Phase,
 }
 
+impl Observation {
+    /// A full query at `x` from the initial design that observed `y` at cost `cost`, with no
+    /// noise-free value: how tests, benchmarks and `inspect` write a data set by hand.
+    pub fn initial(x: Vec<f64>, y: f64, cost: f64) -> Self {
+        Observation {
+            query: Query::at(x.clone()),
+            outcome: Outcome {
+                y,
+                cost,
+                x,
+                value: None,
+            },
+            phase: Phase::Initial,
+        }
+    }
+}
+
 /// Everything observed so far in one run, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Dataset {

@@ -5,7 +5,7 @@
 use crate::error::{SpecError, parse_yaml};
 use cabo_core::{
     AcquisitionSpec, Budget, BudgetState, BuildContext, CostModelSpec, Dataset, DecisionContext,
-    ModelSpec, Observation, OptimizerSettings, Outcome, Phase, ProblemInfo, Query,
+    ModelSpec, Observation, OptimizerSettings, ProblemInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -226,17 +226,8 @@ fn dataset(input: &InspectInput) -> Result<Dataset, String> {
     let mut set = Dataset::new(d);
     for (i, (x, y)) in data.x.iter().zip(&data.y).enumerate() {
         let cost = data.cost.as_ref().map_or(1.0, |c| c[i]);
-        set.push(Observation {
-            query: Query::at(x.clone()),
-            outcome: Outcome {
-                y: *y,
-                cost,
-                x: x.clone(),
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .map_err(|e| format!("data.x[{i}]: {e}"))?;
+        set.push(Observation::initial(x.clone(), *y, cost))
+            .map_err(|e| format!("data.x[{i}]: {e}"))?;
     }
     Ok(set)
 }

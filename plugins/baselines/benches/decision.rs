@@ -6,8 +6,7 @@
 
 use cabo_core::{
     AcquisitionSpec, Budget, BudgetState, BuildContext, Dataset, DecisionContext, ModelSpec,
-    Observation, OptimizerSettings, Outcome, Phase, Posterior, ProblemInfo, Query, Rng,
-    TrainingData,
+    Observation, OptimizerSettings, Posterior, ProblemInfo, Rng, TrainingData,
 };
 
 fn main() {
@@ -66,17 +65,8 @@ fn dataset(d: usize) -> Dataset {
     let (x, y) = data(d);
     let mut set = Dataset::new(d);
     for (p, v) in x.chunks_exact(d).zip(y) {
-        set.push(Observation {
-            query: Query::at(p.to_vec()),
-            outcome: Outcome {
-                y: v,
-                cost: 1.0,
-                x: p.to_vec(),
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .expect("dimension matches");
+        set.push(Observation::initial(p.to_vec(), v, 1.0))
+            .expect("dimension matches");
     }
     set
 }

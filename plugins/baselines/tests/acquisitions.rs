@@ -5,7 +5,7 @@
 use cabo_core::{
     Acquisition, AcquisitionSpec, Budget, BudgetState, BuildContext, CostBelief, CostFunction,
     Dataset, DecisionContext, LnCost, MeanVar, MeanVarGrad, Observation, OptimizerSettings,
-    Outcome, Phase, Posterior, ProblemInfo, Query, Result, Rng, SamplePath,
+    Posterior, ProblemInfo, Result, Rng, SamplePath,
 };
 use std::any::Any;
 use std::sync::Arc;
@@ -161,17 +161,7 @@ impl Setup {
         let mut data = Dataset::new(D);
         if let Some(y) = best_y {
             for (x, y) in [(vec![0.1; D], y - 1.0), (vec![0.7; D], y)] {
-                data.push(Observation {
-                    query: Query::at(x.clone()),
-                    outcome: Outcome {
-                        y,
-                        cost: 1.0,
-                        x,
-                        value: None,
-                    },
-                    phase: Phase::Initial,
-                })
-                .unwrap();
+                data.push(Observation::initial(x, y, 1.0)).unwrap();
             }
         }
         let mut budget = BudgetState::new(Budget {

@@ -4,7 +4,7 @@
 
 use cabo_core::{
     Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
-    Outcome, Phase, Policy, ProblemInfo, Query, Rng, TrainingData,
+    Policy, ProblemInfo, Rng, TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale, LogGp};
 
@@ -27,17 +27,7 @@ fn fixture() -> Fixture {
         let x: Vec<f64> = (0..d).map(|_| r.uniform()).collect();
         let y = (5.0 * x[0]).sin() * (3.0 * x[1]).cos() - (x[2] - 0.4).powi(2);
         let cost = (0.5 + x[0] + 0.5 * x[2]).exp();
-        data.push(Observation {
-            query: Query::at(x.clone()),
-            outcome: Outcome {
-                y,
-                cost,
-                x,
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .unwrap();
+        data.push(Observation::initial(x, y, cost)).unwrap();
     }
     let mut budget = BudgetState::new(Budget {
         cost: Some(200.0),

@@ -14,17 +14,7 @@ fn dataset(n: usize, d: usize, seed: u64) -> Dataset {
     let mut data = Dataset::new(d);
     for i in 0..n {
         let xi = x[i * d..(i + 1) * d].to_vec();
-        data.push(Observation {
-            query: Query::at(xi.clone()),
-            outcome: Outcome {
-                y: y[i],
-                cost: c[i],
-                x: xi,
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .unwrap();
+        data.push(Observation::initial(xi, y[i], c[i])).unwrap();
     }
     data
 }

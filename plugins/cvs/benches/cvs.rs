@@ -5,7 +5,7 @@
 
 use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, DecisionContext, Observation,
-    OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Query, Rng, TrainingData,
+    OptimizerSettings, PolicySpec, ProblemInfo, Rng, TrainingData,
 };
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
@@ -97,17 +97,7 @@ fn dataset() -> Dataset {
     let (x, y) = training();
     let mut data = Dataset::new(D);
     for (p, v) in x.chunks_exact(D).zip(y) {
-        data.push(Observation {
-            query: Query::at(p.to_vec()),
-            outcome: Outcome {
-                y: v,
-                cost: 1.0,
-                x: p.to_vec(),
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .unwrap();
+        data.push(Observation::initial(p.to_vec(), v, 1.0)).unwrap();
     }
     data
 }

@@ -5,8 +5,8 @@
 mod common;
 use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
-    OptimizerSettings, Outcome, Phase, Policy, PolicySpec, Posterior, ProblemInfo, Query, Rng,
-    SamplePath, TrainingData, derive_seed,
+    OptimizerSettings, Policy, PolicySpec, Posterior, ProblemInfo, Query, Rng, SamplePath,
+    TrainingData, derive_seed,
 };
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::fourier::FourierPaths;
@@ -22,17 +22,7 @@ fn data(n: usize) -> Dataset {
     for _ in 0..n {
         let x: Vec<f64> = (0..D).map(|_| rng.uniform()).collect();
         let y = (5.0 * x[0]).sin() + x[1] * x[2];
-        set.push(Observation {
-            query: Query::at(x.clone()),
-            outcome: Outcome {
-                y,
-                cost: 1.0,
-                x,
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .unwrap();
+        set.push(Observation::initial(x, y, 1.0)).unwrap();
     }
     set
 }

@@ -2,8 +2,8 @@
 
 mod common;
 use cabo_core::{
-    BuildContext, CostModelSpec, Dataset, Error, ModelSpec, Observation, Outcome, Phase, Posterior,
-    ProblemInfo, Query, TrainingData,
+    BuildContext, CostModelSpec, Dataset, Error, ModelSpec, Observation, Posterior, ProblemInfo,
+    TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp, Prior};
 use common::*;
@@ -225,17 +225,8 @@ fn specs_deserialise_and_reject_unknown_fields() {
         .unwrap();
     let mut data = Dataset::new(2);
     for (i, p) in points(5, 2, 3).chunks_exact(2).enumerate() {
-        data.push(Observation {
-            query: Query::at(p.to_vec()),
-            outcome: Outcome {
-                y: 0.0,
-                cost: 1.0 + i as f64,
-                x: p.to_vec(),
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .unwrap();
+        data.push(Observation::initial(p.to_vec(), 0.0, 1.0 + i as f64))
+            .unwrap();
     }
     let belief = model.fit(&data, 0).unwrap();
     assert!(!belief.is_known());

@@ -6,7 +6,7 @@
 use cabo_baselines::acquisitions::Ei;
 use cabo_core::{
     Acquisition, Budget, BudgetState, CostFunction, Dataset, DecisionContext, Observation,
-    OptimizerSettings, Outcome, Phase, ProblemInfo, Query, Rng, TrainingData,
+    OptimizerSettings, ProblemInfo, Rng, TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale};
 use cabo_optim::acquisition::maximize_acquisition;
@@ -69,17 +69,8 @@ fn setup() -> Setup {
         .unwrap();
     let mut data = Dataset::new(D);
     for (p, &v) in x.chunks(D).zip(&y) {
-        data.push(Observation {
-            query: Query::at(p.to_vec()),
-            outcome: Outcome {
-                y: v,
-                cost: LinearCost.cost(p),
-                x: p.to_vec(),
-                value: None,
-            },
-            phase: Phase::Initial,
-        })
-        .unwrap();
+        data.push(Observation::initial(p.to_vec(), v, LinearCost.cost(p)))
+            .unwrap();
     }
     let mut info = ProblemInfo::continuous("bench", D);
     info.known_cost = Some(Arc::new(LinearCost));
