@@ -27,6 +27,7 @@ pub mod problem;
 pub mod registry;
 pub mod rng;
 pub mod settings;
+pub mod simd;
 pub mod study;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};

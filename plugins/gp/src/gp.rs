@@ -437,6 +437,8 @@ impl Density {
 /// Scratch buffers of one objective evaluation, reused across L-BFGS iterations.
 struct Workspace {
     x_scaled: Vec<f64>,
+    /// `x_scaled` transposed (`d × n`), so distances to one point run along rows.
+    x_cols: Vec<f64>,
     kappa: Vec<f64>,
     dkappa: Vec<f64>,
     gram: Vec<f64>,
@@ -452,6 +454,7 @@ impl Workspace {
         let packed = n * (n + 1) / 2;
         Workspace {
             x_scaled: vec![0.0; n * d],
+            x_cols: vec![0.0; n * d],
             kappa: vec![0.0; packed],
             dkappa: vec![0.0; packed],
             gram: vec![0.0; n * n],
@@ -461,6 +464,115 @@ impl Workspace {
             kinv: vec![0.0; n * n],
         }
     }
+}
+
+cabo_core::avx2_dispatch! {
+/// Rows `rows` of the Gram matrix of the points whose coordinates are the rows of `x_cols`
+/// (`d × n`, already divided by the lengthscales): `κ(r²)` and `dκ/dr²` into `kappa` and
+/// `dkappa` (packed lower triangle, starting at the first row), `s·κ + noise·I` into `gram`
+/// (full rows, starting at the first row). `scale_noise` is `[s, noise]`.
+fn fill_rows(
+    kind: KernelKind,
+    rows: std::ops::Range<usize>,
+    x_cols: &[f64],
+    scale_noise: [f64; 2],
+    kappa: &mut [f64],
+    dkappa: &mut [f64],
+    gram: &mut [f64],
+) {
+    let [s, noise] = scale_noise;
+    let n = gram.len() / rows.len().max(1);
+    let first = rows.start;
+    let mut r2 = vec![0.0; n];
+    let mut idx = 0;
+    for i in rows {
+        // r² to points 0..=i, one coordinate at a time (the same sum, in the same order,
+        // as a per-pair loop over coordinates).
+        let r2 = &mut r2[..=i];
+        r2.fill(0.0);
+        for col in x_cols.chunks_exact(n) {
+            let xi = col[i];
+            for (r, c) in r2.iter_mut().zip(&col[..=i]) {
+                let t = xi - c;
+                *r += t * t;
+            }
+        }
+        let (k, dk) = (&mut kappa[idx..=idx + i], &mut dkappa[idx..=idx + i]);
+        kind.profiles(r2, k, dk);
+        let g = &mut gram[(i - first) * n..(i - first + 1) * n];
+        for (g, k) in g.iter_mut().zip(k.iter()) {
+            *g = s * k;
+        }
+        g[i] += noise;
+        idx += i + 1;
+    }
+}
+}
+
+cabo_core::avx2_dispatch! {
+/// The rows' share of the log-likelihood gradient `½ tr(W ∂K)` with `W = ααᵀ − K⁻¹` (only
+/// the lower triangle of `K⁻¹`, row-major `n × n`, is read), for log-lengthscales,
+/// log-outputscale and log-noise. `x_cols` are the scaled points by coordinate (`d × n`),
+/// `kappa`/`dkappa` the rows' packed profiles from [`fill_rows`], `scale_noise` `[s, noise]`.
+/// Off-diagonal sums run in four lanes (pair (a, b) in lane b mod 4), added pairwise at the
+/// end, so that they vectorise.
+fn gradient_rows(
+    rows: std::ops::Range<usize>,
+    x_cols: &[f64],
+    alpha: &[f64],
+    kinv: &[f64],
+    scale_noise: [f64; 2],
+    kappa: &[f64],
+    dkappa: &[f64],
+) -> GradientShare {
+    let [s, noise] = scale_noise;
+    let n = alpha.len();
+    let d = x_cols.len() / n.max(1);
+    let mut ls = vec![[0.0f64; 4]; d];
+    let mut os = [0.0f64; 4];
+    let (mut os_diag, mut noise_diag) = (0.0, 0.0);
+    let mut c = vec![0.0; n];
+    let mut idx = 0;
+    for a in rows {
+        // Pairs (a, b < a): w·s·κ towards the outputscale, c = −2 w s dκ/dr² weighting
+        // (x_a − x_b)² towards each lengthscale.
+        let (ka, dka) = (&kappa[idx..idx + a], &dkappa[idx..idx + a]);
+        let kinv_a = &kinv[a * n..a * n + a];
+        let c = &mut c[..a];
+        let body = a - a % 4;
+        for b in 0..a {
+            let w = alpha[a] * alpha[b] - kinv_a[b];
+            os[b % 4] += w * s * ka[b];
+            c[b] = -2.0 * w * s * dka[b];
+        }
+        for (col, sum) in x_cols.chunks_exact(n).zip(ls.iter_mut()) {
+            let xa = col[a];
+            // A local copy, so the four lanes live in one register across the loop.
+            let mut acc = *sum;
+            for (cq, xq) in c[..body].chunks_exact(4).zip(col[..body].chunks_exact(4)) {
+                for l in 0..4 {
+                    let t = xa - xq[l];
+                    acc[l] += cq[l] * (t * t);
+                }
+            }
+            for b in body..a {
+                let t = xa - col[b];
+                acc[b % 4] += c[b] * (t * t);
+            }
+            *sum = acc;
+        }
+        let w = alpha[a] * alpha[a] - kinv[a * n + a];
+        os_diag += 0.5 * w * s * kappa[idx + a];
+        noise_diag += 0.5 * w * noise;
+        idx += a + 1;
+    }
+    let lanes = |v: [f64; 4]| (v[0] + v[1]) + (v[2] + v[3]);
+    GradientShare {
+        ls: ls.into_iter().map(lanes).collect(),
+        outputscale: lanes(os) + os_diag,
+        noise: noise_diag,
+    }
+}
 }
 
 /// Length of the packed lower triangle of the first `rows` rows.
@@ -655,9 +767,15 @@ impl<'a> FitProblem<'a> {
         let n = self.y.len();
         let d = self.dim;
         let inv: Vec<f64> = hp.lengthscales.iter().map(|l| 1.0 / l).collect();
-        for (o, xi) in ws.x_scaled.chunks_exact_mut(d).zip(self.x.chunks_exact(d)) {
-            for ((v, a), il) in o.iter_mut().zip(xi).zip(&inv) {
+        for (j, (o, xi)) in ws
+            .x_scaled
+            .chunks_exact_mut(d)
+            .zip(self.x.chunks_exact(d))
+            .enumerate()
+        {
+            for (l, ((v, a), il)) in o.iter_mut().zip(xi).zip(&inv).enumerate() {
                 *v = a * il;
+                ws.x_cols[l * n + j] = *v;
             }
         }
         // The two row blocks cover equal areas of the lower triangle and run in parallel
@@ -667,11 +785,19 @@ impl<'a> FitProblem<'a> {
             let (ka, kb) = ws.kappa.split_at_mut(packed_len(split));
             let (da, db) = ws.dkappa.split_at_mut(packed_len(split));
             let (ga, gb) = ws.gram.split_at_mut(split * n);
-            let xs = &ws.x_scaled;
-            rayon::join(
-                || self.fill_rows(0..split, xs, &hp, ka, da, ga),
-                || self.fill_rows(split..n, xs, &hp, kb, db, gb),
-            );
+            let xs = &ws.x_cols;
+            let fill = |rows, kappa, dkappa, gram| {
+                fill_rows(
+                    self.kind,
+                    rows,
+                    xs,
+                    [hp.outputscale, hp.noise],
+                    kappa,
+                    dkappa,
+                    gram,
+                )
+            };
+            rayon::join(|| fill(0..split, ka, da, ga), || fill(split..n, kb, db, gb));
         }
         let chol = match Cholesky::factor(&ws.gram, n) {
             Ok(c) => c,
@@ -692,29 +818,20 @@ impl<'a> FitProblem<'a> {
         chol.inverse_lower_into(&mut ws.linv, &mut ws.kinv);
         let (ka, kb) = ws.kappa.split_at(packed_len(split));
         let (da, db) = ws.dkappa.split_at(packed_len(split));
+        let grad_rows = |rows, kappa, dkappa| {
+            gradient_rows(
+                rows,
+                &ws.x_cols,
+                &ws.alpha,
+                &ws.kinv,
+                [hp.outputscale, hp.noise],
+                kappa,
+                dkappa,
+            )
+        };
         let (lo, hi) = rayon::join(
-            || {
-                self.gradient_rows(
-                    0..split,
-                    ws.x_scaled.as_slice(),
-                    &ws.alpha,
-                    &ws.kinv,
-                    &hp,
-                    ka,
-                    da,
-                )
-            },
-            || {
-                self.gradient_rows(
-                    split..n,
-                    ws.x_scaled.as_slice(),
-                    &ws.alpha,
-                    &ws.kinv,
-                    &hp,
-                    kb,
-                    db,
-                )
-            },
+            || grad_rows(0..split, ka, da),
+            || grad_rows(split..n, kb, db),
         );
         let g_ls: Vec<f64> = lo.ls.iter().zip(&hi.ls).map(|(a, b)| a + b).collect();
         let g_s = lo.outputscale + hi.outputscale;
@@ -749,79 +866,6 @@ impl<'a> FitProblem<'a> {
             *g *= scale;
         }
         value * scale
-    }
-
-    /// Rows `rows` of the Gram matrix (`gram` starts at the first row's full row, `kappa`
-    /// and `dkappa` at its packed lower-triangle row): `κ(r²)`, `dκ/dr²` and `s·κ + noise·I`.
-    fn fill_rows(
-        &self,
-        rows: std::ops::Range<usize>,
-        x_scaled: &[f64],
-        hp: &Hyperparameters,
-        kappa: &mut [f64],
-        dkappa: &mut [f64],
-        gram: &mut [f64],
-    ) {
-        let (d, n) = (self.dim, self.y.len());
-        let first = rows.start;
-        let mut idx = 0;
-        for i in rows {
-            let xi = &x_scaled[i * d..(i + 1) * d];
-            let g = &mut gram[(i - first) * n..(i - first + 1) * n];
-            for j in 0..=i {
-                let r2 = crate::posterior::sqdist(xi, &x_scaled[j * d..(j + 1) * d]);
-                let (k, dk) = self.kind.profile(r2);
-                kappa[idx] = k;
-                dkappa[idx] = dk;
-                g[j] = hp.outputscale * k;
-                idx += 1;
-            }
-            g[i] += hp.noise;
-        }
-    }
-
-    /// The rows' share of the log-likelihood gradient `½ tr(W ∂K)` with `W = ααᵀ − K⁻¹`
-    /// (only the lower triangle of `K⁻¹` is read), for log-lengthscales, log-outputscale and
-    /// log-noise.
-    #[allow(clippy::too_many_arguments)]
-    fn gradient_rows(
-        &self,
-        rows: std::ops::Range<usize>,
-        x_scaled: &[f64],
-        alpha: &[f64],
-        kinv: &[f64],
-        hp: &Hyperparameters,
-        kappa: &[f64],
-        dkappa: &[f64],
-    ) -> GradientShare {
-        let (d, n, s) = (self.dim, self.y.len(), hp.outputscale);
-        let mut out = GradientShare {
-            ls: vec![0.0; d],
-            outputscale: 0.0,
-            noise: 0.0,
-        };
-        let mut idx = 0;
-        for a in rows {
-            let xa = &x_scaled[a * d..(a + 1) * d];
-            for b in 0..a {
-                let w = alpha[a] * alpha[b] - kinv[a * n + b];
-                out.outputscale += w * s * kappa[idx];
-                let c = -2.0 * w * s * dkappa[idx];
-                if c != 0.0 {
-                    let xb = &x_scaled[b * d..(b + 1) * d];
-                    for ((g, pa), pb) in out.ls.iter_mut().zip(xa).zip(xb) {
-                        let t = pa - pb;
-                        *g += c * t * t;
-                    }
-                }
-                idx += 1;
-            }
-            let w = alpha[a] * alpha[a] - kinv[a * n + a];
-            out.outputscale += 0.5 * w * s * kappa[idx];
-            out.noise += 0.5 * w * hp.noise;
-            idx += 1;
-        }
-        out
     }
 
     /// Multi-start L-BFGS in log space. Returns (θ, objective, iterations, evaluations).

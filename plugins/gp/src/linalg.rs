@@ -26,7 +26,7 @@ fn row_start(i: usize) -> usize {
 }
 
 /// Dot product written so the compiler vectorises it (four independent accumulators).
-#[inline]
+#[inline(always)]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -47,7 +47,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// `y += a·x` over equal-length slices.
-#[inline]
+#[inline(always)]
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
@@ -55,75 +55,116 @@ pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
 }
 
 /// Four dot products of `x` with `r[0..4]` (each at least `x.len()` long). Sharing the loads
-/// of `x` and keeping eight independent accumulators (even and odd indices of each product,
-/// summed at the end) is what makes the triangular kernels below run at arithmetic rather
-/// than load/loop-overhead speed.
+/// of `x` and keeping a four-lane accumulator per product (lane l sums the indices ≡ l mod 4;
+/// lanes are added pairwise at the end, then the tail) is what makes the triangular kernels
+/// below run at arithmetic rather than load/loop-overhead speed. Every build — portable,
+/// SSE2, AVX — performs exactly these operations, so they agree to the bit.
 #[inline(always)]
 fn dot4(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     let n = x.len();
-    let (r0, r1, r2, r3) = (&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]);
-    let pairs = n / 2;
-    let mut out = dot4_pairs(&x[..2 * pairs], [r0, r1, r2, r3]);
-    if n % 2 == 1 {
-        let k = n - 1;
-        out[0] += x[k] * r0[k];
-        out[1] += x[k] * r1[k];
-        out[2] += x[k] * r2[k];
-        out[3] += x[k] * r3[k];
+    let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
+    let body = n - n % 4;
+    #[cfg(target_arch = "x86_64")]
+    let acc = dot4_lanes_sse2(&x[..body], r);
+    #[cfg(not(target_arch = "x86_64"))]
+    let acc = dot4_lanes_portable(&x[..body], r);
+    finish_dot4(acc, x, r, body)
+}
+
+/// [`dot4`] in AVX code: one 256-bit accumulator per product.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn dot4_avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let n = x.len();
+    let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
+    let body = n - n % 4;
+    let mut acc = [[0.0f64; 4]; 4];
+    // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside `x` and each
+    // `r[i]` (sliced to n above); AVX is available by this function's contract.
+    unsafe {
+        let mut v = [_mm256_setzero_pd(); 4];
+        let mut k = 0;
+        while k < body {
+            let xv = _mm256_loadu_pd(x.as_ptr().add(k));
+            for (a, ri) in v.iter_mut().zip(&r) {
+                *a = _mm256_add_pd(*a, _mm256_mul_pd(xv, _mm256_loadu_pd(ri.as_ptr().add(k))));
+            }
+            k += 4;
+        }
+        for (o, a) in acc.iter_mut().zip(v) {
+            _mm256_storeu_pd(o.as_mut_ptr(), a);
+        }
+    }
+    finish_dot4(acc, x, r, body)
+}
+
+/// Sums each product's lanes pairwise, then adds the indices `body..` in order.
+#[inline(always)]
+fn finish_dot4(acc: [[f64; 4]; 4], x: &[f64], r: [&[f64]; 4], body: usize) -> [f64; 4] {
+    let mut out = acc.map(|a| (a[0] + a[1]) + (a[2] + a[3]));
+    for k in body..x.len() {
+        for (o, ri) in out.iter_mut().zip(&r) {
+            *o += x[k] * ri[k];
+        }
     }
     out
 }
 
-/// The even-length body of [`dot4`] with explicit SSE2 (part of the x86-64 baseline):
-/// left to itself the compiler vectorises across the four products, which needs a shuffle
-/// per multiply, instead of along the index.
+/// The lanes of [`dot4`] over `x` (a whole number of quadruples) with SSE2, part of the
+/// x86-64 baseline: two 128-bit accumulators per product.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn dot4_pairs(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
-    use std::arch::x86_64::{
-        __m128d, _mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd,
-    };
+fn dot4_lanes_sse2(x: &[f64], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
+    use std::arch::x86_64::{_mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd};
     let n = x.len();
-    assert!(n.is_multiple_of(2) && r.iter().all(|ri| ri.len() >= n));
-    let lanes = |v: __m128d| {
-        let mut t = [0.0f64; 2];
-        // SAFETY: `t` holds two f64, exactly what the unaligned store writes.
-        unsafe { _mm_storeu_pd(t.as_mut_ptr(), v) };
-        t[0] + t[1]
-    };
-    // SAFETY: SSE2 is always available on x86-64, and every load reads indices k and k + 1
-    // with k + 1 < n, inside `x` and inside each `r[i]` (checked above).
+    assert!(n.is_multiple_of(4) && r.iter().all(|ri| ri.len() >= n));
+    let mut acc = [[0.0f64; 4]; 4];
+    // SAFETY: SSE2 is always available on x86-64, and every load reads indices k..k + 4 with
+    // k + 4 ≤ n, inside `x` and inside each `r[i]` (checked above).
     unsafe {
-        let mut acc = [_mm_setzero_pd(); 4];
+        let mut lo = [_mm_setzero_pd(); 4];
+        let mut hi = [_mm_setzero_pd(); 4];
         let mut k = 0;
         while k < n {
-            let xv = _mm_loadu_pd(x.as_ptr().add(k));
-            for (a, ri) in acc.iter_mut().zip(&r) {
-                *a = _mm_add_pd(*a, _mm_mul_pd(xv, _mm_loadu_pd(ri.as_ptr().add(k))));
+            let (x0, x2) = (
+                _mm_loadu_pd(x.as_ptr().add(k)),
+                _mm_loadu_pd(x.as_ptr().add(k + 2)),
+            );
+            for i in 0..4 {
+                let p = r[i].as_ptr().add(k);
+                lo[i] = _mm_add_pd(lo[i], _mm_mul_pd(x0, _mm_loadu_pd(p)));
+                hi[i] = _mm_add_pd(hi[i], _mm_mul_pd(x2, _mm_loadu_pd(p.add(2))));
             }
-            k += 2;
+            k += 4;
         }
-        [lanes(acc[0]), lanes(acc[1]), lanes(acc[2]), lanes(acc[3])]
+        for i in 0..4 {
+            _mm_storeu_pd(acc[i].as_mut_ptr(), lo[i]);
+            _mm_storeu_pd(acc[i].as_mut_ptr().add(2), hi[i]);
+        }
     }
+    acc
 }
 
-/// Portable body of [`dot4`], with the same summation order as the SSE2 one.
+/// Portable lanes of [`dot4`], with the same operations as the SSE2 ones.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn dot4_pairs(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
-    let mut acc = [[0.0f64; 2]; 4];
-    for (c, xp) in x.chunks_exact(2).enumerate() {
+fn dot4_lanes_portable(x: &[f64], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
+    let mut acc = [[0.0f64; 4]; 4];
+    for (c, xv) in x.chunks_exact(4).enumerate() {
         for (a, ri) in acc.iter_mut().zip(&r) {
-            a[0] += xp[0] * ri[2 * c];
-            a[1] += xp[1] * ri[2 * c + 1];
+            for l in 0..4 {
+                a[l] += xv[l] * ri[4 * c + l];
+            }
         }
     }
-    [
-        acc[0][0] + acc[0][1],
-        acc[1][0] + acc[1][1],
-        acc[2][0] + acc[2][1],
-        acc[3][0] + acc[3][1],
-    ]
+    acc
 }
 
 /// `y = (((y − a₀x₀) − a₁x₁) − a₂x₂) − a₃x₃` elementwise: four `axpy`s fused so `y` is loaded
@@ -370,38 +411,8 @@ impl Cholesky {
     /// repeated inversions reuse memory. Only the lower triangle and the three entries right
     /// of the diagonal (zero) are written; the rest of the buffer is left as it was.
     pub(crate) fn inverse_factor_into(&self, inv: &mut [f64]) {
-        // Forward substitution on the identity, skipping the structural zeros: row j of
-        // L⁻¹ is non-zero only in columns 0..=j, so the work is n³/6 instead of n³/2.
-        let n = self.n;
-        assert_eq!(inv.len(), n * n, "inverse buffer must be n × n");
-        for i in 0..n {
-            let r = self.row(i);
-            let (done, rest) = inv.split_at_mut(i * n);
-            let bi = &mut rest[..n];
-            bi[..=(i + 3).min(n - 1)].fill(0.0);
-            bi[i] = 1.0;
-            // Four earlier rows per pass; rows of L⁻¹ are zero beyond their diagonal, so
-            // running all four over the longest prefix changes nothing.
-            let mut j = 0;
-            while j + 4 <= i {
-                let len = j + 4;
-                let rows = [
-                    &done[j * n..j * n + len],
-                    &done[(j + 1) * n..(j + 1) * n + len],
-                    &done[(j + 2) * n..(j + 2) * n + len],
-                    &done[(j + 3) * n..(j + 3) * n + len],
-                ];
-                sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, &mut bi[..len]);
-                j += 4;
-            }
-            for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-                axpy(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
-            }
-            let inv_d = 1.0 / r[i];
-            for v in bi[..=i].iter_mut() {
-                *v *= inv_d;
-            }
-        }
+        assert_eq!(inv.len(), self.n * self.n, "inverse buffer must be n × n");
+        invert_factor(&self.packed, self.n, inv);
     }
 
     /// The explicit inverse `(L Lᵀ)⁻¹`, row-major `n × n`, accumulated as `Σ_k r_k r_kᵀ` over
@@ -439,6 +450,44 @@ impl Cholesky {
     }
 }
 
+cabo_core::avx2_dispatch! {
+/// `L⁻¹` of the row-packed factor `packed` into the row-major `n × n` buffer `inv` (see
+/// [`Cholesky::inverse_factor_into`]).
+fn invert_factor(packed: &[f64], n: usize, inv: &mut [f64]) {
+    // Forward substitution on the identity, skipping the structural zeros: row j of
+    // L⁻¹ is non-zero only in columns 0..=j, so the work is n³/6 instead of n³/2.
+    for i in 0..n {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let (done, rest) = inv.split_at_mut(i * n);
+        let bi = &mut rest[..n];
+        bi[..=(i + 3).min(n - 1)].fill(0.0);
+        bi[i] = 1.0;
+        // Four earlier rows per pass; rows of L⁻¹ are zero beyond their diagonal, so
+        // running all four over the longest prefix changes nothing.
+        let mut j = 0;
+        while j + 4 <= i {
+            let len = j + 4;
+            let rows = [
+                &done[j * n..j * n + len],
+                &done[(j + 1) * n..(j + 1) * n + len],
+                &done[(j + 2) * n..(j + 2) * n + len],
+                &done[(j + 3) * n..(j + 3) * n + len],
+            ];
+            sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, &mut bi[..len]);
+            j += 4;
+        }
+        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
+            axpy(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
+        }
+        let inv_d = 1.0 / r[i];
+        for v in bi[..=i].iter_mut() {
+            *v *= inv_d;
+        }
+    }
+}
+}
+
+cabo_core::avx2_dispatch! {
 /// Rows `rows` of the lower triangle of `L⁻ᵀL⁻¹` into `out` (which starts at the first of
 /// them). Row a is Σ_{k ≥ a} L⁻¹[k][a] · L⁻¹[k][..=a], summed in ascending k four rows at a
 /// time so that each output row is loaded and stored once per four updates.
@@ -465,9 +514,30 @@ fn inverse_lower_rows(linv: &[f64], n: usize, rows: std::ops::Range<usize>, out:
         }
     }
 }
+}
 
 /// One attempt at factorising `a + jitter·I` into `packed`; false if a pivot is not positive.
+/// Runs with 256-bit vectors where the processor has AVX2, with bitwise identical results.
 fn try_factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if cabo_core::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        fn avx2(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+            factor_rows::<true>(a, n, jitter, packed)
+        }
+        // SAFETY: the processor supports AVX2, checked just above.
+        return unsafe { avx2(a, n, jitter, packed) };
+    }
+    factor_rows::<false>(a, n, jitter, packed)
+}
+
+/// The body of [`try_factor`]; `AVX` selects the AVX build of [`dot4`], which only an
+/// AVX-enabled caller may ask for.
+#[inline(always)]
+fn factor_rows<const AVX: bool>(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+    // Reciprocal pivots: the block's four unknowns depend on each other in sequence, and a
+    // multiply is several times shorter on that critical path than a division.
+    let mut inv_pivot = vec![0.0; n];
     for i in 0..n {
         let si = row_start(i);
         // Off-diagonal entries four at a time: one pass over the prefix of row i gives the
@@ -481,13 +551,24 @@ fn try_factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
                 &done[row_start(j + 2)..row_start(j + 3)],
                 &done[row_start(j + 3)..row_start(j + 4)],
             ];
-            let s = dot4(&cur[..j], rj);
-            let l0 = (a[i * n + j] - s[0]) / rj[0][j];
-            let l1 = (a[i * n + j + 1] - s[1] - l0 * rj[1][j]) / rj[1][j + 1];
-            let l2 = (a[i * n + j + 2] - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) / rj[2][j + 2];
+            let s = if AVX {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `AVX` is true only in the AVX2 build of `try_factor`.
+                unsafe {
+                    dot4_avx(&cur[..j], rj)
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                dot4(&cur[..j], rj)
+            } else {
+                dot4(&cur[..j], rj)
+            };
+            let p = &inv_pivot[j..j + 4];
+            let l0 = (a[i * n + j] - s[0]) * p[0];
+            let l1 = (a[i * n + j + 1] - s[1] - l0 * rj[1][j]) * p[1];
+            let l2 = (a[i * n + j + 2] - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) * p[2];
             let l3 =
                 (a[i * n + j + 3] - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2])
-                    / rj[3][j + 3];
+                    * p[3];
             cur[j] = l0;
             cur[j + 1] = l1;
             cur[j + 2] = l2;
@@ -503,8 +584,9 @@ fn try_factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
                     return false;
                 }
                 packed[si + i] = p.sqrt();
+                inv_pivot[i] = 1.0 / packed[si + i];
             } else {
-                packed[si + j] = (a[i * n + j] - s) / packed[sj + j];
+                packed[si + j] = (a[i * n + j] - s) * inv_pivot[j];
             }
         }
     }
