@@ -367,13 +367,29 @@ fn panel_row(c: [f64; 4]) -> PanelRow {
 /// ascending k, so the result is the same as the plain loop's.
 #[cfg(target_arch = "x86_64")]
 fn panel_product(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
-    use std::arch::x86_64::{_mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd};
     assert!(width <= BLOCK && width.is_multiple_of(4));
     assert!(src.len() >= panel.len() * BLOCK && out.len() >= 4 * BLOCK);
+    if cabo_core::simd::has_avx2() {
+        // SAFETY: the processor supports AVX2 (checked), and the bounds were asserted above.
+        unsafe { panel_product_avx(panel, src, out, width) }
+    } else {
+        // SAFETY: the bounds were asserted above.
+        unsafe { panel_product_sse2(panel, src, out, width) }
+    }
+}
+
+/// [`panel_product`] with SSE2: four columns (two registers) per pass.
+///
+/// # Safety
+/// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long and `out`
+/// at least `4·BLOCK` long.
+#[cfg(target_arch = "x86_64")]
+unsafe fn panel_product_sse2(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+    use std::arch::x86_64::{_mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd};
     for c0 in (0..width).step_by(4) {
         // SAFETY: SSE2 is part of x86-64. Loads read src[k·BLOCK + c0 .. + 4] with
-        // k < panel.len() and c0 + 4 ≤ width ≤ BLOCK, inside `src` (asserted above); panel
-        // rows hold 8 values; stores write out[r·BLOCK + c0 .. + 4] with r < 4, inside `out`.
+        // k < panel.len() and c0 + 4 ≤ width ≤ BLOCK, inside `src`; panel rows hold 8 values;
+        // stores write out[r·BLOCK + c0 .. + 4] with r < 4, inside `out` (the contract).
         unsafe {
             let mut acc = [_mm_setzero_pd(); 8];
             for (k, p) in panel.iter().enumerate() {
@@ -389,6 +405,57 @@ fn panel_product(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize)
                 let o = out.as_mut_ptr().add(r * BLOCK + c0);
                 _mm_storeu_pd(o, acc[2 * r]);
                 _mm_storeu_pd(o.add(2), acc[2 * r + 1]);
+            }
+        }
+    }
+}
+
+/// [`panel_product`] with AVX: eight columns (two 256-bit registers per row) per pass, then
+/// four. Each output element gets the same multiplies and adds in the same order as in the
+/// SSE2 version, so the results are bitwise equal.
+///
+/// # Safety
+/// As [`panel_product_sse2`], and the processor must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
+        _mm256_storeu_pd,
+    };
+    let mut c0 = 0;
+    // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
+    // c0 + lanes ≤ width ≤ BLOCK, inside `src`; broadcasts read panel entries 2r < 8; stores
+    // write out[r·BLOCK + c0 .. + lanes] with r < 4, inside `out` (the contract).
+    unsafe {
+        while c0 + 8 <= width {
+            let mut acc = [_mm256_setzero_pd(); 8];
+            for (k, p) in panel.iter().enumerate() {
+                let base = src.as_ptr().add(k * BLOCK + c0);
+                let (s0, s4) = (_mm256_loadu_pd(base), _mm256_loadu_pd(base.add(4)));
+                for r in 0..4 {
+                    let c = _mm256_broadcast_sd(&p[2 * r]);
+                    acc[2 * r] = _mm256_add_pd(acc[2 * r], _mm256_mul_pd(c, s0));
+                    acc[2 * r + 1] = _mm256_add_pd(acc[2 * r + 1], _mm256_mul_pd(c, s4));
+                }
+            }
+            for r in 0..4 {
+                let o = out.as_mut_ptr().add(r * BLOCK + c0);
+                _mm256_storeu_pd(o, acc[2 * r]);
+                _mm256_storeu_pd(o.add(4), acc[2 * r + 1]);
+            }
+            c0 += 8;
+        }
+        if c0 < width {
+            let mut acc = [_mm256_setzero_pd(); 4];
+            for (k, p) in panel.iter().enumerate() {
+                let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&p[2 * r]), s0));
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                _mm256_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
             }
         }
     }

@@ -905,15 +905,21 @@ impl<'a> FitProblem<'a> {
         let mut ws = Workspace::new(self.y.len(), self.dim);
         let mut best: Option<(Vec<f64>, f64)> = None;
         let (mut iters, mut evals) = (0, 0);
-        for s in starts {
-            let mut f = |t: &[f64], g: &mut [f64]| self.eval(t, g, &mut ws);
-            let m = cabo_optim::lbfgsb::minimize(&mut f, &s, &self.lower, &self.upper, &opts);
-            iters += m.iterations;
-            evals += m.evaluations;
-            if m.value.is_finite() && best.as_ref().is_none_or(|b| m.value < b.1) {
-                best = Some((m.x, m.value));
+        // The objective splits its rows between two tasks several times per evaluation. Run
+        // from a thread outside the pool, each split would wait for a pool thread to wake
+        // up; run on a pool thread, an idle partner steals the second half and a sleeping
+        // one costs nothing (the caller does both halves itself).
+        rayon::scope(|_| {
+            for s in starts {
+                let mut f = |t: &[f64], g: &mut [f64]| self.eval(t, g, &mut ws);
+                let m = cabo_optim::lbfgsb::minimize(&mut f, &s, &self.lower, &self.upper, &opts);
+                iters += m.iterations;
+                evals += m.evaluations;
+                if m.value.is_finite() && best.as_ref().is_none_or(|b| m.value < b.1) {
+                    best = Some((m.x, m.value));
+                }
             }
-        }
+        });
         let (theta, value) = best.ok_or_else(|| {
             Error::numerical(
                 "GP fit: the marginal likelihood was not finite at any start (check the data)",
