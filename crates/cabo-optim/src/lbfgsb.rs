@@ -711,17 +711,27 @@ impl<'b> Solver<'b> {
             self.two_loop_solve();
         } else if kk > 0 {
             // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
-            self.v2[..kk].fill(0.0);
-            self.wzzw[..kk * kk].fill(0.0);
+            // Local slices: with the buffers borrowed apart, the compiler keeps the updates
+            // of one row of WᵀZZᵀW in vector registers instead of reloading through `self`.
+            // Only b ≥ a is accumulated (each entry summed over the free variables in order)
+            // and the lower triangle is mirrored.
+            let (v2, wzzw) = (&mut self.v2[..kk], &mut self.wzzw[..kk * kk]);
+            v2.fill(0.0);
+            wzzw.fill(0.0);
             for &i in &self.free {
                 let wi = &self.w[i * m2..i * m2 + kk];
                 let ri = self.r[i];
                 for a in 0..kk {
-                    self.v2[a] += wi[a] * ri;
+                    v2[a] += wi[a] * ri;
                     let wa = wi[a];
-                    for b in 0..kk {
-                        self.wzzw[a * kk + b] += wa * wi[b];
+                    for (acc, wb) in wzzw[a * kk + a..(a + 1) * kk].iter_mut().zip(&wi[a..]) {
+                        *acc += wa * wb;
                     }
+                }
+            }
+            for a in 0..kk {
+                for b in 0..a {
+                    wzzw[a * kk + b] = wzzw[b * kk + a];
                 }
             }
             mat_vec(&self.mmat, m2, kk, &self.v2, &mut self.v);
