@@ -7,7 +7,7 @@
 //! are densities over the hyperparameter *values*, as in GPyTorch (no log-Jacobian term).
 
 use crate::kernel::{Kernel, KernelKind};
-use crate::linalg::{Cholesky, dot};
+use crate::linalg::{Cholesky, dot, join_if_large};
 use crate::posterior::{GpPosterior, OutputTransform, check_data};
 use cabo_core::{Error, Model, Posterior, Result, Rng, TrainingData};
 use serde::{Deserialize, Serialize};
@@ -779,7 +779,7 @@ impl<'a> FitProblem<'a> {
             }
         }
         // The two row blocks cover equal areas of the lower triangle and run in parallel
-        // when a second thread is idle; the arithmetic is the same either way.
+        // for large n; the arithmetic is the same either way.
         let split = balanced_split(n);
         {
             let (ka, kb) = ws.kappa.split_at_mut(packed_len(split));
@@ -797,7 +797,11 @@ impl<'a> FitProblem<'a> {
                     gram,
                 )
             };
-            rayon::join(|| fill(0..split, ka, da, ga), || fill(split..n, kb, db, gb));
+            join_if_large(
+                n,
+                || fill(0..split, ka, da, ga),
+                || fill(split..n, kb, db, gb),
+            );
         }
         let chol = match Cholesky::factor(&ws.gram, n) {
             Ok(c) => c,
@@ -829,7 +833,8 @@ impl<'a> FitProblem<'a> {
                 dkappa,
             )
         };
-        let (lo, hi) = rayon::join(
+        let (lo, hi) = join_if_large(
+            n,
             || grad_rows(0..split, ka, da),
             || grad_rows(split..n, kb, db),
         );
@@ -905,10 +910,10 @@ impl<'a> FitProblem<'a> {
         let mut ws = Workspace::new(self.y.len(), self.dim);
         let mut best: Option<(Vec<f64>, f64)> = None;
         let (mut iters, mut evals) = (0, 0);
-        // The objective splits its rows between two tasks several times per evaluation. Run
-        // from a thread outside the pool, each split would wait for a pool thread to wake
-        // up; run on a pool thread, an idle partner steals the second half and a sleeping
-        // one costs nothing (the caller does both halves itself).
+        // For large n the objective splits its rows between two tasks several times per
+        // evaluation. Run from a thread outside the pool, each split would wait for a pool
+        // thread to wake up; run on a pool thread, an idle partner steals the second half and
+        // a sleeping one costs nothing (the caller does both halves itself).
         rayon::scope(|_| {
             for s in starts {
                 let mut f = |t: &[f64], g: &mut [f64]| self.eval(t, g, &mut ws);

@@ -7,6 +7,25 @@
 
 use cabo_core::{Error, Result};
 
+/// Smallest matrix order at which the row-block kernels hand their second half to another
+/// thread: below it a half is too little work to pay for the hand-over, and the run-to-run
+/// spread of the hand-over cost exceeds the gain.
+pub(crate) const PARALLEL_ORDER: usize = 160;
+
+/// `(a(), b())`, the two in parallel when the order `n` is at least [`PARALLEL_ORDER`]. The
+/// results are the same either way.
+pub(crate) fn join_if_large<RA: Send, RB: Send>(
+    n: usize,
+    a: impl FnOnce() -> RA + Send,
+    b: impl FnOnce() -> RB + Send,
+) -> (RA, RB) {
+    if n >= PARALLEL_ORDER {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
 /// Largest number of ×10 jitter escalations tried before a matrix is declared indefinite:
 /// starting from 1e-9·mean(diag) the cap is 1e-3·mean(diag), beyond which the model would
 /// no longer be the one asked for.
@@ -439,11 +458,12 @@ impl Cholesky {
         assert_eq!(out.len(), n * n, "inverse buffer must be n × n");
         self.inverse_factor_into(linv);
         // Row a costs (n − a)(a + 1) multiply-adds, symmetric about n/2: the two halves run
-        // in parallel when a second thread is idle, with identical arithmetic either way.
+        // in parallel for large n, with identical arithmetic either way.
         let half = n / 2;
         let (top, bottom) = out.split_at_mut(half * n);
         let linv = &*linv;
-        rayon::join(
+        join_if_large(
+            n,
             || inverse_lower_rows(linv, n, 0..half, top),
             || inverse_lower_rows(linv, n, half..n, bottom),
         );
