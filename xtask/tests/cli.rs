@@ -637,3 +637,54 @@ fn bad_study_parameters_are_located_errors() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("study spec"), "{stderr}");
 }
+
+#[test]
+fn runs_made_with_only_or_fewer_replications_count_for_the_whole_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("partial.yaml");
+    let text = "name: partial\nreplications: 3\nproblem: { type: ackley, dim: 2 }\n\
+                budget: { iterations: 4 }\ninitial_design: { points: 2 }\n\
+                model: { type: exact_gp, kernel: { type: rbf, lengthscale: 0.3 }, fit: fixed }\npolicies:\n  \
+                - name: Random\n    policy: { type: random_search }\n  \
+                - name: EI\n    acquisition: { type: ei }\n\
+                optimizer: { raw_samples: 16, restarts: 1, max_iters: 10 }\n";
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run_ok(&args)
+    };
+    run(&["--only", "Random", "--replications", "2"]);
+    let first = completed(&out.join("partial"));
+    assert_eq!(first.len(), 2);
+    // An edit of the report section changes no run either.
+    std::fs::write(
+        &spec,
+        format!("{text}report: {{ x: iteration, y: simple_regret, bands: std_err }}\n"),
+    )
+    .unwrap();
+    let stderr = run(&[]);
+    assert!(
+        stderr.contains("4 run(s) executed, 2 already complete"),
+        "{stderr}"
+    );
+    let after = completed(&out.join("partial"));
+    assert_eq!(after.len(), 6);
+    for (path, bytes, mtime) in &first {
+        let (_, b, m) = after.iter().find(|(p, _, _)| p == path).unwrap();
+        assert!(b == bytes && m == mtime, "{} was redone", path.display());
+    }
+    // A change that does alter the runs (the budget) reruns all of them.
+    std::fs::write(&spec, text.replace("iterations: 4", "iterations: 5")).unwrap();
+    let stderr = run(&[]);
+    assert!(
+        stderr.contains("6 run(s) executed, 0 already complete"),
+        "{stderr}"
+    );
+}

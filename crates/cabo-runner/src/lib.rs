@@ -408,7 +408,7 @@ pub fn run_specs(
                 dir.display()
             ))
         })?;
-        let fp = store::fingerprint(&s.spec);
+        let whole = store::fingerprint(&s.spec);
         let spec_json =
             serde_json::to_vec_pretty(&s.spec).map_err(|e| RunError::Setup(e.to_string()))?;
         store::write_atomic(&dir.join("spec.json"), &spec_json).map_err(|e| {
@@ -428,7 +428,10 @@ pub fn run_specs(
                 ));
             }
         }
-        prints.push((dir, fp));
+        let runs = (0..s.spec.policies.len())
+            .map(|p| store::run_fingerprint(&s.spec, p))
+            .collect();
+        prints.push(SpecPrints { dir, whole, runs });
     }
     // Shards split the run list sorted by names (not by argument order), so every shard of
     // a sweep agrees on the split however its specs were listed.
@@ -476,10 +479,11 @@ pub fn run_specs(
         jobs.par_iter()
             .map(|&(si, id)| {
                 let s = &specs[si];
-                let (dir, fp) = &prints[si];
+                let SpecPrints { dir, whole, runs } = &prints[si];
+                let fp = &runs[id.policy];
                 let files =
                     store::RunFiles::new(dir, &s.spec.policies[id.policy].name, id.replication);
-                if let Some(done) = store::completed(&files, fp) {
+                if let Some(done) = store::completed(&files, &[fp, whole]) {
                     finished.fetch_add(1, Ordering::Relaxed);
                     bump(&sweep);
                     return (si, id, Ok(Some(done)), true);
@@ -533,15 +537,25 @@ fn bump(sweep: &tracing::Span) {
     }
 }
 
+/// Where a spec's results go and the fingerprints its runs are checked against.
+struct SpecPrints {
+    dir: PathBuf,
+    /// The whole spec's fingerprint: the run manifest's, and the form runs recorded before
+    /// runs had their own, still accepted when the spec is unchanged.
+    whole: String,
+    /// [`store::run_fingerprint`] per policy.
+    runs: Vec<String>,
+}
+
 /// Summaries of every run of a spec, if all are complete on disk (written by this or any
 /// other invocation, such as another shard), ordered by (policy, replication).
-fn all_complete(spec: &LoadedSpec, dir: &Path, fingerprint: &str) -> Option<Vec<RunSummary>> {
+fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary>> {
     let mut out = Vec::new();
-    for p in &spec.spec.policies {
+    for (p, fp) in spec.spec.policies.iter().zip(&prints.runs) {
         for r in 0..spec.spec.replications {
             out.push(store::completed(
-                &store::RunFiles::new(dir, &p.name, r),
-                fingerprint,
+                &store::RunFiles::new(&prints.dir, &p.name, r),
+                &[fp, &prints.whole],
             )?);
         }
     }
@@ -552,16 +566,16 @@ type JobResult = (usize, RunId, cabo_core::Result<Option<RunSummary>>, bool);
 
 fn collect_outcomes(
     specs: &[LoadedSpec],
-    prints: &[(PathBuf, String)],
+    prints: &[SpecPrints],
     results: Vec<JobResult>,
     opts: &RunOptions,
 ) -> Result<Vec<SpecOutcome>, RunError> {
     let mut outcomes: Vec<SpecOutcome> = specs
         .iter()
         .zip(prints)
-        .map(|(s, (dir, _))| SpecOutcome {
+        .map(|(s, prints)| SpecOutcome {
             name: s.spec.name.clone(),
-            dir: dir.clone(),
+            dir: prints.dir.clone(),
             executed: 0,
             skipped: 0,
             runs: Vec::new(),
@@ -603,11 +617,11 @@ fn collect_outcomes(
         // Read back from disk rather than using this invocation's runs: with shards, the
         // invocation that completes the last run writes the manifest and the report, and
         // their bytes must not depend on which one it was.
-        let Some(all) = all_complete(&specs[si], &o.dir, &prints[si].1) else {
+        let Some(all) = all_complete(&specs[si], &prints[si]) else {
             continue;
         };
         o.complete = true;
-        let run_json = summary::run_manifest(&specs[si], &prints[si].1, &all);
+        let run_json = summary::run_manifest(&specs[si], &prints[si].whole, &all);
         store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
             .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
         if opts.report {

@@ -11,6 +11,7 @@
 //! <spec>/run.json                        written when every run of the spec is complete
 //! ```
 
+use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -56,7 +57,8 @@ impl RunFiles {
 /// What a completed run leaves behind in `rep-<r>.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
-    /// Fingerprint of the spec that produced it (a changed spec reruns).
+    /// Fingerprint of the spec as far as this run depends on it ([`run_fingerprint`]): a
+    /// change that could alter the run reruns it, nothing else does.
     pub spec_fingerprint: String,
     /// Policy name.
     pub policy: String,
@@ -86,11 +88,31 @@ pub struct RunSummary {
     pub metrics: std::collections::BTreeMap<String, f64>,
 }
 
-/// Reads a completed run's summary, if the run is complete for this spec fingerprint.
-pub fn completed(files: &RunFiles, fingerprint: &str) -> Option<RunSummary> {
+/// Reads a completed run's summary, if the run is complete for one of `fingerprints` (the
+/// run's [`run_fingerprint`], then any older form still accepted).
+pub fn completed(files: &RunFiles, fingerprints: &[&str]) -> Option<RunSummary> {
     let text = fs::read_to_string(&files.done).ok()?;
     let summary: RunSummary = serde_json::from_str(&text).ok()?;
-    (summary.spec_fingerprint == fingerprint).then_some(summary)
+    fingerprints
+        .contains(&summary.spec_fingerprint.as_str())
+        .then_some(summary)
+}
+
+/// The fingerprint of what one policy's runs depend on: the spec without its description,
+/// replication count, report options, smoke variant and other policies (a run's seeds come
+/// from the spec name, the policy name and the replication index, never from those). Runs
+/// made with `--only` or fewer `--replications`, or before an edit of the report or the
+/// smoke section, therefore stay valid for the whole spec.
+pub fn run_fingerprint(spec: &Spec, policy: usize) -> String {
+    let mut value = serde_json::to_value(spec).unwrap_or_default();
+    if let Some(fields) = value.as_object_mut() {
+        for key in ["description", "replications", "report", "smoke", "policies"] {
+            fields.remove(key);
+        }
+        let entry = serde_json::to_value(&spec.policies[policy]).unwrap_or_default();
+        fields.insert("policy".to_string(), entry);
+    }
+    fingerprint(&value)
 }
 
 /// Writes `contents` to `path` atomically (temporary file + rename), so a killed process
