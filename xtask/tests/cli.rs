@@ -116,6 +116,25 @@ fn unknown_field_suggests_the_closest() {
 }
 
 #[test]
+fn an_acquisition_without_a_model_is_rejected_before_running() {
+    let text = VALID.replace(
+        "  - name: Random\n    policy: { type: random_search }\n",
+        "  - name: Random\n    policy: { type: random_search }\n  - name: EI\n    acquisition: { type: ei }\n",
+    );
+    assert_rejected(
+        &text,
+        &[":9:", "policies[1].acquisition", "\"EI\"", "no `model`"],
+    );
+    // A model in the entry (or at the top level) is enough.
+    let with_model = text.replace(
+        "acquisition: { type: ei }\n",
+        "acquisition: { type: ei }\n    model: { type: exact_gp, kernel: { type: rbf }, fit: map }\n",
+    );
+    let (code, stderr, _) = validate(&with_model);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
 fn wrong_value_type_is_located() {
     let text = VALID.replace("replications: 1", "replications: many");
     assert_rejected(&text, &[":2:", "`replications`", "invalid"]);

@@ -53,6 +53,11 @@ pub trait AcquisitionSpec: Debug + Send + Sync + dyn_clone::DynClone {
     }
     /// Builds the acquisition for one run.
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Acquisition>>;
+    /// Whether the acquisition reads the model's posterior, as nearly every one does; the
+    /// runner then rejects, before running anything, a spec that gives it no `model`.
+    fn needs_posterior(&self) -> bool {
+        true
+    }
 }
 
 dyn_clone::clone_trait_object!(AcquisitionSpec);

@@ -368,7 +368,19 @@ impl LoadedSpec {
             return Err(self.error_at(&format!("{key}.name"), "a policy needs a non-empty name"));
         }
         match (&p.acquisition, &p.policy) {
-            (Some(a), None) => a.validate(dim).map_err(|e| at("acquisition", e))?,
+            (Some(a), None) => {
+                a.validate(dim).map_err(|e| at("acquisition", e))?;
+                if a.needs_posterior() && p.model.is_none() && self.spec.model.is_none() {
+                    return Err(self.error_at(
+                        &format!("{key}.acquisition"),
+                        format!(
+                            "policy {:?} maximises an acquisition of the model's posterior, but \
+                             the spec has no `model`: give one at the top level or in this entry",
+                            p.name
+                        ),
+                    ));
+                }
+            }
             (None, Some(pol)) => pol.validate(dim).map_err(|e| at("policy", e))?,
             _ => {
                 return Err(self.error_at(
