@@ -436,8 +436,8 @@ impl Density {
 
 /// Scratch buffers of one objective evaluation, reused across L-BFGS iterations.
 struct Workspace {
-    x_scaled: Vec<f64>,
-    /// `x_scaled` transposed (`d × n`), so distances to one point run along rows.
+    /// The inputs divided by the lengthscales, by coordinate (`d × n`), so that distances to
+    /// one point run along rows.
     x_cols: Vec<f64>,
     kappa: Vec<f64>,
     dkappa: Vec<f64>,
@@ -453,7 +453,6 @@ impl Workspace {
     fn new(n: usize, d: usize) -> Self {
         let packed = n * (n + 1) / 2;
         Workspace {
-            x_scaled: vec![0.0; n * d],
             x_cols: vec![0.0; n * d],
             kappa: vec![0.0; packed],
             dkappa: vec![0.0; packed],
@@ -767,15 +766,9 @@ impl<'a> FitProblem<'a> {
         let n = self.y.len();
         let d = self.dim;
         let inv: Vec<f64> = hp.lengthscales.iter().map(|l| 1.0 / l).collect();
-        for (j, (o, xi)) in ws
-            .x_scaled
-            .chunks_exact_mut(d)
-            .zip(self.x.chunks_exact(d))
-            .enumerate()
-        {
-            for (l, ((v, a), il)) in o.iter_mut().zip(xi).zip(&inv).enumerate() {
-                *v = a * il;
-                ws.x_cols[l * n + j] = *v;
+        for (j, xj) in self.x.chunks_exact(d).enumerate() {
+            for (l, (a, il)) in xj.iter().zip(&inv).enumerate() {
+                ws.x_cols[l * n + j] = a * il;
             }
         }
         // The two row blocks cover equal areas of the lower triangle and run in parallel
