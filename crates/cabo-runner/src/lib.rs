@@ -303,14 +303,7 @@ pub fn run_studies(
             .map(|s| study::run_study(s, &opts.out))
             .collect::<Vec<_>>()
     };
-    let results = match opts.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| RunError::Setup(format!("cannot start {n} worker threads: {e}")))?
-            .install(work),
-        None => work(),
-    };
+    let results = in_pool(opts.threads, work)?;
     let (done, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
     if failed.is_empty() {
         Ok(done.into_iter().flatten().collect())
@@ -517,16 +510,25 @@ pub fn run_specs(
             })
             .collect::<Vec<_>>()
     };
-    let results = match opts.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
+    let results = in_pool(opts.threads, work)?;
+    drop(sweep);
+    collect_outcomes(specs, &prints, results, opts)
+}
+
+/// Runs `work` on a pool of `threads` workers, or on the global pool (all cores, or
+/// `RAYON_NUM_THREADS`) when no count is given.
+fn in_pool<R: Send>(
+    threads: Option<usize>,
+    work: impl FnOnce() -> R + Send,
+) -> Result<R, RunError> {
+    match threads {
+        Some(n) => Ok(rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build()
             .map_err(|e| RunError::Setup(format!("cannot start {n} worker threads: {e}")))?
-            .install(work),
-        None => work(),
-    };
-    drop(sweep);
-    collect_outcomes(specs, &prints, results, opts)
+            .install(work)),
+        None => Ok(work()),
+    }
 }
 
 /// Advances the sweep's bar by one run.

@@ -11,15 +11,7 @@ use common::*;
 /// Everything a MAP fit produces that the rest of cabo reads, as bit patterns.
 fn fit_bits(kind: KernelKind, n: usize, d: usize) -> Vec<u64> {
     let x = points(n, d, 3 + n as u64);
-    let y: Vec<f64> = x
-        .chunks_exact(d)
-        .map(|p| {
-            p.iter()
-                .enumerate()
-                .map(|(i, v)| (4.0 * v + i as f64).sin())
-                .sum()
-        })
-        .collect();
+    let y: Vec<f64> = x.chunks_exact(d).map(target).collect();
     let mut gp = ExactGp::new(GpConfig::map(kind, Prior::Gamma, true)).unwrap();
     let post = gp
         .fit(
