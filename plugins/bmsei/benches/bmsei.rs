@@ -1,6 +1,7 @@
 //! One B-MS-EI decision at n = 50, d = 3 with the specs' optimiser settings (200·d raw
 //! samples, 10·d restarts, 200 L-BFGS-B iterations), models already fitted: the 4-step path
-//! variant (fantasies [1, 1, 1]) and a [4, 4, 2] tree.
+//! variant (fantasies [1, 1, 1]), a [4, 4, 2] tree, and the one-shot knowledge gradient with
+//! 64 fantasies.
 
 use cabo_core::{
     Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
@@ -46,7 +47,9 @@ fn fixture() -> Fixture {
     }
 }
 
-fn decide(fantasies: &[usize], bencher: divan::Bencher) {
+const BMSEI: cabo_bmsei::Variant = cabo_bmsei::Variant::Bmsei(cabo_bmsei::BudgetMode::Remaining);
+
+fn decide(variant: cabo_bmsei::Variant, fantasies: &[usize], bencher: divan::Bencher) {
     let f = fixture();
     let d = f.info.dim;
     let cfg = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.3), 1.0, 1e-4);
@@ -71,10 +74,7 @@ fn decide(fantasies: &[usize], bencher: divan::Bencher) {
         let ctx = DecisionContext::new(&f.info, &f.data, &f.budget, 1, 9, &f.settings)
             .with_posterior(Box::new(post.clone()))
             .with_cost_belief(Box::new(cost.clone()));
-        let mut p = cabo_bmsei::TreePolicy::new(
-            cabo_bmsei::Variant::Bmsei(cabo_bmsei::BudgetMode::Remaining),
-            fantasies.to_vec(),
-        );
+        let mut p = cabo_bmsei::TreePolicy::new(variant, fantasies.to_vec());
         match p.decide(&ctx).unwrap() {
             Decision::Evaluate(q) => q.x,
             Decision::Stop(_) => unreachable!(),
@@ -84,10 +84,16 @@ fn decide(fantasies: &[usize], bencher: divan::Bencher) {
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn path_4_step_n50_d3(bencher: divan::Bencher) {
-    decide(&[1, 1, 1], bencher);
+    decide(BMSEI, &[1, 1, 1], bencher);
 }
 
 #[divan::bench(sample_count = 2, sample_size = 1)]
 fn tree_4_4_2_n50_d3(bencher: divan::Bencher) {
-    decide(&[4, 4, 2], bencher);
+    decide(BMSEI, &[4, 4, 2], bencher);
+}
+
+/// One-shot knowledge gradient with 64 fantasies (the PBGI specs' KG): 195 variables.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn kg_64_n50_d3(bencher: divan::Bencher) {
+    decide(cabo_bmsei::Variant::Kg, &[64], bencher);
 }

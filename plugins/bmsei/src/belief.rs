@@ -89,10 +89,9 @@ impl PathBelief for GpPath<'_> {
         c.v.resize(n, 0.0);
         if grad {
             c.jv.resize(n * d, 0.0);
-            for i in 0..n {
-                c.v[i] =
-                    kern.value_grad_x(x, &train[i * d..(i + 1) * d], &mut c.jv[i * d..(i + 1) * d]);
-            }
+            // `u` is overwritten below; until then it holds the kernel's gradient weights.
+            c.u.resize(n, 0.0);
+            kern.cross_grad_x(x, train, &mut c.v, &mut c.jv, &mut c.u);
         } else {
             c.jv.clear();
             for i in 0..n {

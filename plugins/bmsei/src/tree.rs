@@ -237,8 +237,9 @@ pub struct TreeObjective<'a> {
     scratch: RefCell<Scratch>,
 }
 
-/// Small dense matrices of duals on the stack.
-type Mat<const W: usize> = [[D<W>; MAX_STEPS]; MAX_STEPS];
+/// Small dense matrices of duals on the stack, `S × S` for paths of at most `S` points (a
+/// matrix sized for the longest path would cost more to zero and move than to factor).
+type Mat<const W: usize, const S: usize> = [[D<W>; S]; S];
 
 impl<'a> TreeObjective<'a> {
     /// The tree objective for objective belief `f`, ln-cost belief `c`, incumbent `best` and
@@ -350,31 +351,38 @@ impl<'a> TreeObjective<'a> {
                 let mut path = [0usize; MAX_STEPS];
                 for node in 0..t.nodes() {
                     let len = t.path(node, &mut path);
-                    let w = t.weight[node];
-                    let (v, gn) = match len * d {
-                        0..=4 => self.grad_at::<4>(node, s),
-                        5..=8 => self.grad_at::<8>(node, s),
-                        9..=16 => self.grad_at::<16>(node, s),
-                        17..=32 => self.grad_at::<32>(node, s),
-                        _ => self.grad_at::<64>(node, s),
+                    let path = &path[..len];
+                    let v = match len * d {
+                        0..=4 => self.add_node_grad::<4>(node, path, s, g),
+                        5..=8 => self.add_node_grad::<8>(node, path, s, g),
+                        9..=16 => self.add_node_grad::<16>(node, path, s, g),
+                        17..=32 => self.add_node_grad::<32>(node, path, s, g),
+                        _ => self.add_node_grad::<64>(node, path, s, g),
                     };
-                    total += w * v;
-                    for (i, &p) in path[..len].iter().enumerate() {
-                        for j in 0..d {
-                            g[p * d + j] += w * gn[i * d + j];
-                        }
-                    }
+                    total += t.weight[node] * v;
                 }
             }
         }
         total
     }
 
-    fn grad_at<const W: usize>(&self, node: usize, s: &mut Scratch) -> (f64, [f64; 64]) {
+    /// The value of `node` (whose path is `path`), adding its weighted gradient into `g`.
+    fn add_node_grad<const W: usize>(
+        &self,
+        node: usize,
+        path: &[usize],
+        s: &mut Scratch,
+        g: &mut [f64],
+    ) -> f64 {
+        let d = self.tree.d;
+        let w = self.tree.weight[node];
         let r = self.node_at::<W>(node, s);
-        let mut g = [0.0; 64];
-        g[..W].copy_from_slice(&r.g);
-        (r.v, g)
+        for (gn, &p) in r.g.chunks_exact(d).zip(path) {
+            for (gi, gn) in g[p * d..(p + 1) * d].iter_mut().zip(gn) {
+                *gi += w * gn;
+            }
+        }
+        r.v
     }
 
     fn node_at<const W: usize>(&self, node: usize, s: &mut Scratch) -> D<W> {
@@ -394,16 +402,12 @@ impl<'a> TreeObjective<'a> {
             }
         }
         let leaf = t.level[node] + 1 == t.steps();
-        node_value::<W>(
-            self,
-            &pf[..len],
-            &pc[..len],
-            &ey,
-            &ec,
-            leaf,
-            &mut s.ga,
-            &mut s.gb,
-        )
+        let (pf, pc, ga, gb) = (&pf[..len], &pc[..len], &mut s.ga, &mut s.gb);
+        match len {
+            0..=2 => node_value::<W, 2>(self, pf, pc, &ey, &ec, leaf, ga, gb),
+            3..=4 => node_value::<W, 4>(self, pf, pc, &ey, &ec, leaf, ga, gb),
+            _ => node_value::<W, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, ga, gb),
+        }
     }
 
     /// For finite domains: the exact maximum of the sample-average tree over per-node
@@ -458,7 +462,8 @@ impl<'a> TreeObjective<'a> {
                 pf[i] = &fc[c];
                 pc[i] = &cc[c];
             }
-            let mut v = node_value::<0>(self, &pf[..len], &pc[..len], &ey, &ec, leaf, ga, gb).v;
+            let mut v =
+                node_value::<0, MAX_STEPS>(self, &pf[..len], &pc[..len], &ey, &ec, leaf, ga, gb).v;
             let kids = t.children(node);
             if !kids.is_empty() {
                 let m = kids.len() as f64;
@@ -487,16 +492,16 @@ fn at_slot<const W: usize>(value: f64, grad: &[f64], slot: usize, d: usize) -> D
 
 /// The joint posterior covariance of the path points plus fantasy noise on all but the last,
 /// and its (semi-definite) Cholesky factor.
-fn path_factor<const W: usize>(
+fn path_factor<const W: usize, const S: usize>(
     b: &dyn PathBelief,
     p: &[&PointCache],
     ga: &mut Vec<f64>,
     gb: &mut Vec<f64>,
-) -> (Mat<W>, [D<W>; MAX_STEPS]) {
+) -> (Mat<W, S>, [D<W>; S]) {
     let len = p.len();
     let d = p[0].x.len();
-    let mut m: Mat<W> = [[D::c(0.0); MAX_STEPS]; MAX_STEPS];
-    let mut mean = [D::c(0.0); MAX_STEPS];
+    let mut m: Mat<W, S> = [[D::c(0.0); S]; S];
+    let mut mean = [D::c(0.0); S];
     let want = W > 0;
     ga.resize(if want { d } else { 0 }, 0.0);
     gb.resize(if want { d } else { 0 }, 0.0);
@@ -525,7 +530,7 @@ fn path_factor<const W: usize>(
     }
     // Cholesky; a pivot that is numerically zero (a repeated point without noise, a known
     // cost) makes that fantasy deterministic: its column is set to zero.
-    let mut l: Mat<W> = [[D::c(0.0); MAX_STEPS]; MAX_STEPS];
+    let mut l: Mat<W, S> = [[D::c(0.0); S]; S];
     for j in 0..len {
         let mut s = m[j][j];
         for k in 0..j {
@@ -549,7 +554,7 @@ fn path_factor<const W: usize>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn node_value<const W: usize>(
+fn node_value<const W: usize, const S: usize>(
     o: &TreeObjective<'_>,
     pf: &[&PointCache],
     pc: &[&PointCache],
@@ -564,7 +569,7 @@ fn node_value<const W: usize>(
     if o.kind == NodeValue::LeafMean && !leaf {
         return D::c(0.0);
     }
-    let (lf, mf) = path_factor::<W>(o.f, pf, ga, gb);
+    let (lf, mf) = path_factor::<W, S>(o.f, pf, ga, gb);
     // Latent value at the node's point given the path's fantasies.
     let mut mean = mf[k];
     for i in 0..k {
@@ -588,7 +593,7 @@ fn node_value<const W: usize>(
     // Budget left after the path's fantasised costs.
     let mut prob = D::c(1.0);
     if o.budget.is_finite() {
-        let (lc, mc) = path_factor::<W>(o.c, pc, ga, gb);
+        let (lc, mc) = path_factor::<W, S>(o.c, pc, ga, gb);
         let mut left = D::c(o.budget);
         for j in 0..k {
             let mut z = mc[j];

@@ -5,7 +5,7 @@
 //! every public method reports in the units of the observed y, like BoTorch's
 //! `Standardize` outcome transform, unless its doc says otherwise.
 
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, scaled_profiles};
 use crate::linalg::{Cholesky, axpy, dot};
 use crate::rff::RandomFeatures;
 use cabo_core::{
@@ -550,22 +550,16 @@ impl Posterior for GpPosterior {
             }
             let s = self.kernel.outputscale;
             let rows = self.train.x_scaled.chunks_exact(d);
-            for (((ki, ci), ti), xi) in k
-                .iter_mut()
-                .zip(c.iter_mut())
-                .zip(tmat.chunks_exact_mut(d))
-                .zip(rows)
-            {
+            for ((ki, ti), xi) in k.iter_mut().zip(tmat.chunks_exact_mut(d)).zip(rows) {
                 let mut r2 = 0.0;
                 for ((tj, a), b) in ti.iter_mut().zip(&*xs).zip(xi) {
                     let v = a - b;
                     *tj = v;
                     r2 += v * v;
                 }
-                let (kv, dkv) = self.kernel.kind.profile(r2);
-                *ki = s * kv;
-                *ci = 2.0 * s * dkv;
+                *ki = r2;
             }
+            scaled_profiles(self.kernel.kind, s, k, c);
             let mean = self.mean + dot(k, &self.alpha);
             // v = L⁻¹k gives the variance; u = L⁻ᵀv = K⁻¹k gives its gradient.
             self.chol.solve_lower_in_place(k);

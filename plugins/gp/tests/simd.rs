@@ -27,6 +27,8 @@ fn fit_bits(kind: KernelKind, n: usize, d: usize) -> Vec<u64> {
     for p in points(7, d, 99).chunks_exact(d) {
         let mv = post.mean_var(p);
         bits.extend([mv.mean.to_bits(), mv.var.to_bits()]);
+        let g = post.mean_var_grad(p).unwrap();
+        bits.extend(g.dmean.iter().chain(&g.dvar).map(|v| v.to_bits()));
     }
     bits
 }
