@@ -53,6 +53,18 @@ enum Command {
         #[arg(long)]
         no_report: bool,
     },
+    /// Show how far a sweep has got: per spec and policy the replications complete and
+    /// started, the mean run time and the estimated run time left. Runs nothing.
+    Status {
+        /// Spec files or glob patterns, e.g. `specs/pbgi/*.yaml`.
+        #[arg(required = true)]
+        specs: Vec<String>,
+        #[command(flatten)]
+        select: Selection,
+        /// Output directory the runs were written to.
+        #[arg(long, default_value = "results", value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Aggregate completed runs: summary.csv, report.md, report.svg and report.png in each
     /// spec's results directory.
     Report {
@@ -229,6 +241,16 @@ fn main() -> ExitCode {
                 report: !no_report,
             };
             run(&specs, &opts)
+        }
+        Command::Status { specs, select, out } => {
+            let opts = RunOptions {
+                smoke: select.smoke,
+                only: select.only,
+                replications: select.replications,
+                out,
+                ..RunOptions::default()
+            };
+            status(&specs, &opts)
         }
         Command::Report { targets, out } => report(&targets, &out),
         Command::Slurm { specs, opts } => {
@@ -430,6 +452,23 @@ fn file_name(p: &std::path::Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+fn status(args: &[String], opts: &RunOptions) -> ExitCode {
+    let found = match cabo_runner::resolve_spec_paths(args)
+        .and_then(|paths| cabo_runner::load_experiments(&paths, opts))
+    {
+        Ok(found) => found,
+        Err(e) => return fail(&e),
+    };
+    let specs = cabo_runner::status::sweep_status(&found.comparisons, &opts.out);
+    let studies: Vec<_> = found
+        .studies
+        .iter()
+        .map(|s| (s, cabo_runner::study::is_complete(s, &opts.out)))
+        .collect();
+    print!("{}", cabo_runner::status::render(&specs, &studies));
+    ExitCode::SUCCESS
 }
 
 fn validate(args: &[String], smoke: bool) -> ExitCode {

@@ -707,3 +707,67 @@ fn runs_made_with_only_or_fewer_replications_count_for_the_whole_spec() {
         "{stderr}"
     );
 }
+
+#[test]
+fn status_counts_what_run_would_skip_and_times_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("progress.yaml");
+    let text = "name: progress\nreplications: 3\nproblem: { type: ackley, dim: 2 }\n\
+                budget: { iterations: 3 }\ninitial_design: { points: 2 }\n\
+                model: { type: exact_gp, kernel: { type: rbf, lengthscale: 0.3 }, fit: fixed }\npolicies:\n  \
+                - name: Random\n    policy: { type: random_search }\n  \
+                - name: EI\n    acquisition: { type: ei }\n\
+                optimizer: { raw_samples: 16, restarts: 1, max_iters: 10 }\n";
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let (spec, out) = (spec.to_str().unwrap(), out.to_str().unwrap());
+    let status = || {
+        let o = xtask(&["status", spec, "--out", out]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let row = |table: &str, name: &str| -> Vec<String> {
+        let line = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name} in\n{table}"));
+        line.split_whitespace().skip(1).map(String::from).collect()
+    };
+    let before = status();
+    assert_eq!(row(&before, "Random")[..3], ["0/3", "0", "-"], "{before}");
+    assert_eq!(row(&before, "total")[0], "0/6", "{before}");
+    run_ok(&[
+        "run",
+        spec,
+        "--out",
+        out,
+        "--only",
+        "Random",
+        "--replications",
+        "2",
+    ]);
+    let partial = status();
+    // Two of Random's three runs are complete and timed, so the third has an estimate; EI has
+    // nothing to time yet.
+    let random = row(&partial, "Random");
+    assert_eq!(random[..2], ["2/3", "0"], "{partial}");
+    assert_ne!(random.last().unwrap(), "?", "{partial}");
+    assert_eq!(
+        row(&partial, "EI")[..4],
+        ["0/3", "0", "-", "?"],
+        "{partial}"
+    );
+    assert_eq!(row(&partial, "total")[0], "2/6", "{partial}");
+    assert!(
+        partial.contains("+ 3 run(s) of policies with none complete"),
+        "{partial}"
+    );
+    // A spec edit that changes the runs makes them stale: no longer complete, only started.
+    std::fs::write(spec, text.replace("iterations: 3", "iterations: 4")).unwrap();
+    let stale = status();
+    assert_eq!(row(&stale, "Random")[..2], ["0/3", "2"], "{stale}");
+    run_ok(&["run", spec, "--out", out]);
+    let done = status();
+    assert_eq!(row(&done, "progress")[0], "6/6", "{done}");
+    assert_eq!(row(&done, "EI")[..2], ["3/3", "0"], "{done}");
+}

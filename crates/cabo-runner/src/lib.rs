@@ -19,6 +19,7 @@ pub mod report;
 pub mod scaffold;
 pub mod slurm;
 pub mod spec;
+pub mod status;
 pub mod store;
 pub mod study;
 pub mod summary;
@@ -401,7 +402,6 @@ pub fn run_specs(
                 dir.display()
             ))
         })?;
-        let whole = store::fingerprint(&s.spec);
         let spec_json =
             serde_json::to_vec_pretty(&s.spec).map_err(|e| RunError::Setup(e.to_string()))?;
         store::write_atomic(&dir.join("spec.json"), &spec_json).map_err(|e| {
@@ -421,10 +421,7 @@ pub fn run_specs(
                 ));
             }
         }
-        let runs = (0..s.spec.policies.len())
-            .map(|p| store::run_fingerprint(&s.spec, p))
-            .collect();
-        prints.push(SpecPrints { dir, whole, runs });
+        prints.push(SpecPrints::new(&opts.out, s));
     }
     // Shards split the run list sorted by names (not by argument order), so every shard of
     // a sweep agrees on the split however its specs were listed.
@@ -472,17 +469,14 @@ pub fn run_specs(
         jobs.par_iter()
             .map(|&(si, id)| {
                 let s = &specs[si];
-                let SpecPrints { dir, whole, runs } = &prints[si];
-                let fp = &runs[id.policy];
-                let files =
-                    store::RunFiles::new(dir, &s.spec.policies[id.policy].name, id.replication);
-                if let Some(done) = store::completed(&files, &[fp, whole]) {
+                let sp = &prints[si];
+                if let Some(done) = sp.completed(s, id.policy, id.replication) {
                     finished.fetch_add(1, Ordering::Relaxed);
                     bump(&sweep);
                     return (si, id, Ok(Some(done)), true);
                 }
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    engine::execute(s, id, dir, fp, cancel, &run_parent)
+                    engine::execute(s, id, &sp.dir, &sp.runs[id.policy], cancel, &run_parent)
                 }))
                 .unwrap_or_else(|panic| {
                     let msg = panic
@@ -549,16 +543,34 @@ struct SpecPrints {
     runs: Vec<String>,
 }
 
+impl SpecPrints {
+    /// The results directory of `spec` under `out` and the fingerprints of its runs.
+    fn new(out: &Path, spec: &LoadedSpec) -> Self {
+        SpecPrints {
+            dir: out.join(&spec.spec.name),
+            whole: store::fingerprint(&spec.spec),
+            runs: (0..spec.spec.policies.len())
+                .map(|p| store::run_fingerprint(&spec.spec, p))
+                .collect(),
+        }
+    }
+
+    /// The summary of replication `rep` of policy `policy`, if that run is complete on disk.
+    fn completed(&self, spec: &LoadedSpec, policy: usize, rep: usize) -> Option<RunSummary> {
+        store::completed(
+            &store::RunFiles::new(&self.dir, &spec.spec.policies[policy].name, rep),
+            &[&self.runs[policy], &self.whole],
+        )
+    }
+}
+
 /// Summaries of every run of a spec, if all are complete on disk (written by this or any
 /// other invocation, such as another shard), ordered by (policy, replication).
 fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary>> {
     let mut out = Vec::new();
-    for (p, fp) in spec.spec.policies.iter().zip(&prints.runs) {
+    for p in 0..spec.spec.policies.len() {
         for r in 0..spec.spec.replications {
-            out.push(store::completed(
-                &store::RunFiles::new(&prints.dir, &p.name, r),
-                &[fp, &prints.whole],
-            )?);
+            out.push(prints.completed(spec, p, r)?);
         }
     }
     Some(out)

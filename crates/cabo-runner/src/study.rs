@@ -129,13 +129,7 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
     let dir = out.join(&s.file.name);
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("cannot create the output directory {}: {e}", dir.display()))?;
-    // The smoke section does not change what this invocation computes, so editing it does
-    // not invalidate finished results.
-    let resolved = StudyFile {
-        smoke: None,
-        ..s.file.clone()
-    };
-    let spec = serde_json::to_value(&resolved).map_err(|e| e.to_string())?;
+    let spec = resolved_spec(s)?;
     let path = dir.join("study.json");
     let done = read_stored(&path).is_ok_and(|stored| stored.spec == spec);
     if !done {
@@ -165,6 +159,24 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
         executed: !done,
         report,
     })
+}
+
+/// Whether `<out>/<name>/study.json` holds the results of this study's spec, so that
+/// [`run_study`] would not recompute it.
+pub fn is_complete(s: &LoadedStudy, out: &Path) -> bool {
+    let path = out.join(&s.file.name).join("study.json");
+    resolved_spec(s).is_ok_and(|spec| read_stored(&path).is_ok_and(|stored| stored.spec == spec))
+}
+
+/// What a study's stored results are checked against.
+fn resolved_spec(s: &LoadedStudy) -> Result<serde_json::Value, String> {
+    // The smoke section does not change what this invocation computes, so editing it does
+    // not invalidate finished results.
+    let resolved = StudyFile {
+        smoke: None,
+        ..s.file.clone()
+    };
+    serde_json::to_value(&resolved).map_err(|e| e.to_string())
 }
 
 fn read_stored(path: &Path) -> Result<Stored, String> {

@@ -1,0 +1,227 @@
+//! How far a sweep has got, read from the results directory without running anything.
+//!
+//! For every spec and policy: the replications complete on disk (checked against the same
+//! fingerprints `run` uses to skip work, so "complete" here means `run` would skip it), those
+//! started but unfinished, the wall time the complete ones took (from their
+//! `rep-<r>.times.jsonl`), and from that an estimate of the run time the rest need. Long
+//! sweeps on shared machines are resumed many times; this answers "what is left, and how
+//! long will it take" before deciding where to run it.
+
+use crate::store::RunFiles;
+use crate::study::LoadedStudy;
+use crate::{LoadedSpec, SpecPrints};
+use serde::Deserialize;
+use std::fmt::Write;
+use std::path::Path;
+
+/// The state of one policy's replications.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyStatus {
+    /// The policy's name.
+    pub policy: String,
+    /// Replications the spec asks for.
+    pub total: usize,
+    /// Replications complete on disk for the current spec.
+    pub complete: usize,
+    /// Replications with records on disk but no completion marker for the current spec
+    /// (interrupted, running now, or made by an earlier version of the spec).
+    pub started: usize,
+    /// Summed wall time of the complete replications, in seconds.
+    pub seconds: f64,
+}
+
+impl PolicyStatus {
+    /// Estimated run time of the replications not yet complete: their count times the mean
+    /// of the complete ones. `None` when some are missing and none is complete to measure.
+    pub fn remaining_seconds(&self) -> Option<f64> {
+        let missing = self.total - self.complete;
+        if missing == 0 {
+            Some(0.0)
+        } else if self.complete == 0 {
+            None
+        } else {
+            Some(self.seconds / self.complete as f64 * missing as f64)
+        }
+    }
+}
+
+/// The state of one spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecStatus {
+    /// The spec's name (its results directory under the output directory).
+    pub name: String,
+    /// One entry per policy, in spec order.
+    pub policies: Vec<PolicyStatus>,
+}
+
+/// The state of every run of `specs` under `out`.
+pub fn sweep_status(specs: &[LoadedSpec], out: &Path) -> Vec<SpecStatus> {
+    specs
+        .iter()
+        .map(|s| {
+            let prints = SpecPrints::new(out, s);
+            let policies = s
+                .spec
+                .policies
+                .iter()
+                .enumerate()
+                .map(|(p, entry)| {
+                    let mut status = PolicyStatus {
+                        policy: entry.name.clone(),
+                        total: s.spec.replications,
+                        complete: 0,
+                        started: 0,
+                        seconds: 0.0,
+                    };
+                    for r in 0..s.spec.replications {
+                        let files = RunFiles::new(&prints.dir, &entry.name, r);
+                        if prints.completed(s, p, r).is_some() {
+                            status.complete += 1;
+                            status.seconds += wall_seconds(&files.times);
+                        } else if files.records.is_file() {
+                            status.started += 1;
+                        }
+                    }
+                    status
+                })
+                .collect();
+            SpecStatus {
+                name: s.spec.name.clone(),
+                policies,
+            }
+        })
+        .collect()
+}
+
+/// One line of `rep-<r>.times.jsonl`.
+#[derive(Deserialize)]
+struct Times {
+    fit_s: f64,
+    decide_s: f64,
+    evaluate_s: f64,
+}
+
+/// Fit, decision and evaluation time summed over a run's times file (0 when it is missing;
+/// unreadable lines are skipped: the times are informative, never part of a result).
+fn wall_seconds(path: &Path) -> f64 {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return 0.0;
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Times>(l).ok())
+        .map(|t| t.fit_s + t.decide_s + t.evaluate_s)
+        .sum()
+}
+
+/// A table of `specs` (and whether each study is complete): per policy the replications
+/// complete and started, the mean run time and the estimated remaining run time, with a
+/// line per spec and a total. Run times add up over runs; a sweep on `T` worker threads
+/// needs about `1/T` of that in wall-clock time.
+pub fn render(specs: &[SpecStatus], studies: &[(&LoadedStudy, bool)]) -> String {
+    let mut out = String::new();
+    let width = specs
+        .iter()
+        .flat_map(|s| s.policies.iter().map(|p| p.policy.len() + 2))
+        .chain(specs.iter().map(|s| s.name.len()))
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        out,
+        "{:width$}  {:>9}  {:>7}  {:>10}  {:>10}",
+        "", "complete", "started", "mean run", "remaining"
+    );
+    let (mut done, mut total, mut left, mut unknown) = (0, 0, 0.0, 0usize);
+    for s in specs {
+        let d: usize = s.policies.iter().map(|p| p.complete).sum();
+        let t: usize = s.policies.iter().map(|p| p.total).sum();
+        let _ = writeln!(out, "{:width$}  {:>9}", s.name, format!("{d}/{t}"));
+        for p in &s.policies {
+            let mean = (p.complete > 0).then(|| p.seconds / p.complete as f64);
+            let remaining = p.remaining_seconds();
+            match remaining {
+                Some(r) => left += r,
+                None => unknown += p.total - p.complete,
+            }
+            let _ = writeln!(
+                out,
+                "{:width$}  {:>9}  {:>7}  {:>10}  {:>10}",
+                format!("  {}", p.policy),
+                format!("{}/{}", p.complete, p.total),
+                p.started,
+                mean.map_or("-".into(), duration),
+                remaining.map_or("?".into(), duration),
+            );
+        }
+        done += d;
+        total += t;
+    }
+    for (study, complete) in studies {
+        let _ = writeln!(
+            out,
+            "{:width$}  {:>9}",
+            study.file.name,
+            if *complete { "study 1/1" } else { "study 0/1" }
+        );
+    }
+    let _ = write!(
+        out,
+        "{:width$}  {:>9}  {:>7}  {:>10}  {:>10}",
+        "total",
+        format!("{done}/{total}"),
+        "",
+        "",
+        duration(left)
+    );
+    if unknown > 0 {
+        let _ = write!(
+            out,
+            "  + {unknown} run(s) of policies with none complete to time"
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// `s` seconds as seconds, minutes, hours or days, three significant figures at most.
+pub fn duration(s: f64) -> String {
+    if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 86_400.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} d", s / 86_400.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remaining_time_is_the_mean_of_complete_runs_times_the_missing_ones() {
+        let mut p = PolicyStatus {
+            policy: "EI".into(),
+            total: 16,
+            complete: 4,
+            started: 1,
+            seconds: 40.0,
+        };
+        assert_eq!(p.remaining_seconds(), Some(120.0));
+        p.complete = 0;
+        p.seconds = 0.0;
+        assert_eq!(p.remaining_seconds(), None);
+        p.complete = 16;
+        assert_eq!(p.remaining_seconds(), Some(0.0));
+    }
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(duration(12.34), "12.3 s");
+        assert_eq!(duration(90.0), "1.5 min");
+        assert_eq!(duration(5400.0), "1.5 h");
+        assert_eq!(duration(3.0 * 86_400.0), "3.0 d");
+    }
+}
