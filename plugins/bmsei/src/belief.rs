@@ -105,11 +105,7 @@ impl PathBelief for GpPath<'_> {
         c.dmean.clear();
         if grad {
             c.dmean.resize(d, 0.0);
-            for i in 0..n {
-                for j in 0..d {
-                    c.dmean[j] += alpha[i] * c.jv[i * d + j];
-                }
-            }
+            fold_rows(&c.jv, &mut c.dmean, |acc, r, i| acc + alpha[i] * r);
             for g in c.dmean.iter_mut() {
                 *g *= self.scale;
             }
@@ -127,11 +123,8 @@ impl PathBelief for GpPath<'_> {
             chol.solve_upper_in_place(&mut c.u);
             c.dvar.resize(d, 0.0);
             if raw > MIN_VARIANCE {
-                for i in 0..n {
-                    for j in 0..d {
-                        c.dvar[j] -= 2.0 * c.u[i] * c.jv[i * d + j] * self.scale2;
-                    }
-                }
+                let (u, s2) = (&c.u, self.scale2);
+                fold_rows(&c.jv, &mut c.dvar, |acc, r, i| acc - 2.0 * u[i] * r * s2);
             }
         }
         c.var = self.scale2 * raw.max(MIN_VARIANCE);
@@ -140,7 +133,6 @@ impl PathBelief for GpPath<'_> {
     fn cov(&self, a: &PointCache, b: &PointCache, ga: &mut [f64], gb: &mut [f64]) -> f64 {
         let kern = self.post.kernel();
         let d = a.x.len();
-        let n = a.v.len();
         let k = if ga.is_empty() {
             kern.value(&a.x, &b.x)
         } else {
@@ -149,12 +141,8 @@ impl PathBelief for GpPath<'_> {
             for j in 0..d {
                 gb[j] = -ga[j];
             }
-            for i in 0..n {
-                for j in 0..d {
-                    ga[j] -= a.jv[i * d + j] * b.u[i];
-                    gb[j] -= b.jv[i * d + j] * a.u[i];
-                }
-            }
+            fold_rows(&a.jv, ga, |acc, r, i| acc - r * b.u[i]);
+            fold_rows(&b.jv, gb, |acc, r, i| acc - r * a.u[i]);
             for g in ga.iter_mut().chain(gb.iter_mut()) {
                 *g *= self.scale2;
             }
@@ -162,6 +150,35 @@ impl PathBelief for GpPath<'_> {
         };
         self.scale2 * (k - dot(&a.v, &b.v))
     }
+}
+
+/// `out[j] ← f(… f(f(out[j], rows[0][j], 0), rows[1][j], 1) …)` over the rows of `rows`
+/// (row length `out.len()`): a per-coordinate sum over training points, in ascending order
+/// like the plain loop, but with the running sums in a local array the compiler can keep
+/// apart from the rows (through a struct's vectors it must assume they alias).
+#[inline(always)]
+fn fold_rows(rows: &[f64], out: &mut [f64], f: impl Fn(f64, f64, usize) -> f64) {
+    const LOCAL: usize = 16;
+    let d = out.len();
+    if d == 0 {
+        return;
+    }
+    if d > LOCAL {
+        for (i, row) in rows.chunks_exact(d).enumerate() {
+            for (o, &r) in out.iter_mut().zip(row) {
+                *o = f(*o, r, i);
+            }
+        }
+        return;
+    }
+    let mut acc = [0.0; LOCAL];
+    acc[..d].copy_from_slice(out);
+    for (i, row) in rows.chunks_exact(d).enumerate() {
+        for (a, &r) in acc[..d].iter_mut().zip(row) {
+            *a = f(*a, r, i);
+        }
+    }
+    out.copy_from_slice(&acc[..d]);
 }
 
 /// A cost known exactly at every point (zero variance): known and uniform cost beliefs.
