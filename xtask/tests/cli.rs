@@ -771,3 +771,50 @@ fn status_counts_what_run_would_skip_and_times_the_rest() {
     assert_eq!(row(&done, "progress")[0], "6/6", "{done}");
     assert_eq!(row(&done, "EI")[..2], ["3/3", "0"], "{done}");
 }
+
+#[test]
+fn runs_start_replication_by_replication_in_the_order_specs_are_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str| {
+        let path = dir.path().join(format!("{name}.yaml"));
+        let text = format!(
+            "name: {name}\nreplications: 2\nproblem: {{ type: ackley, dim: 2 }}\n\
+             budget: {{ iterations: 1 }}\ninitial_design: {{ points: 2 }}\npolicies:\n  \
+             - name: Random\n    policy: {{ type: random_search }}\n  \
+             - name: Also-random\n    policy: {{ type: random_search }}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    // Given in reverse alphabetical order: the argument order is the priority.
+    let (second, first) = (write("zeta"), write("alpha"));
+    let out = dir.path().join("results");
+    let stderr = run_ok(&[
+        "run",
+        &second,
+        &first,
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    let order: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(|l| l.split_once("] ").unwrap().1.split(" done").next().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "zeta / Random / rep 0",
+            "zeta / Also-random / rep 0",
+            "alpha / Random / rep 0",
+            "alpha / Also-random / rep 0",
+            "zeta / Random / rep 1",
+            "zeta / Also-random / rep 1",
+            "alpha / Random / rep 1",
+            "alpha / Also-random / rep 1",
+        ],
+        "{stderr}"
+    );
+}

@@ -443,6 +443,12 @@ pub fn run_specs(
             .map(|(_, j)| j)
             .collect();
     }
+    // Runs start replication by replication — the first replication of every policy of
+    // every spec (in the order the specs were given), then the second, … — so a sweep
+    // stopped or inspected part way has comparable replications of every policy, not every
+    // replication of a few. Each worker takes the next run when it is free. Results do not
+    // depend on the order.
+    jobs.sort_by_key(|(si, id)| (id.replication, *si, id.policy));
     let total = jobs.len();
     let finished = AtomicUsize::new(0);
     let started = Instant::now();
@@ -466,7 +472,8 @@ pub fn run_specs(
         tracing::Span::none()
     };
     let work = || {
-        jobs.par_iter()
+        jobs.iter()
+            .par_bridge()
             .map(|&(si, id)| {
                 let s = &specs[si];
                 let sp = &prints[si];
@@ -504,7 +511,9 @@ pub fn run_specs(
             })
             .collect::<Vec<_>>()
     };
-    let results = in_pool(opts.threads, work)?;
+    let mut results = in_pool(opts.threads, work)?;
+    // Workers finish in any order; outcomes are assembled in a fixed one.
+    results.sort_by_key(|(si, id, ..)| (*si, id.policy, id.replication));
     drop(sweep);
     collect_outcomes(specs, &prints, results, opts)
 }
