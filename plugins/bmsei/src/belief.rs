@@ -94,9 +94,7 @@ impl PathBelief for GpPath<'_> {
             kern.cross_grad_x(x, train, &mut c.v, &mut c.jv, &mut c.u);
         } else {
             c.jv.clear();
-            for i in 0..n {
-                c.v[i] = kern.value(x, &train[i * d..(i + 1) * d]);
-            }
+            kern.cross(x, train, &mut c.v);
         }
         // Mean (model units) before the solve turns k into L⁻¹k.
         let alpha = self.post.alpha();

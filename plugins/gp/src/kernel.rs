@@ -268,10 +268,18 @@ impl Kernel {
     }
 
     /// `k(x, X_i)` for every row of `xs` (row-major, `dim` columns).
+    ///
+    /// The profiles are evaluated in vectorised batches; the values are those of
+    /// [`Kernel::value`] row by row.
     pub fn cross(&self, x: &[f64], xs: &[f64], out: &mut [f64]) {
+        const BATCH: usize = 64;
         let d = self.dim();
-        for (o, row) in out.iter_mut().zip(xs.chunks_exact(d)) {
-            *o = self.value(x, row);
+        let mut unused = [0.0; BATCH];
+        for (out, xs) in out.chunks_mut(BATCH).zip(xs.chunks(BATCH * d)) {
+            for (o, row) in out.iter_mut().zip(xs.chunks_exact(d)) {
+                *o = self.r2(x, row);
+            }
+            scaled_profiles(self.kind, self.outputscale, out, &mut unused[..out.len()]);
         }
     }
 
@@ -346,9 +354,9 @@ mod tests {
     }
 
     #[test]
-    fn batched_cross_gradients_equal_pairwise_ones() {
+    fn batched_cross_values_and_gradients_equal_pairwise_ones() {
         let d = 3;
-        let xs: Vec<f64> = (0..37 * d)
+        let xs: Vec<f64> = (0..137 * d)
             .map(|i| ((i * 7919) % 101) as f64 / 101.0)
             .collect();
         let x = [0.31, 0.77, 0.05];
@@ -362,10 +370,13 @@ mod tests {
             let n = xs.len() / d;
             let (mut out, mut jac, mut w) = (vec![0.0; n], vec![0.0; n * d], vec![0.0; n]);
             k.cross_grad_x(&x, &xs, &mut out, &mut jac, &mut w);
+            let mut values = vec![0.0; n];
+            k.cross(&x, &xs, &mut values);
             for (i, row) in xs.chunks_exact(d).enumerate() {
                 let mut g = [0.0; 3];
                 let v = k.value_grad_x(&x, row, &mut g);
                 assert_eq!(v.to_bits(), out[i].to_bits(), "{kind:?} value, row {i}");
+                assert_eq!(v.to_bits(), values[i].to_bits(), "{kind:?} cross, row {i}");
                 for j in 0..d {
                     assert_eq!(
                         g[j].to_bits(),
