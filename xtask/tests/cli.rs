@@ -657,16 +657,24 @@ fn bad_study_parameters_are_located_errors() {
     assert!(stderr.contains("study spec"), "{stderr}");
 }
 
+/// A small spec named `name`: Random and EI on 2-D Ackley, three replications of
+/// `iterations` iterations each.
+fn random_and_ei_spec(name: &str, iterations: usize) -> String {
+    format!(
+        "name: {name}\nreplications: 3\nproblem: {{ type: ackley, dim: 2 }}\n\
+         budget: {{ iterations: {iterations} }}\ninitial_design: {{ points: 2 }}\n\
+         model: {{ type: exact_gp, kernel: {{ type: rbf, lengthscale: 0.3 }}, fit: fixed }}\npolicies:\n  \
+         - name: Random\n    policy: {{ type: random_search }}\n  \
+         - name: EI\n    acquisition: {{ type: ei }}\n\
+         optimizer: {{ raw_samples: 16, restarts: 1, max_iters: 10 }}\n"
+    )
+}
+
 #[test]
 fn runs_made_with_only_or_fewer_replications_count_for_the_whole_spec() {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("partial.yaml");
-    let text = "name: partial\nreplications: 3\nproblem: { type: ackley, dim: 2 }\n\
-                budget: { iterations: 4 }\ninitial_design: { points: 2 }\n\
-                model: { type: exact_gp, kernel: { type: rbf, lengthscale: 0.3 }, fit: fixed }\npolicies:\n  \
-                - name: Random\n    policy: { type: random_search }\n  \
-                - name: EI\n    acquisition: { type: ei }\n\
-                optimizer: { raw_samples: 16, restarts: 1, max_iters: 10 }\n";
+    let text = &random_and_ei_spec("partial", 4);
     std::fs::write(&spec, text).unwrap();
     let out = dir.path().join("results");
     let run = |extra: &[&str]| {
@@ -712,12 +720,7 @@ fn runs_made_with_only_or_fewer_replications_count_for_the_whole_spec() {
 fn status_counts_what_run_would_skip_and_times_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("progress.yaml");
-    let text = "name: progress\nreplications: 3\nproblem: { type: ackley, dim: 2 }\n\
-                budget: { iterations: 3 }\ninitial_design: { points: 2 }\n\
-                model: { type: exact_gp, kernel: { type: rbf, lengthscale: 0.3 }, fit: fixed }\npolicies:\n  \
-                - name: Random\n    policy: { type: random_search }\n  \
-                - name: EI\n    acquisition: { type: ei }\n\
-                optimizer: { raw_samples: 16, restarts: 1, max_iters: 10 }\n";
+    let text = &random_and_ei_spec("progress", 3);
     std::fs::write(&spec, text).unwrap();
     let out = dir.path().join("results");
     let (spec, out) = (spec.to_str().unwrap(), out.to_str().unwrap());
