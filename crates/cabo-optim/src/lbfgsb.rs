@@ -712,8 +712,6 @@ impl<'b> Solver<'b> {
             self.two_loop_solve();
         } else if kk > 0 {
             // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
-            // Local slices: with the buffers borrowed apart, the compiler keeps the updates
-            // of one row of WᵀZZᵀW in vector registers instead of reloading through `self`.
             // Only b ≥ a is accumulated (each entry summed over the free variables in order)
             // and the lower triangle is mirrored.
             let (v2, wzzw) = (&mut self.v2[..kk], &mut self.wzzw[..kk * kk]);

@@ -395,8 +395,9 @@ pub fn run_specs(
     let mut jobs = Vec::new();
     let mut prints = Vec::new();
     for (si, s) in specs.iter().enumerate() {
-        let dir = opts.out.join(&s.spec.name);
-        std::fs::create_dir_all(&dir).map_err(|e| {
+        let sp = SpecPrints::new(&opts.out, s);
+        let dir = &sp.dir;
+        std::fs::create_dir_all(dir).map_err(|e| {
             RunError::Setup(format!(
                 "cannot create the output directory {}: {e}",
                 dir.display()
@@ -421,7 +422,7 @@ pub fn run_specs(
                 ));
             }
         }
-        prints.push(SpecPrints::new(&opts.out, s));
+        prints.push(sp);
     }
     // Shards split the run list sorted by names (not by argument order), so every shard of
     // a sweep agrees on the split however its specs were listed.
