@@ -34,14 +34,8 @@ struct Cli {
 enum Command {
     /// Run experiments: every (policy, replication) of each spec; completed runs are skipped.
     Run {
-        /// Spec files or glob patterns, e.g. `specs/pbgi/*.yaml`.
-        #[arg(required = true)]
-        specs: Vec<String>,
         #[command(flatten)]
-        select: Selection,
-        /// Output directory.
-        #[arg(long, default_value = "results", value_name = "DIR")]
-        out: PathBuf,
+        sweep: Sweep,
         /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
@@ -56,14 +50,8 @@ enum Command {
     /// Show how far a sweep has got: per spec and policy the replications complete and
     /// started, the mean run time and the estimated run time left. Runs nothing.
     Status {
-        /// Spec files or glob patterns, e.g. `specs/pbgi/*.yaml`.
-        #[arg(required = true)]
-        specs: Vec<String>,
         #[command(flatten)]
-        select: Selection,
-        /// Output directory the runs were written to.
-        #[arg(long, default_value = "results", value_name = "DIR")]
-        out: PathBuf,
+        sweep: Sweep,
     },
     /// Aggregate completed runs: summary.csv, report.md, report.svg and report.png in each
     /// spec's results directory.
@@ -172,6 +160,39 @@ struct SlurmArgs {
     job_name: Option<String>,
 }
 
+/// The specs, run selection and results directory of `run` and `status`.
+#[derive(clap::Args, Debug, Clone)]
+struct Sweep {
+    /// Spec files or glob patterns, e.g. `specs/pbgi/*.yaml`.
+    #[arg(required = true)]
+    specs: Vec<String>,
+    #[command(flatten)]
+    select: Selection,
+    /// Output directory.
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    out: PathBuf,
+}
+
+impl Sweep {
+    /// The spec arguments, and run options with this selection and directory (the other
+    /// options at their defaults).
+    fn into_options(self) -> (Vec<String>, RunOptions) {
+        let Selection {
+            smoke,
+            only,
+            replications,
+        } = self.select;
+        let opts = RunOptions {
+            smoke,
+            only,
+            replications,
+            out: self.out,
+            ..RunOptions::default()
+        };
+        (self.specs, opts)
+    }
+}
+
 /// Which runs of the specs to take: the selection flags `run` and `slurm` share.
 #[derive(clap::Args, Debug, Clone)]
 struct Selection {
@@ -216,40 +237,25 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run {
-            specs,
-            select:
-                Selection {
-                    smoke,
-                    only,
-                    replications,
-                },
-            out,
+            sweep,
             threads,
             shard,
             no_report,
         } => {
+            let (specs, base) = sweep.into_options();
             let opts = RunOptions {
-                smoke,
-                only,
-                replications,
-                out,
                 threads,
                 // Bars on a terminal; plain lines in logs and pipes.
                 progress: !bars,
                 bars,
                 shard,
                 report: !no_report,
+                ..base
             };
             run(&specs, &opts)
         }
-        Command::Status { specs, select, out } => {
-            let opts = RunOptions {
-                smoke: select.smoke,
-                only: select.only,
-                replications: select.replications,
-                out,
-                ..RunOptions::default()
-            };
+        Command::Status { sweep } => {
+            let (specs, opts) = sweep.into_options();
             status(&specs, &opts)
         }
         Command::Report { targets, out } => report(&targets, &out),
