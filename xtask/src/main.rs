@@ -32,7 +32,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run experiments: every (policy, replication) of each spec; completed runs are skipped.
+    /// Run experiments: every (policy, replication) of each spec; completed runs are skipped
+    /// and interrupted ones resume from their last checkpoint.
     Run {
         #[command(flatten)]
         sweep: Sweep,
@@ -46,6 +47,10 @@ enum Command {
         /// Do not write the report when a spec completes.
         #[arg(long)]
         no_report: bool,
+        /// Minimum seconds between two checkpoints of a run in progress (0: after every
+        /// decision). An interrupted run resumes from its last checkpoint.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+        checkpoint_every: f64,
     },
     /// Show how far a sweep has got: per spec and policy the replications complete and
     /// started, the mean run time and the estimated run time left. Runs nothing.
@@ -241,10 +246,19 @@ fn main() -> ExitCode {
             threads,
             shard,
             no_report,
+            checkpoint_every,
         } => {
+            let Ok(checkpoint_every) = std::time::Duration::try_from_secs_f64(checkpoint_every)
+            else {
+                eprintln!(
+                    "--checkpoint-every: expected a number of seconds ≥ 0, got {checkpoint_every}"
+                );
+                return ExitCode::from(2);
+            };
             let (specs, base) = sweep.into_options();
             let opts = RunOptions {
                 threads,
+                checkpoint_every,
                 // Bars on a terminal; plain lines in logs and pipes.
                 progress: !bars,
                 bars,
@@ -352,8 +366,12 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
     match cabo_runner::run_specs(specs, opts, &cancel) {
         Ok(outcomes) => {
             for (o, s) in outcomes.iter().zip(specs) {
+                let resumed = match o.resumed {
+                    0 => String::new(),
+                    k => format!(" ({k} resumed from a checkpoint)"),
+                };
                 eprintln!(
-                    "{}: {} run(s) executed, {} already complete; results in {}",
+                    "{}: {} run(s) executed{resumed}, {} already complete; results in {}",
                     o.name,
                     o.executed,
                     o.skipped,

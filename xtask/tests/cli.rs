@@ -659,6 +659,77 @@ fn bad_study_parameters_are_located_errors() {
 
 /// A small spec named `name`: Random and EI on 2-D Ackley, three replications of
 /// `iterations` iterations each.
+#[test]
+fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("midway.yaml");
+    // One run of a few hundred GP decisions: long enough that the kill lands inside it.
+    let text = random_and_ei_spec("midway", 300).replace("replications: 3", "replications: 1");
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let args = [
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--only",
+        "EI",
+        "--threads",
+        "1",
+        "--checkpoint-every",
+        "0",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(workspace_root())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = out.join("midway").join("EI");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !run_dir.join("rep-0.checkpoint.cbor").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint in time"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    assert!(
+        !run_dir.join("rep-0.json").exists(),
+        "the run completed before the kill"
+    );
+
+    let rerun = xtask(&args);
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(rerun.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 run(s) executed (1 resumed from a checkpoint), 0 already complete"),
+        "{stderr}"
+    );
+    assert!(!run_dir.join("rep-0.checkpoint.cbor").exists());
+
+    let clean = dir.path().join("clean");
+    let straight = xtask(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        clean.to_str().unwrap(),
+        "--only",
+        "EI",
+    ]);
+    assert!(straight.status.success());
+    for file in ["rep-0.jsonl", "rep-0.json"] {
+        assert!(
+            std::fs::read(run_dir.join(file)).unwrap()
+                == std::fs::read(clean.join("midway").join("EI").join(file)).unwrap(),
+            "{file} differs from an uninterrupted run"
+        );
+    }
+}
+
 fn random_and_ei_spec(name: &str, iterations: usize) -> String {
     format!(
         "name: {name}\nreplications: 3\nproblem: {{ type: ackley, dim: 2 }}\n\

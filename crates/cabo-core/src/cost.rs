@@ -127,6 +127,20 @@ pub trait CostBelief: Send + Sync {
 pub trait CostModel: Send {
     /// Fits to the costs observed so far.
     fn fit(&mut self, data: &crate::Dataset, seed: u64) -> Result<Box<dyn CostBelief>>;
+
+    /// What this cost model carries from one fit to the next, for resuming an interrupted
+    /// run exactly; `Ok(None)`, the default, means it cannot resume. See
+    /// [`crate::Policy::checkpoint`].
+    fn checkpoint(&self) -> Result<Option<crate::PluginState>> {
+        Ok(None)
+    }
+
+    /// Takes back what [`CostModel::checkpoint`] returned, into a freshly built cost model.
+    fn restore(&mut self, _state: &crate::PluginState) -> Result<()> {
+        Err(crate::Error::unsupported(
+            "this cost model cannot resume from a checkpoint",
+        ))
+    }
 }
 
 /// A cost model as written in a spec (`cost_model: { type: log_gp, … }`).

@@ -28,6 +28,7 @@ pub mod registry;
 pub mod rng;
 pub mod settings;
 pub mod simd;
+pub mod state;
 pub mod study;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
@@ -43,6 +44,7 @@ pub use problem::{BuildContext, ControlSet, Domain, Problem, ProblemInfo, Proble
 pub use registry::{Kind, PluginInfo};
 pub use rng::{Rng, derive_seed};
 pub use settings::{OptimizerSettings, OptimizerSpec};
+pub use state::PluginState;
 pub use study::{StudyContext, StudyOutput, StudySpec};
 
 /// Re-exported so plugins can register without naming the crates themselves.

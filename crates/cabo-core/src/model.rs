@@ -110,6 +110,20 @@ pub trait SamplePath: Send + Sync {
 pub trait Model: Send {
     /// Fits to `data` and returns the posterior; `seed` drives any multi-start randomness.
     fn fit(&mut self, data: TrainingData<'_>, seed: u64) -> Result<Box<dyn Posterior>>;
+
+    /// What this model carries from one fit to the next (a MAP fit's warm start), for
+    /// resuming an interrupted run exactly; `Ok(None)`, the default, means it cannot resume.
+    /// See [`crate::Policy::checkpoint`].
+    fn checkpoint(&self) -> Result<Option<crate::PluginState>> {
+        Ok(None)
+    }
+
+    /// Takes back what [`Model::checkpoint`] returned, into a freshly built model.
+    fn restore(&mut self, _state: &crate::PluginState) -> Result<()> {
+        Err(crate::Error::unsupported(
+            "this model cannot resume from a checkpoint",
+        ))
+    }
 }
 
 /// A model as written in a spec (`model: { type: exact_gp, … }`).

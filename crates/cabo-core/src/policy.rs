@@ -1,6 +1,8 @@
 //! Decision makers: what to evaluate next, or whether to stop.
 
-use crate::{BuildContext, Dataset, DecisionContext, Observation, Query, Result};
+use crate::{
+    BuildContext, Dataset, DecisionContext, Error, Observation, PluginState, Query, Result,
+};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
@@ -30,6 +32,26 @@ pub trait Policy: Send {
     /// What this policy wants recorded about its last decision.
     fn diagnostics(&self) -> Diagnostics {
         Diagnostics::new()
+    }
+
+    /// Everything this policy carries from one decision to the next beyond the dataset (a
+    /// decaying λ, counters, a warm start), so that an interrupted run resumes exactly: a
+    /// freshly built policy given this state through [`Policy::restore`] must make every
+    /// later decision bit for bit as this one would. Called between decisions, after
+    /// `observe`.
+    ///
+    /// `Ok(None)`, the default, declares the policy not resumable, and an interrupted run of
+    /// it restarts from the beginning. A policy without state returns
+    /// `Ok(Some(PluginState::stateless()))`.
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        Ok(None)
+    }
+
+    /// Takes back what [`Policy::checkpoint`] returned, into a freshly built policy.
+    fn restore(&mut self, _state: &PluginState) -> Result<()> {
+        Err(Error::unsupported(
+            "this policy cannot resume from a checkpoint",
+        ))
     }
 }
 

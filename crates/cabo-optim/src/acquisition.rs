@@ -138,4 +138,6 @@ impl Policy for AcquisitionPolicy {
     fn diagnostics(&self) -> Diagnostics {
         self.last.clone()
     }
+
+    cabo_core::stateless_checkpoint!("an acquisition policy");
 }

@@ -1,6 +1,7 @@
 //! One run: initial design, then fit → decide → evaluate → record until the budget is
 //! exhausted or the policy stops. Single-threaded and deterministic given its seeds.
 
+use crate::checkpoint::{Checkpoint, Pacing};
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
 use cabo_core::{
@@ -11,7 +12,7 @@ use cabo_core::{
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -236,6 +237,12 @@ struct Run<'a> {
     problem_seed: u64,
     policy_seed: u64,
     evaluations: usize,
+    /// Size of the initial design (known once it is evaluated).
+    offset: usize,
+    /// Policy decisions made so far.
+    decisions: usize,
+    /// The run fingerprint its checkpoints belong to.
+    fingerprint: String,
     /// This run's progress span (a bar of budget consumed when a progress layer is active).
     span: tracing::Span,
 }
@@ -333,56 +340,125 @@ impl Run<'_> {
             .map_err(io_error(&self.files.times))
     }
 
-    /// Runs to the end; `None` when cancelled.
-    fn run(&mut self, cancel: &AtomicBool) -> Result<Option<String>> {
-        let design = initial_points(self.spec, &self.setup.info, self.problem_seed)?;
-        for (i, x) in design.into_iter().enumerate() {
-            let obs = self.evaluate(Query::at(x), Phase::Initial)?;
-            self.record(i, &obs, Diagnostics::new())?;
+    /// Runs to the end; `None` when cancelled or paused (after saving a checkpoint).
+    fn run(&mut self, cancel: &AtomicBool, pacing: Pacing) -> Result<Option<String>> {
+        if self.decisions == 0 && self.data.is_empty() {
+            let design = initial_points(self.spec, &self.setup.info, self.problem_seed)?;
+            for (i, x) in design.into_iter().enumerate() {
+                let obs = self.evaluate(Query::at(x), Phase::Initial)?;
+                self.record(i, &obs, Diagnostics::new())?;
+            }
+            self.offset = self.data.len();
         }
-        let offset = self.data.len();
-        let mut iteration = 0;
+        let mut decided_now = 0;
+        let mut saved = Instant::now();
         while !self.budget.exhausted() {
-            if cancel.load(Ordering::Relaxed) {
+            if cancel.load(Ordering::Relaxed) || pacing.pause_after == Some(decided_now) {
+                self.save_checkpoint()?;
                 return Ok(None);
             }
-            iteration += 1;
-            let started = Instant::now();
-            let (decision, mut diagnostics, fit_s) = {
-                let ctx = DecisionContext::new(
-                    &self.setup.info,
-                    &self.data,
-                    &self.budget,
-                    iteration,
-                    derive_seed(&[&self.policy_seed, &iteration]),
-                    &self.setup.optimizer,
-                )
-                .with_models(self.setup.model.as_ref(), self.setup.cost_model.as_ref());
-                let decision = self.setup.policy.decide(&ctx)?;
-                let mut diagnostics = ctx.posterior_diagnostics();
-                diagnostics.extend(self.setup.policy.diagnostics());
-                (decision, diagnostics, ctx.fit_seconds())
-            };
-            let decide_s = started.elapsed().as_secs_f64() - fit_s;
-            let query = match decision {
-                Decision::Stop(reason) => return Ok(Some(reason)),
-                Decision::Evaluate(q) => q,
-            };
-            check_query(&query, &self.setup.info)?;
-            let started = Instant::now();
-            let obs = self.evaluate(query, Phase::Policy)?;
-            let evaluate_s = started.elapsed().as_secs_f64();
-            self.setup.policy.observe(&self.data, &obs)?;
-            diagnostics.extend(self.setup.policy.diagnostics());
-            self.record(offset + iteration - 1, &obs, diagnostics)?;
-            self.record_times(Times {
-                iter: offset + iteration - 1,
-                fit_s,
-                decide_s,
-                evaluate_s,
-            })?;
+            if let Some(reason) = self.step()? {
+                return Ok(Some(reason));
+            }
+            decided_now += 1;
+            if saved.elapsed() >= pacing.every {
+                self.save_checkpoint()?;
+                saved = Instant::now();
+            }
         }
         Ok(Some("budget exhausted".to_string()))
+    }
+
+    /// One decision, its evaluation and its records; `Some(reason)` when the policy stops.
+    fn step(&mut self) -> Result<Option<String>> {
+        self.decisions += 1;
+        let iteration = self.decisions;
+        let started = Instant::now();
+        let (decision, mut diagnostics, fit_s) = {
+            let ctx = DecisionContext::new(
+                &self.setup.info,
+                &self.data,
+                &self.budget,
+                iteration,
+                derive_seed(&[&self.policy_seed, &iteration]),
+                &self.setup.optimizer,
+            )
+            .with_models(self.setup.model.as_ref(), self.setup.cost_model.as_ref());
+            let decision = self.setup.policy.decide(&ctx)?;
+            let mut diagnostics = ctx.posterior_diagnostics();
+            diagnostics.extend(self.setup.policy.diagnostics());
+            (decision, diagnostics, ctx.fit_seconds())
+        };
+        let decide_s = started.elapsed().as_secs_f64() - fit_s;
+        let query = match decision {
+            Decision::Stop(reason) => return Ok(Some(reason)),
+            Decision::Evaluate(q) => q,
+        };
+        check_query(&query, &self.setup.info)?;
+        let started = Instant::now();
+        let obs = self.evaluate(query, Phase::Policy)?;
+        let evaluate_s = started.elapsed().as_secs_f64();
+        self.setup.policy.observe(&self.data, &obs)?;
+        diagnostics.extend(self.setup.policy.diagnostics());
+        let iter = self.offset + iteration - 1;
+        self.record(iter, &obs, diagnostics)?;
+        self.record_times(Times {
+            iter,
+            fit_s,
+            decide_s,
+            evaluate_s,
+        })?;
+        Ok(None)
+    }
+
+    /// The run's state between decisions, or `None` when a plugin of it cannot resume.
+    fn checkpoint(&self) -> Result<Option<Checkpoint>> {
+        let Some(policy) = self.setup.policy.checkpoint()? else {
+            return Ok(None);
+        };
+        let model = match &self.setup.model {
+            Some(m) => match m.borrow().checkpoint()? {
+                Some(state) => Some(state),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        let cost_model = match &self.setup.cost_model {
+            Some(m) => match m.borrow().checkpoint()? {
+                Some(state) => Some(state),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        let len = |f: &BufWriter<File>, path: &Path| {
+            f.get_ref()
+                .metadata()
+                .map(|m| m.len())
+                .map_err(io_error(path))
+        };
+        Ok(Some(Checkpoint {
+            fingerprint: self.fingerprint.clone(),
+            decisions: self.decisions,
+            offset: self.offset,
+            evaluations: self.evaluations,
+            data: self.data.clone(),
+            spent: self.budget.spent,
+            budget_iterations: self.budget.iterations,
+            best_value: self.tracker.best_value,
+            records_len: len(&self.records, &self.files.records)?,
+            times_len: len(&self.times, &self.files.times)?,
+            policy,
+            model,
+            cost_model,
+        }))
+    }
+
+    fn save_checkpoint(&self) -> Result<()> {
+        if let Some(c) = self.checkpoint()? {
+            c.save(&self.files.checkpoint)?;
+            tracing::debug!(decisions = self.decisions, "checkpoint saved");
+        }
+        Ok(())
     }
 
     fn summary(&self, fingerprint: &str, stop_reason: String, id: RunId) -> RunSummary {
@@ -421,8 +497,9 @@ impl Tracker {
 }
 
 /// Executes one run and writes its files; returns its summary, or `None` when `cancel` was
-/// set (checked between evaluations, so an interrupted sweep stops promptly and the run is
-/// left incomplete for the next invocation to redo).
+/// set or `pacing` paused it (both checked between decisions, so an interrupted sweep stops
+/// promptly). The run leaves a checkpoint then, and a later invocation resumes it from there
+/// (see [`crate::checkpoint`]); so does one after a crash, from the last periodic checkpoint.
 ///
 /// `parent` is the sweep's span: the run's own span (carrying its progress bar when the
 /// command line shows bars) is opened under it, since rayon workers do not inherit spans.
@@ -432,15 +509,93 @@ pub fn execute(
     spec_dir: &Path,
     fingerprint: &str,
     cancel: &AtomicBool,
+    pacing: Pacing,
     parent: &tracing::Span,
-) -> Result<Option<RunSummary>> {
+) -> Result<Option<Executed>> {
     let s = &spec.spec;
     let entry = &s.policies[id.policy];
+    let span = run_span(spec, id, parent);
+    let _entered = span.enter();
+    let files = RunFiles::new(spec_dir, &entry.name, id.replication);
+    let dir = files
+        .records
+        .parent()
+        .expect("run files live in a directory");
+    fs::create_dir_all(dir).map_err(io_error(dir))?;
+    let _ = fs::remove_file(&files.done);
+    let pseed = problem_seed(&s.name, id.replication);
+    let qseed = policy_seed(&s.name, &entry.name, id.replication);
+    let (mut run, resumed_after) = match resume(spec, entry, &files, fingerprint, pseed, qseed)? {
+        Some(run) => {
+            let decisions = run.decisions;
+            tracing::info!(decisions, "run resumed from its checkpoint");
+            (run, Some(decisions))
+        }
+        None => {
+            let _ = fs::remove_file(&files.checkpoint);
+            tracing::debug!("run started");
+            let records = create(&files.records)?;
+            let times = create(&files.times)?;
+            let setup = build(spec, entry, pseed, qseed)?;
+            let state = Resumed {
+                data: Dataset::new(spec.dim),
+                budget: BudgetState::new(s.budget.clone()),
+                best_value: None,
+                evaluations: 0,
+                offset: 0,
+                decisions: 0,
+            };
+            (
+                Run::new(
+                    spec,
+                    setup,
+                    state,
+                    (records, times),
+                    &files,
+                    fingerprint,
+                    (pseed, qseed),
+                ),
+                None,
+            )
+        }
+    };
+    run.span = span.clone();
+    let Some(reason) = run.run(cancel, pacing)? else {
+        return Ok(None);
+    };
+    let summary = run.summary(fingerprint, reason, id);
+    tracing::info!(
+        evaluations = summary.policy_evaluations,
+        spent = summary.budget_spent,
+        stop = %summary.stop_reason,
+        "run complete"
+    );
+    let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::invalid(e.to_string()))?;
+    store::write_atomic(&files.done, &json).map_err(io_error(&files.done))?;
+    let _ = fs::remove_file(&files.checkpoint);
+    Ok(Some(Executed {
+        summary,
+        resumed_after,
+    }))
+}
+
+/// A run [`execute`] finished.
+#[derive(Debug, Clone)]
+pub struct Executed {
+    /// What the run left in `rep-<r>.json`.
+    pub summary: RunSummary,
+    /// The decisions restored from a checkpoint, when the run resumed from one.
+    pub resumed_after: Option<usize>,
+}
+
+/// The run's span, with a progress bar of budget consumed when bars are shown.
+fn run_span(spec: &LoadedSpec, id: RunId, parent: &tracing::Span) -> tracing::Span {
+    let s = &spec.spec;
     let span = tracing::info_span!(
         parent: parent,
         "run",
         spec = %s.name,
-        policy = %entry.name,
+        policy = %s.policies[id.policy].name,
         rep = id.replication
     );
     if !span.is_disabled() {
@@ -456,48 +611,133 @@ pub fn execute(
             (None, None) => 0,
         });
     }
-    let _entered = span.enter();
-    tracing::debug!("run started");
-    let files = RunFiles::new(spec_dir, &entry.name, id.replication);
-    let dir = files
-        .records
-        .parent()
-        .expect("run files live in a directory");
-    fs::create_dir_all(dir).map_err(io_error(dir))?;
-    let _ = fs::remove_file(&files.done);
-    let records = BufWriter::new(File::create(&files.records).map_err(io_error(&files.records))?);
-    let times = BufWriter::new(File::create(&files.times).map_err(io_error(&files.times))?);
-    let pseed = problem_seed(&s.name, id.replication);
-    let qseed = policy_seed(&s.name, &entry.name, id.replication);
-    let setup = build(spec, entry, pseed, qseed)?;
-    let mut run = Run {
-        spec,
-        tracker: Tracker {
-            best_value: None,
-            optimum: setup.problem.optimum(),
-        },
-        setup,
-        data: Dataset::new(spec.dim),
-        budget: BudgetState::new(s.budget.clone()),
-        records,
-        times,
-        files: files.clone(),
-        problem_seed: pseed,
-        policy_seed: qseed,
-        evaluations: 0,
-        span: span.clone(),
-    };
-    let Some(reason) = run.run(cancel)? else {
+    span
+}
+
+fn create(path: &Path) -> Result<BufWriter<File>> {
+    Ok(BufWriter::new(File::create(path).map_err(io_error(path))?))
+}
+
+/// Where a run stands: fresh, or as a checkpoint left it.
+struct Resumed {
+    data: Dataset,
+    budget: BudgetState,
+    best_value: Option<f64>,
+    evaluations: usize,
+    offset: usize,
+    decisions: usize,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        spec: &'a LoadedSpec,
+        setup: Setup,
+        state: Resumed,
+        (records, times): (BufWriter<File>, BufWriter<File>),
+        files: &RunFiles,
+        fingerprint: &str,
+        (problem_seed, policy_seed): (u64, u64),
+    ) -> Self {
+        Run {
+            spec,
+            tracker: Tracker {
+                best_value: state.best_value,
+                optimum: setup.problem.optimum(),
+            },
+            setup,
+            data: state.data,
+            budget: state.budget,
+            records,
+            times,
+            files: files.clone(),
+            problem_seed,
+            policy_seed,
+            evaluations: state.evaluations,
+            offset: state.offset,
+            decisions: state.decisions,
+            fingerprint: fingerprint.to_string(),
+            span: tracing::Span::none(),
+        }
+    }
+}
+
+/// The run as its checkpoint left it, if it has a usable one: the plugins rebuilt and
+/// restored, the record files cut back to the checkpoint and open for appending.
+fn resume<'a>(
+    spec: &'a LoadedSpec,
+    entry: &PolicyEntry,
+    files: &RunFiles,
+    fingerprint: &str,
+    pseed: u64,
+    qseed: u64,
+) -> Result<Option<Run<'a>>> {
+    let Some(c) = Checkpoint::load(&files.checkpoint, fingerprint) else {
         return Ok(None);
     };
-    let summary = run.summary(fingerprint, reason, id);
-    tracing::info!(
-        evaluations = summary.policy_evaluations,
-        spent = summary.budget_spent,
-        stop = %summary.stop_reason,
-        "run complete"
-    );
-    let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::invalid(e.to_string()))?;
-    store::write_atomic(&files.done, &json).map_err(io_error(&files.done))?;
-    Ok(Some(summary))
+    let mut setup = build(spec, entry, pseed, qseed)?;
+    let restored = setup.policy.restore(&c.policy).and_then(|()| {
+        restore_into(setup.model.as_ref(), c.model.as_ref(), |m, st| {
+            m.restore(st)
+        })?;
+        restore_into(setup.cost_model.as_ref(), c.cost_model.as_ref(), |m, st| {
+            m.restore(st)
+        })
+    });
+    if let Err(e) = restored {
+        tracing::warn!(error = %e, "checkpoint does not fit the current plugins; starting again");
+        return Ok(None);
+    }
+    let (Some(records), Some(times)) = (
+        reopen(&files.records, c.records_len),
+        reopen(&files.times, c.times_len),
+    ) else {
+        tracing::warn!("record files shorter than their checkpoint; starting again");
+        return Ok(None);
+    };
+    let mut budget = BudgetState::new(spec.spec.budget.clone());
+    budget.spent = c.spent;
+    budget.iterations = c.budget_iterations;
+    let state = Resumed {
+        data: c.data,
+        budget,
+        best_value: c.best_value,
+        evaluations: c.evaluations,
+        offset: c.offset,
+        decisions: c.decisions,
+    };
+    Ok(Some(Run::new(
+        spec,
+        setup,
+        state,
+        (records, times),
+        files,
+        fingerprint,
+        (pseed, qseed),
+    )))
+}
+
+/// Restores a plugin slot (a model or a cost model) from its saved state; a run whose slot
+/// and saved state disagree (one present, the other not) cannot resume.
+fn restore_into<T: ?Sized>(
+    slot: Option<&RefCell<Box<T>>>,
+    state: Option<&cabo_core::PluginState>,
+    restore: impl FnOnce(&mut T, &cabo_core::PluginState) -> Result<()>,
+) -> Result<()> {
+    match (slot, state) {
+        (Some(m), Some(st)) => restore(m.borrow_mut().as_mut(), st),
+        (None, None) => Ok(()),
+        _ => Err(Error::invalid(
+            "checkpoint: the run's models differ from the saved ones",
+        )),
+    }
+}
+
+/// `path` cut back to `len` bytes and open for appending; `None` when it is shorter.
+fn reopen(path: &Path, len: u64) -> Option<BufWriter<File>> {
+    let f = OpenOptions::new().append(true).open(path).ok()?;
+    if f.metadata().ok()?.len() < len {
+        return None;
+    }
+    f.set_len(len).ok()?;
+    Some(BufWriter::new(f))
 }

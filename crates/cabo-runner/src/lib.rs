@@ -11,6 +11,7 @@
 
 pub mod bench;
 pub mod catalogue;
+pub mod checkpoint;
 pub mod engine;
 pub mod error;
 pub mod inspect;
@@ -30,6 +31,8 @@ pub use spec::{LoadedSpec, Spec};
 pub use store::RunSummary;
 pub use summary::{PolicySummary, SpecSummary};
 
+use checkpoint::Pacing;
+use engine::Executed;
 use rayon::prelude::*;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -59,6 +62,12 @@ pub struct RunOptions {
     /// Write each spec's report (`summary.csv`, `report.md`, figures) once all its runs are
     /// complete.
     pub report: bool,
+    /// Minimum wall time between two checkpoints of a run in progress (zero: after every
+    /// decision); default one minute. A killed sweep loses at most this much of each run.
+    pub checkpoint_every: std::time::Duration,
+    /// Pause each run, checkpointing it, after this many decisions of this invocation, as an
+    /// interruption there would; the next invocation resumes it.
+    pub pause_after: Option<usize>,
 }
 
 /// A deterministic subset of a sweep's runs: run k of the list of every (spec name, policy
@@ -111,6 +120,8 @@ impl Default for RunOptions {
             bars: false,
             shard: None,
             report: true,
+            checkpoint_every: checkpoint::DEFAULT_INTERVAL,
+            pause_after: None,
         }
     }
 }
@@ -374,6 +385,8 @@ pub struct SpecOutcome {
     pub dir: PathBuf,
     /// Runs executed now.
     pub executed: usize,
+    /// Of those, runs that resumed from the checkpoint of an earlier invocation.
+    pub resumed: usize,
     /// Runs skipped because a previous invocation completed them.
     pub skipped: usize,
     /// Summaries of the runs this invocation executed or found complete.
@@ -467,6 +480,10 @@ pub fn run_specs(
         sweep.pb_set_style(&style);
         sweep.pb_set_length(total as u64);
     }
+    let pacing = Pacing {
+        every: opts.checkpoint_every,
+        pause_after: opts.pause_after,
+    };
     let run_parent = if opts.bars {
         sweep.clone()
     } else {
@@ -478,13 +495,25 @@ pub fn run_specs(
             .map(|&(si, id)| {
                 let s = &specs[si];
                 let sp = &prints[si];
-                if let Some(done) = sp.completed(s, id.policy, id.replication) {
+                if let Some(summary) = sp.completed(s, id.policy, id.replication) {
                     finished.fetch_add(1, Ordering::Relaxed);
                     bump(&sweep);
+                    let done = Executed {
+                        summary,
+                        resumed_after: None,
+                    };
                     return (si, id, Ok(Some(done)), true);
                 }
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    engine::execute(s, id, &sp.dir, &sp.runs[id.policy], cancel, &run_parent)
+                    engine::execute(
+                        s,
+                        id,
+                        &sp.dir,
+                        &sp.runs[id.policy],
+                        cancel,
+                        pacing,
+                        &run_parent,
+                    )
                 }))
                 .unwrap_or_else(|panic| {
                     let msg = panic
@@ -499,12 +528,19 @@ pub fn run_specs(
                 let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 bump(&sweep);
                 if opts.progress && !matches!(result, Ok(None)) {
+                    let how = match &result {
+                        Ok(Some(Executed {
+                            resumed_after: Some(k),
+                            ..
+                        })) => format!("done (resumed after {k} decisions)"),
+                        Ok(_) => "done".to_string(),
+                        Err(_) => "FAILED".to_string(),
+                    };
                     eprintln!(
-                        "[{n}/{total}] {} / {} / rep {} {} ({:.1} s elapsed)",
+                        "[{n}/{total}] {} / {} / rep {} {how} ({:.1} s elapsed)",
                         s.spec.name,
                         s.spec.policies[id.policy].name,
                         id.replication,
-                        if result.is_ok() { "done" } else { "FAILED" },
                         started.elapsed().as_secs_f64()
                     );
                 }
@@ -586,7 +622,7 @@ fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary
     Some(out)
 }
 
-type JobResult = (usize, RunId, cabo_core::Result<Option<RunSummary>>, bool);
+type JobResult = (usize, RunId, cabo_core::Result<Option<Executed>>, bool);
 
 fn collect_outcomes(
     specs: &[LoadedSpec],
@@ -601,6 +637,7 @@ fn collect_outcomes(
             name: s.spec.name.clone(),
             dir: prints.dir.clone(),
             executed: 0,
+            resumed: 0,
             skipped: 0,
             runs: Vec::new(),
             complete: false,
@@ -612,14 +649,15 @@ fn collect_outcomes(
     for (si, id, result, skipped) in results {
         let s = &specs[si];
         match result {
-            Ok(Some(summary)) => {
+            Ok(Some(done)) => {
                 let o = &mut outcomes[si];
                 if skipped {
                     o.skipped += 1;
                 } else {
                     o.executed += 1;
+                    o.resumed += usize::from(done.resumed_after.is_some());
                 }
-                o.runs.push(summary);
+                o.runs.push(done.summary);
             }
             Ok(None) => incomplete[si] = true,
             Err(e) => {

@@ -544,6 +544,10 @@ impl Policy for Camel {
         };
         Ok(Decision::Evaluate(Query::at(x)))
     }
+
+    // Nothing is carried between decisions, so an interrupted run resumes from its last
+    // checkpoint. A policy with state encodes it here instead (see `Policy::checkpoint`).
+    cabo_core::stateless_checkpoint!("NAME_TYPE");
 }
 
 #[cfg(test)]

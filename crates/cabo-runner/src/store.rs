@@ -8,6 +8,8 @@
 //! <spec>/<policy>/rep-<r>.json           written last, atomically: the run is complete
 //! <spec>/<policy>/rep-<r>.times.jsonl    wall times (kept apart: everything else is
 //!                                        byte-identical between reruns and thread counts)
+//! <spec>/<policy>/rep-<r>.checkpoint.cbor  the state of a run in progress, to resume it
+//!                                        (see `checkpoint.rs`; removed on completion)
 //! <spec>/run.json                        written when every run of the spec is complete
 //! ```
 
@@ -40,6 +42,8 @@ pub struct RunFiles {
     pub done: PathBuf,
     /// Wall times.
     pub times: PathBuf,
+    /// The state of the run in progress (removed when it completes).
+    pub checkpoint: PathBuf,
 }
 
 impl RunFiles {
@@ -50,6 +54,7 @@ impl RunFiles {
             records: dir.join(format!("rep-{rep}.jsonl")),
             done: dir.join(format!("rep-{rep}.json")),
             times: dir.join(format!("rep-{rep}.times.jsonl")),
+            checkpoint: dir.join(format!("rep-{rep}.checkpoint.cbor")),
         }
     }
 }

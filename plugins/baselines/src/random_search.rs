@@ -58,4 +58,6 @@ impl Policy for RandomSearch {
         };
         Ok(Decision::Evaluate(Query::at(x)))
     }
+
+    cabo_core::stateless_checkpoint!("random_search");
 }

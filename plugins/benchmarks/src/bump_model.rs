@@ -445,6 +445,8 @@ impl Model for BumpScaledGp {
     fn fit(&mut self, data: TrainingData<'_>, _seed: u64) -> Result<Box<dyn Posterior>> {
         Ok(Box::new(self.posterior(data)?))
     }
+
+    cabo_core::stateless_checkpoint!("bump_scaled_gp");
 }
 
 fn default_noise() -> f64 {

@@ -8,8 +8,8 @@ use crate::belief::{GpPath, KnownPath, PathBelief, UnitCostPath};
 use crate::schedule::{BudgetMode, Scheduler};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasies};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Domain, Error, OptimizerSettings, Policy,
-    PolicySpec, Query, Result, derive_seed,
+    BuildContext, Decision, DecisionContext, Diagnostics, Domain, Error, OptimizerSettings,
+    PluginState, Policy, PolicySpec, Query, Result, derive_seed,
 };
 use cabo_gp::{GpPosterior, LogGpBelief};
 use cabo_optim::lbfgsb::{self, LbfgsbOptions};
@@ -130,6 +130,8 @@ pub enum Variant {
     Kg,
 }
 
+/// The last decision's optimal tree, which warm-starts the next one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Warm {
     xs: Vec<f64>,
     fantasies: Vec<f64>,
@@ -331,5 +333,15 @@ impl Policy for TreePolicy {
 
     fn diagnostics(&self) -> Diagnostics {
         self.last.clone()
+    }
+
+    /// The budget scheduler and the warm-start tree.
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        PluginState::encode(&(&self.scheduler, &self.warm)).map(Some)
+    }
+
+    fn restore(&mut self, state: &PluginState) -> Result<()> {
+        (self.scheduler, self.warm) = state.decode("the scenario-tree policy")?;
+        Ok(())
     }
 }

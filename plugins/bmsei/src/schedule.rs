@@ -147,7 +147,7 @@ pub fn rollout_costs(
 }
 
 /// The scheduled budget's state across decisions of one run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Scheduler {
     current: Option<f64>,
     min_cost: f64,

@@ -26,7 +26,7 @@
 use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
 use cabo_core::{
     BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Kind, Observation, Phase,
-    Policy, PolicySpec, Query, Result,
+    PluginState, Policy, PolicySpec, Query, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -122,13 +122,15 @@ impl PolicySpec for AlphaEtcSpec {
         Ok(Box::new(AlphaEtc {
             spec: self.clone(),
             setup,
-            plays: vec![0; m],
-            cost_sums: vec![0.0; m],
-            explored: 0,
-            exploiting: false,
-            exploit_rounds: 0,
-            lcb_bar: f64::NEG_INFINITY,
-            ucb_bar: vec![f64::INFINITY; m],
+            state: Progress {
+                plays: vec![0; m],
+                cost_sums: vec![0.0; m],
+                explored: 0,
+                exploiting: false,
+                exploit_rounds: 0,
+                lcb_bar: f64::NEG_INFINITY,
+                ucb_bar: vec![f64::INFINITY; m],
+            },
             diagnostics: Diagnostics::new(),
         }))
     }
@@ -159,9 +161,9 @@ pub fn cost_lcb(mean: f64, plays: usize, horizon: usize) -> f64 {
     (mean - width).max(0.0)
 }
 
-struct AlphaEtc {
-    spec: AlphaEtcSpec,
-    setup: CvsSetup,
+/// What α-ETC learns as it plays: counts, costs, the phase and the intersected bounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Progress {
     plays: Vec<usize>,
     cost_sums: Vec<f64>,
     explored: usize,
@@ -169,17 +171,23 @@ struct AlphaEtc {
     exploit_rounds: usize,
     lcb_bar: f64,
     ucb_bar: Vec<f64>,
+}
+
+struct AlphaEtc {
+    spec: AlphaEtcSpec,
+    setup: CvsSetup,
+    state: Progress,
     diagnostics: Diagnostics,
 }
 
 impl AlphaEtc {
     fn still_exploring(&self, ctx: &DecisionContext<'_>) -> bool {
         let m = self.setup.sets.len();
-        if self.plays.contains(&0) || self.explored < m {
+        if self.state.plays.contains(&0) || self.state.explored < m {
             return true;
         }
         match self.spec.tau {
-            Some(tau) => self.explored < m * tau,
+            Some(tau) => self.state.explored < m * tau,
             None => match (ctx.budget.budget.cost, ctx.budget.budget.iterations) {
                 (Some(c), _) => ctx.budget.spent < self.spec.explore_share * c,
                 (None, Some(n)) => {
@@ -192,7 +200,7 @@ impl AlphaEtc {
 
     fn alpha(&self) -> f64 {
         match self.spec.alpha_halving_every {
-            Some(k) => self.spec.alpha * 0.5f64.powi((self.exploit_rounds / k) as i32),
+            Some(k) => self.spec.alpha * 0.5f64.powi((self.state.exploit_rounds / k) as i32),
             None => self.spec.alpha,
         }
     }
@@ -201,17 +209,17 @@ impl AlphaEtc {
 impl Policy for AlphaEtc {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let m = self.setup.sets.len();
-        if !self.exploiting && self.still_exploring(ctx) {
-            let i = self.explored % m;
-            self.explored += 1;
+        if !self.state.exploiting && self.still_exploring(ctx) {
+            let i = self.state.explored % m;
+            self.state.explored += 1;
             let ucb = self
                 .setup
                 .maximize(ctx, &[i], self.spec.beta, "alpha_etc ucb")?;
             let lcb = self
                 .setup
                 .maximize(ctx, &[i], -self.spec.lcb_beta, "alpha_etc lcb")?;
-            self.ucb_bar[i] = self.ucb_bar[i].min(ucb[0].value);
-            self.lcb_bar = self.lcb_bar.max(lcb[0].value);
+            self.state.ucb_bar[i] = self.state.ucb_bar[i].min(ucb[0].value);
+            self.state.lcb_bar = self.state.lcb_bar.max(lcb[0].value);
             self.diagnostics = Diagnostics::from([
                 ("cvs.set".to_string(), i as f64),
                 ("cvs.exploring".to_string(), 1.0),
@@ -222,9 +230,9 @@ impl Policy for AlphaEtc {
                 x: ucb[0].x.clone(),
             }));
         }
-        self.exploiting = true;
+        self.state.exploiting = true;
         let alpha = self.alpha();
-        self.exploit_rounds += 1;
+        self.state.exploit_rounds += 1;
         let all: Vec<usize> = (0..m).collect();
         let ucb = self
             .setup
@@ -238,17 +246,17 @@ impl Policy for AlphaEtc {
             .fold(f64::NEG_INFINITY, f64::max);
         let s1 = match self.spec.rule {
             Rule::Paper => {
-                self.lcb_bar = self.lcb_bar.max(best_lcb);
-                for (b, u) in self.ucb_bar.iter_mut().zip(&ucb) {
+                self.state.lcb_bar = self.state.lcb_bar.max(best_lcb);
+                for (b, u) in self.state.ucb_bar.iter_mut().zip(&ucb) {
                     *b = b.min(u.value);
                 }
-                let mut s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, alpha);
+                let mut s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha);
                 if s1.is_empty() {
-                    self.lcb_bar = best_lcb;
-                    for (b, u) in self.ucb_bar.iter_mut().zip(&ucb) {
+                    self.state.lcb_bar = best_lcb;
+                    for (b, u) in self.state.ucb_bar.iter_mut().zip(&ucb) {
                         *b = u.value;
                     }
-                    s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, alpha);
+                    s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha);
                 }
                 s1
             }
@@ -262,11 +270,11 @@ impl Policy for AlphaEtc {
         let horizon = self
             .spec
             .horizon
-            .unwrap_or(self.plays.iter().sum::<usize>() + 1);
+            .unwrap_or(self.state.plays.iter().sum::<usize>() + 1);
         let clcb: Vec<f64> = (0..m)
             .map(|i| {
-                let mean = self.cost_sums[i] / self.plays[i].max(1) as f64;
-                cost_lcb(mean, self.plays[i], horizon)
+                let mean = self.state.cost_sums[i] / self.state.plays[i].max(1) as f64;
+                cost_lcb(mean, self.state.plays[i], horizon)
             })
             .collect();
         let cmin = s1.iter().map(|&i| clcb[i]).fold(f64::INFINITY, f64::min);
@@ -289,16 +297,33 @@ impl Policy for AlphaEtc {
     fn observe(&mut self, _data: &Dataset, latest: &Observation) -> Result<()> {
         if latest.phase == Phase::Policy
             && let Some(i) = latest.query.control_set
-            && i < self.plays.len()
+            && i < self.state.plays.len()
         {
-            self.plays[i] += 1;
-            self.cost_sums[i] += latest.outcome.cost;
+            self.state.plays[i] += 1;
+            self.state.cost_sums[i] += latest.outcome.cost;
         }
         Ok(())
     }
 
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
+    }
+
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        PluginState::encode(&self.state).map(Some)
+    }
+
+    fn restore(&mut self, state: &PluginState) -> Result<()> {
+        let saved: Progress = state.decode("alpha_etc")?;
+        if saved.plays.len() != self.setup.sets.len() {
+            return Err(Error::invalid(format!(
+                "checkpoint: alpha_etc saved {} control sets, the problem has {}",
+                saved.plays.len(),
+                self.setup.sets.len()
+            )));
+        }
+        self.state = saved;
+        Ok(())
     }
 }
 

@@ -185,6 +185,8 @@ impl Policy for EiPsq {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }
+
+    cabo_core::stateless_checkpoint!("ei_psq");
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 
 use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
-    Result,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, PluginState, Policy,
+    PolicySpec, Query, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -153,5 +153,26 @@ impl Policy for Etc {
 
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
+    }
+
+    /// The plays each group has left.
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        let remaining: Vec<usize> = self.groups.iter().map(|g| g.remaining).collect();
+        PluginState::encode(&remaining).map(Some)
+    }
+
+    fn restore(&mut self, state: &PluginState) -> Result<()> {
+        let remaining: Vec<usize> = state.decode("cvs_etc")?;
+        if remaining.len() != self.groups.len() {
+            return Err(Error::invalid(format!(
+                "checkpoint: cvs_etc saved {} groups, the spec now has {}",
+                remaining.len(),
+                self.groups.len()
+            )));
+        }
+        for (g, r) in self.groups.iter_mut().zip(remaining) {
+            g.remaining = r;
+        }
+        Ok(())
     }
 }

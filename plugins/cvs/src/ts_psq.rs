@@ -184,4 +184,6 @@ impl Policy for TsPsq {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }
+
+    cabo_core::stateless_checkpoint!("ts_psq");
 }

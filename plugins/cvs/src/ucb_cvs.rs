@@ -156,6 +156,8 @@ impl Policy for UcbCvs {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }
+
+    cabo_core::stateless_checkpoint!("ucb_cvs");
 }
 
 #[cfg(test)]

@@ -78,4 +78,6 @@ impl Policy for UcbPsq {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }
+
+    cabo_core::stateless_checkpoint!("ucb_psq");
 }

@@ -9,7 +9,7 @@ use crate::gp::{ExactGp, GpConfig};
 use crate::posterior::GpPosterior;
 use cabo_core::{
     BuildContext, CostBelief, CostFunction, CostModel, CostModelSpec, Dataset, Error, Kind, LnCost,
-    Posterior, Result, TrainingData,
+    Model, PluginState, Posterior, Result, TrainingData,
 };
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -55,6 +55,14 @@ impl CostModel for LogGp {
         let x = data.x_matrix();
         let costs = data.costs();
         Ok(Box::new(self.fit_costs(data.dim(), &x, &costs, seed)?))
+    }
+
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        Model::checkpoint(&self.gp)
+    }
+
+    fn restore(&mut self, state: &PluginState) -> Result<()> {
+        Model::restore(&mut self.gp, state)
     }
 }
 
@@ -145,6 +153,8 @@ impl CostModel for KnownCost {
     fn fit(&mut self, _data: &Dataset, _seed: u64) -> Result<Box<dyn CostBelief>> {
         Ok(Box::new(self.clone()))
     }
+
+    cabo_core::stateless_checkpoint!("known");
 }
 
 impl CostBelief for KnownCost {
@@ -226,6 +236,8 @@ impl CostModel for UniformCost {
     fn fit(&mut self, _data: &Dataset, _seed: u64) -> Result<Box<dyn CostBelief>> {
         Ok(Box::new(*self))
     }
+
+    cabo_core::stateless_checkpoint!("uniform");
 }
 
 impl CostBelief for UniformCost {

@@ -9,7 +9,7 @@
 use crate::kernel::{Kernel, KernelKind};
 use crate::linalg::{Cholesky, dot, join_if_large};
 use crate::posterior::{GpPosterior, OutputTransform, check_data};
-use cabo_core::{Error, Model, Posterior, Result, Rng, TrainingData};
+use cabo_core::{Error, Model, PluginState, Posterior, Result, Rng, TrainingData};
 use serde::{Deserialize, Serialize};
 
 /// Lengthscale as written in a spec: one value for every dimension, or one per dimension.
@@ -391,6 +391,16 @@ impl ExactGp {
 impl Model for ExactGp {
     fn fit(&mut self, data: TrainingData<'_>, seed: u64) -> Result<Box<dyn Posterior>> {
         Ok(Box::new(ExactGp::fit(self, data, seed)?))
+    }
+
+    /// The warm start of the next MAP fit.
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        PluginState::encode(&self.warm).map(Some)
+    }
+
+    fn restore(&mut self, state: &PluginState) -> Result<()> {
+        self.warm = state.decode("exact_gp")?;
+        Ok(())
     }
 }
 

@@ -311,6 +311,8 @@ impl Policy for MarkovPolicy {
     fn diagnostics(&self) -> Diagnostics {
         self.last.clone()
     }
+
+    cabo_core::stateless_checkpoint!("the Markov policy");
 }
 
 #[typetag::serde(name = "markov_dp")]

@@ -10,7 +10,7 @@
 use crate::pbgi::{Pbgi, check_lambda};
 use cabo_core::{
     AcquisitionFn, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Kind,
-    Observation, Policy, PolicySpec, Query, Result,
+    Observation, PluginState, Policy, PolicySpec, Query, Result,
 };
 use cabo_optim::acquisition::maximize_acquisition;
 use serde::{Deserialize, Serialize};
@@ -142,6 +142,16 @@ impl Policy for PbgiDecay {
 
     fn diagnostics(&self) -> Diagnostics {
         self.last.clone()
+    }
+
+    /// λ, the decay count and a pending index (none between decisions).
+    fn checkpoint(&self) -> Result<Option<PluginState>> {
+        PluginState::encode(&(self.lambda, self.pending, self.decays)).map(Some)
+    }
+
+    fn restore(&mut self, state: &PluginState) -> Result<()> {
+        (self.lambda, self.pending, self.decays) = state.decode("pbgi_decay")?;
+        Ok(())
     }
 }
 

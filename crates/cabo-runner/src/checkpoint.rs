@@ -1,0 +1,97 @@
+//! Checkpoints of runs in progress, so that an interrupted run resumes where it stopped
+//! instead of from the beginning.
+//!
+//! Between two decisions a run is fully described by its dataset, its budget, its counters,
+//! the best value so far, the lengths of its record files and the states of its policy,
+//! model and cost model ([`cabo_core::PluginState`]). `rep-<r>.checkpoint.cbor` holds exactly
+//! that, written atomically; a resumed run truncates its record files to the saved lengths
+//! and goes on, writing the same bytes an uninterrupted run writes. A checkpoint belongs to
+//! one run fingerprint: after an edit of the spec that could change the run, it is ignored
+//! and the run starts again.
+
+use cabo_core::{Dataset, PluginState, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// The default minimum wall time between two checkpoints of one run.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(60);
+
+/// When runs save checkpoints, and whether they pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pacing {
+    /// Minimum wall time between checkpoints (zero: after every decision). A run also saves
+    /// one whenever it is cancelled or paused.
+    pub every: Duration,
+    /// Pause each run, saving a checkpoint, after this many decisions of this invocation —
+    /// exactly as an interruption there would leave it.
+    pub pause_after: Option<usize>,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Pacing {
+            every: DEFAULT_INTERVAL,
+            pause_after: None,
+        }
+    }
+}
+
+/// Everything a run needs to continue after its last completed decision.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The run fingerprint the state belongs to.
+    pub fingerprint: String,
+    /// Policy decisions made.
+    pub decisions: usize,
+    /// Size of the initial design.
+    pub offset: usize,
+    /// Evaluations made (they seed the next evaluation).
+    pub evaluations: usize,
+    /// Everything observed.
+    pub data: Dataset,
+    /// Budget spent.
+    pub spent: f64,
+    /// Policy evaluations counted against the budget.
+    pub budget_iterations: usize,
+    /// Best noise-free value so far.
+    pub best_value: Option<f64>,
+    /// Length in bytes of `rep-<r>.jsonl` after the last decision's record.
+    pub records_len: u64,
+    /// Length in bytes of `rep-<r>.times.jsonl` then.
+    pub times_len: u64,
+    /// The policy's state.
+    pub policy: PluginState,
+    /// The model's state, when the run has a model.
+    pub model: Option<PluginState>,
+    /// The cost model's state, when the run has one.
+    pub cost_model: Option<PluginState>,
+}
+
+impl Checkpoint {
+    /// Writes the checkpoint atomically to `path`.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let bytes = PluginState::to_bytes(self)?;
+        crate::store::write_atomic(path, &bytes).map_err(|source| cabo_core::Error::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// The checkpoint at `path` if there is one for this `fingerprint`; an unreadable file
+    /// or one from another version of the spec counts as none (the run starts again).
+    pub fn load(path: &Path, fingerprint: &str) -> Option<Checkpoint> {
+        let bytes = std::fs::read(path).ok()?;
+        match PluginState::from_bytes::<Checkpoint>(&bytes, "the run") {
+            Ok(c) if c.fingerprint == fingerprint => Some(c),
+            Ok(_) => {
+                tracing::info!(path = %path.display(), "checkpoint of an older spec ignored");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "unreadable checkpoint ignored");
+                None
+            }
+        }
+    }
+}
