@@ -3,10 +3,12 @@
 //! For every spec and policy: the replications complete on disk (checked against the same
 //! fingerprints `run` uses to skip work, so "complete" here means `run` would skip it), those
 //! started but unfinished, the wall time the complete ones took (from their
-//! `rep-<r>.times.jsonl`), and from that an estimate of the run time the rest need. Long
+//! `rep-<r>.times.jsonl`), and from that an estimate of the run time the rest need, less the
+//! work unfinished runs have saved in checkpoints. Long
 //! sweeps on shared machines are resumed many times; this answers "what is left, and how
 //! long will it take" before deciding where to run it.
 
+use crate::checkpoint::Checkpoint;
 use crate::store::RunFiles;
 use crate::study::LoadedStudy;
 use crate::{LoadedSpec, SpecPrints};
@@ -28,11 +30,15 @@ pub struct PolicyStatus {
     pub started: usize,
     /// Summed wall time of the complete replications, in seconds.
     pub seconds: f64,
+    /// Wall time the started replications have saved in checkpoints of the current spec, in
+    /// seconds: work a resumed run does not repeat.
+    pub banked: f64,
 }
 
 impl PolicyStatus {
     /// Estimated run time of the replications not yet complete: their count times the mean
-    /// of the complete ones. `None` when some are missing and none is complete to measure.
+    /// of the complete ones, less what checkpoints have banked. `None` when some are missing
+    /// and none is complete to measure.
     pub fn remaining_seconds(&self) -> Option<f64> {
         let missing = self.total - self.complete;
         if missing == 0 {
@@ -40,7 +46,8 @@ impl PolicyStatus {
         } else if self.complete == 0 {
             None
         } else {
-            Some(self.seconds / self.complete as f64 * missing as f64)
+            let mean = self.seconds / self.complete as f64;
+            Some((mean * missing as f64 - self.banked).max(0.0))
         }
     }
 }
@@ -72,14 +79,18 @@ pub fn sweep_status(specs: &[LoadedSpec], out: &Path) -> Vec<SpecStatus> {
                         complete: 0,
                         started: 0,
                         seconds: 0.0,
+                        banked: 0.0,
                     };
                     for r in 0..s.spec.replications {
                         let files = RunFiles::new(&prints.dir, &entry.name, r);
                         if prints.completed(s, p, r).is_some() {
                             status.complete += 1;
-                            status.seconds += wall_seconds(&files.times);
+                            status.seconds += wall_seconds(&files.times, u64::MAX);
                         } else if files.records.is_file() {
                             status.started += 1;
+                            if let Some(c) = Checkpoint::load(&files.checkpoint, &prints.runs[p]) {
+                                status.banked += wall_seconds(&files.times, c.times_len);
+                            }
                         }
                     }
                     status
@@ -101,13 +112,16 @@ struct Times {
     evaluate_s: f64,
 }
 
-/// Fit, decision and evaluation time summed over a run's times file (0 when it is missing;
-/// unreadable lines are skipped: the times are informative, never part of a result).
-fn wall_seconds(path: &Path) -> f64 {
-    let Ok(text) = std::fs::read_to_string(path) else {
+/// Fit, decision and evaluation time summed over the first `len` bytes of a run's times file
+/// (0 when it is missing; unreadable lines are skipped: the times are informative, never part
+/// of a result).
+fn wall_seconds(path: &Path, len: u64) -> f64 {
+    let Ok(bytes) = std::fs::read(path) else {
         return 0.0;
     };
-    text.lines()
+    let end = bytes.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+    String::from_utf8_lossy(&bytes[..end])
+        .lines()
         .filter_map(|l| serde_json::from_str::<Times>(l).ok())
         .map(|t| t.fit_s + t.decide_s + t.evaluate_s)
         .sum()
@@ -208,8 +222,15 @@ mod tests {
             complete: 4,
             started: 1,
             seconds: 40.0,
+            banked: 0.0,
         };
         assert_eq!(p.remaining_seconds(), Some(120.0));
+        // The started run has checkpointed 4 s of its work.
+        p.banked = 4.0;
+        assert_eq!(p.remaining_seconds(), Some(116.0));
+        p.banked = 500.0;
+        assert_eq!(p.remaining_seconds(), Some(0.0));
+        p.banked = 0.0;
         p.complete = 0;
         p.seconds = 0.0;
         assert_eq!(p.remaining_seconds(), None);
