@@ -13,7 +13,7 @@ use cabo_runner::{RunError, RunOptions};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 mod progress;
 
@@ -362,8 +362,15 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
         Err(e) => return fail(&e),
     };
     let specs = &found.comparisons;
-    let cancel = AtomicBool::new(false);
-    match cabo_runner::run_specs(specs, opts, &cancel) {
+    let cancel = interrupt_flag();
+    let swept = cabo_runner::run_specs(specs, opts, cancel);
+    if cancel.load(Ordering::Relaxed) {
+        eprintln!(
+            "interrupted: the runs in progress saved checkpoints; the same command resumes them"
+        );
+        return ExitCode::from(130);
+    }
+    match swept {
         Ok(outcomes) => {
             for (o, s) in outcomes.iter().zip(specs) {
                 let resumed = match o.resumed {
@@ -410,6 +417,28 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
         }
         Err(e) => fail(&e),
     }
+}
+
+/// The flag that asks runs to stop, set by the first Ctrl-C or SIGTERM (a Slurm time limit or
+/// pre-emption): each run then saves a checkpoint at its next decision boundary and no new
+/// run starts. A second signal exits at once.
+fn interrupt_flag() -> &'static AtomicBool {
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+    let installed = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!(
+            "interrupt: each run stops at its next decision and saves a checkpoint \
+             (interrupt again to quit at once)"
+        );
+    });
+    if let Err(e) = installed {
+        eprintln!(
+            "warning: cannot catch interrupts ({e}); a killed run resumes from its last periodic checkpoint"
+        );
+    }
+    &INTERRUPTED
 }
 
 fn report(targets: &[String], out: &std::path::Path) -> ExitCode {

@@ -730,6 +730,78 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
     }
 }
 
+#[test]
+fn an_interrupt_checkpoints_the_run_in_progress_and_starts_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("sigint.yaml");
+    std::fs::write(&spec, random_and_ei_spec("sigint", 300)).unwrap();
+    let out = dir.path().join("results");
+    let args = [
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--only",
+        "EI",
+        "--threads",
+        "1",
+    ];
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(workspace_root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_dir = out.join("sigint").join("EI");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !run_dir.join("rep-0.jsonl").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let stopped = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("the same command resumes them"), "{stderr}");
+    assert!(run_dir.join("rep-0.checkpoint.cbor").exists(), "{stderr}");
+    assert!(!run_dir.join("rep-0.json").exists(), "{stderr}");
+    assert!(
+        !run_dir.join("rep-1.jsonl").exists(),
+        "a new run started: {stderr}"
+    );
+
+    let rerun = xtask(&args);
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(rerun.status.success(), "{stderr}");
+    assert!(stderr.contains("(1 resumed from a checkpoint)"), "{stderr}");
+    let clean = dir.path().join("clean");
+    let straight = xtask(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        clean.to_str().unwrap(),
+        "--only",
+        "EI",
+    ]);
+    assert!(straight.status.success());
+    for rep in 0..3 {
+        let file = format!("rep-{rep}.jsonl");
+        assert!(
+            std::fs::read(run_dir.join(&file)).unwrap()
+                == std::fs::read(clean.join("sigint").join("EI").join(&file)).unwrap(),
+            "{file} differs from an uninterrupted run"
+        );
+    }
+}
+
 fn random_and_ei_spec(name: &str, iterations: usize) -> String {
     format!(
         "name: {name}\nreplications: 3\nproblem: {{ type: ackley, dim: 2 }}\n\

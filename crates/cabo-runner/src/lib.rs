@@ -504,6 +504,9 @@ pub fn run_specs(
                     };
                     return (si, id, Ok(Some(done)), true);
                 }
+                if cancel.load(Ordering::Relaxed) {
+                    return (si, id, Ok(None), false); // cancelled: start nothing new
+                }
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     engine::execute(
                         s,
