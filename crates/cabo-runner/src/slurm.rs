@@ -157,7 +157,8 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
     let mut array = header(
         &job,
         &format!(
-            "#SBATCH --array=0-{}{concurrency}\n#SBATCH --output={}\n",
+            "#SBATCH --array=0-{}{concurrency}\n#SBATCH --output={}\n\
+             #SBATCH --signal=B:TERM@300\n",
             o.shards - 1,
             quote(&dir.join("logs/%x-%A_%a.out").display().to_string())
         ),
@@ -167,6 +168,8 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         array,
         "# One shard of the sweep per array task; every task writes into the same results\n\
          # directory, and the task that completes the last run writes run.json and the report.\n\
+         # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
+         # resubmitting resumes them.\n\
          exec {} run {} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
         quote(&binary.display().to_string()),
         spec_args.join(" "),
@@ -244,6 +247,7 @@ mod tests {
         let s = scripts(&[PathBuf::from("specs/my spec.yaml")], &o).unwrap();
         let array = std::fs::read_to_string(&s.array).unwrap();
         assert!(array.contains("#SBATCH --array=0-2%2\n"), "{array}");
+        assert!(array.contains("#SBATCH --signal=B:TERM@300\n"), "{array}");
         assert!(array.contains("#SBATCH --cpus-per-task=2\n"));
         assert!(array.contains("#SBATCH --mem=4G\n"));
         assert!(array.contains("#SBATCH --time=01:00:00\n"));
