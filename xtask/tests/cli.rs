@@ -701,6 +701,9 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
         !run_dir.join("rep-0.json").exists(),
         "the run completed before the kill"
     );
+    // What a kill during a checkpoint write leaves next to the (still whole) checkpoint.
+    let orphan = run_dir.join("rep-0.checkpoint.cbor.999.0.tmp");
+    std::fs::write(&orphan, b"half").unwrap();
 
     let rerun = xtask(&args);
     let stderr = String::from_utf8_lossy(&rerun.stderr);
@@ -710,6 +713,7 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
         "{stderr}"
     );
     assert!(!run_dir.join("rep-0.checkpoint.cbor").exists());
+    assert!(!orphan.exists(), "an orphaned checkpoint write was left behind");
 
     let clean = dir.path().join("clean");
     let straight = xtask(&[

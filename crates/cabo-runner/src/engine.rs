@@ -523,6 +523,7 @@ pub fn execute(
         .expect("run files live in a directory");
     fs::create_dir_all(dir).map_err(io_error(dir))?;
     let _ = fs::remove_file(&files.done);
+    remove_orphaned_checkpoints(&files.checkpoint);
     let pseed = problem_seed(&s.name, id.replication);
     let qseed = policy_seed(&s.name, &entry.name, id.replication);
     let (mut run, resumed_after) = match resume(spec, entry, &files, fingerprint, pseed, qseed)? {
@@ -729,6 +730,21 @@ fn restore_into<T: ?Sized>(
         _ => Err(Error::invalid(
             "checkpoint: the run's models differ from the saved ones",
         )),
+    }
+}
+
+/// Removes the temporary files of checkpoint writes a killed process left half-written next
+/// to `checkpoint` (the atomic rename never happened, so the checkpoint itself is whole).
+fn remove_orphaned_checkpoints(checkpoint: &Path) {
+    let (Some(dir), Some(name)) = (checkpoint.parent(), checkpoint.file_name()) else {
+        return;
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().to_string();
+        if file.starts_with(&prefix) && file.ends_with(".tmp") {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 
