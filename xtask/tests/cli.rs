@@ -713,7 +713,10 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
         "{stderr}"
     );
     assert!(!run_dir.join("rep-0.checkpoint.cbor").exists());
-    assert!(!orphan.exists(), "an orphaned checkpoint write was left behind");
+    assert!(
+        !orphan.exists(),
+        "an orphaned checkpoint write was left behind"
+    );
 
     let clean = dir.path().join("clean");
     let straight = xtask(&[
