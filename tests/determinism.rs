@@ -1,9 +1,10 @@
 //! The same spec and seeds give byte-identical result files, run twice and with one or two
 //! worker threads (wall times, kept in `*.times.jsonl`, excepted).
 
+mod common;
+
 use cabo_runner::RunOptions;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 fn run(threads: usize) -> (tempfile::TempDir, PathBuf) {
@@ -21,30 +22,16 @@ fn run(threads: usize) -> (tempfile::TempDir, PathBuf) {
     (out, dir)
 }
 
-/// Every result file except wall times, by relative path.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("readable") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
-                files.insert(rel, std::fs::read(&p).expect("readable"));
-            }
-        }
-    }
-    files
-}
-
 #[test]
 fn results_are_byte_identical_across_reruns_and_thread_counts() {
     let (_a, one) = run(1);
     let (_b, two) = run(2);
     let (_c, again) = run(2);
-    let (one, two, again) = (contents(&one), contents(&two), contents(&again));
+    let (one, two, again) = (
+        common::result_files(&one),
+        common::result_files(&two),
+        common::result_files(&again),
+    );
     assert!(
         one.len() > 10,
         "expected many result files, got {}",

@@ -5,28 +5,11 @@
 //! checked to save and restore all of its state; a plugin that cannot resume never
 //! completes here and fails the test.
 
+mod common;
+
 use cabo_runner::{LoadedSpec, RunOptions};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-
-/// Every file under `dir` except wall times, by relative path.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("readable") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
-                files.insert(rel, std::fs::read(&p).expect("readable"));
-            }
-        }
-    }
-    files
-}
 
 fn options(out: &Path) -> RunOptions {
     RunOptions {
@@ -88,7 +71,10 @@ fn every_spec_paused_after_each_decision_resumes_to_the_same_bytes() {
         if run_one_decision_at_a_time(&found.comparisons, paused.path(), &label) > 0 {
             resumed_specs += 1;
         }
-        let (a, b) = (contents(straight.path()), contents(paused.path()));
+        let (a, b) = (
+            common::result_files(straight.path()),
+            common::result_files(paused.path()),
+        );
         assert_eq!(
             a.keys().collect::<Vec<_>>(),
             b.keys().collect::<Vec<_>>(),

@@ -288,12 +288,7 @@ fn a_killed_sweep_resumes_without_redoing_completed_runs() {
         "--threads",
         "1",
     ];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(workspace_root())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_xtask(&args, std::process::Stdio::null());
     let results = out.join("resume");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while completed(&results).is_empty() {
@@ -657,8 +652,53 @@ fn bad_study_parameters_are_located_errors() {
     assert!(stderr.contains("study spec"), "{stderr}");
 }
 
-/// A small spec named `name`: Random and EI on 2-D Ackley, three replications of
-/// `iterations` iterations each.
+/// Starts `xtask args` in the background, with its standard error piped or dropped.
+fn spawn_xtask(args: &[&str], stderr: std::process::Stdio) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(workspace_root())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `path` exists (at most two minutes).
+fn wait_for(path: &Path, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "{what} in time");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Asserts that `files` of `run_dir` (policy EI of `spec`, named `name`) equal those of an
+/// uninterrupted run written under `dir/clean`.
+fn assert_equals_uninterrupted_ei(
+    spec: &Path,
+    name: &str,
+    dir: &Path,
+    run_dir: &Path,
+    files: &[&str],
+) {
+    let clean = dir.join("clean");
+    let straight = xtask(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        clean.to_str().unwrap(),
+        "--only",
+        "EI",
+    ]);
+    assert!(straight.status.success());
+    for file in files {
+        assert!(
+            std::fs::read(run_dir.join(file)).unwrap()
+                == std::fs::read(clean.join(name).join("EI").join(file)).unwrap(),
+            "{file} differs from an uninterrupted run"
+        );
+    }
+}
+
 #[test]
 fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
@@ -679,21 +719,9 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
         "--checkpoint-every",
         "0",
     ];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(workspace_root())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_xtask(&args, std::process::Stdio::null());
     let run_dir = out.join("midway").join("EI");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !run_dir.join("rep-0.checkpoint.cbor").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no checkpoint in time"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    wait_for(&run_dir.join("rep-0.checkpoint.cbor"), "no checkpoint");
     std::thread::sleep(std::time::Duration::from_millis(50));
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
@@ -717,24 +745,13 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
         !orphan.exists(),
         "an orphaned checkpoint write was left behind"
     );
-
-    let clean = dir.path().join("clean");
-    let straight = xtask(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        clean.to_str().unwrap(),
-        "--only",
-        "EI",
-    ]);
-    assert!(straight.status.success());
-    for file in ["rep-0.jsonl", "rep-0.json"] {
-        assert!(
-            std::fs::read(run_dir.join(file)).unwrap()
-                == std::fs::read(clean.join("midway").join("EI").join(file)).unwrap(),
-            "{file} differs from an uninterrupted run"
-        );
-    }
+    assert_equals_uninterrupted_ei(
+        &spec,
+        "midway",
+        dir.path(),
+        &run_dir,
+        &["rep-0.jsonl", "rep-0.json"],
+    );
 }
 
 #[test]
@@ -753,21 +770,9 @@ fn an_interrupt_checkpoints_the_run_in_progress_and_starts_no_other() {
         "--threads",
         "1",
     ];
-    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(workspace_root())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_xtask(&args, std::process::Stdio::piped());
     let run_dir = out.join("sigint").join("EI");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !run_dir.join("rep-0.jsonl").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    wait_for(&run_dir.join("rep-0.jsonl"), "the run did not start");
     std::thread::sleep(std::time::Duration::from_millis(100));
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -789,26 +794,12 @@ fn an_interrupt_checkpoints_the_run_in_progress_and_starts_no_other() {
     let stderr = String::from_utf8_lossy(&rerun.stderr);
     assert!(rerun.status.success(), "{stderr}");
     assert!(stderr.contains("(1 resumed from a checkpoint)"), "{stderr}");
-    let clean = dir.path().join("clean");
-    let straight = xtask(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        clean.to_str().unwrap(),
-        "--only",
-        "EI",
-    ]);
-    assert!(straight.status.success());
-    for rep in 0..3 {
-        let file = format!("rep-{rep}.jsonl");
-        assert!(
-            std::fs::read(run_dir.join(&file)).unwrap()
-                == std::fs::read(clean.join("sigint").join("EI").join(&file)).unwrap(),
-            "{file} differs from an uninterrupted run"
-        );
-    }
+    let files = ["rep-0.jsonl", "rep-1.jsonl", "rep-2.jsonl"];
+    assert_equals_uninterrupted_ei(&spec, "sigint", dir.path(), &run_dir, &files);
 }
 
+/// A small spec named `name`: Random and EI on 2-D Ackley, three replications of
+/// `iterations` iterations each.
 fn random_and_ei_spec(name: &str, iterations: usize) -> String {
     format!(
         "name: {name}\nreplications: 3\nproblem: {{ type: ackley, dim: 2 }}\n\
