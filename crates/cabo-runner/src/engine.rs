@@ -416,19 +416,11 @@ impl Run<'_> {
         let Some(policy) = self.setup.policy.checkpoint()? else {
             return Ok(None);
         };
-        let model = match &self.setup.model {
-            Some(m) => match m.borrow().checkpoint()? {
-                Some(state) => Some(state),
-                None => return Ok(None),
-            },
-            None => None,
-        };
-        let cost_model = match &self.setup.cost_model {
-            Some(m) => match m.borrow().checkpoint()? {
-                Some(state) => Some(state),
-                None => return Ok(None),
-            },
-            None => None,
+        let (Some(model), Some(cost_model)) = (
+            save_from(self.setup.model.as_ref(), |m| m.checkpoint())?,
+            save_from(self.setup.cost_model.as_ref(), |m| m.checkpoint())?,
+        ) else {
+            return Ok(None);
         };
         let len = |f: &BufWriter<File>, path: &Path| {
             f.get_ref()
@@ -715,6 +707,18 @@ fn resume<'a>(
         fingerprint,
         (pseed, qseed),
     )))
+}
+
+/// The saved state of a plugin slot (a model or a cost model): `Some(None)` for an empty
+/// slot, `None` when its plugin cannot resume (nor, then, can the run).
+fn save_from<T: ?Sized>(
+    slot: Option<&RefCell<Box<T>>>,
+    save: impl FnOnce(&T) -> Result<Option<cabo_core::PluginState>>,
+) -> Result<Option<Option<cabo_core::PluginState>>> {
+    match slot {
+        Some(m) => Ok(save(m.borrow().as_ref())?.map(Some)),
+        None => Ok(Some(None)),
+    }
 }
 
 /// Restores a plugin slot (a model or a cost model) from its saved state; a run whose slot
