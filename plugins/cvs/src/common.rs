@@ -103,6 +103,18 @@ impl CvsSetup {
         beta: f64,
         label: &str,
     ) -> Result<Vec<SetMaximum>> {
+        self.maximize_with(ctx, which, beta, label, ctx.optimizer)
+    }
+
+    /// [`Self::maximize`] with the optimiser settings `settings` instead of the context's.
+    pub fn maximize_with(
+        &self,
+        ctx: &DecisionContext<'_>,
+        which: &[usize],
+        beta: f64,
+        label: &str,
+        settings: &OptimizerSettings,
+    ) -> Result<Vec<SetMaximum>> {
         let post = ctx.posterior()?;
         let bounds = ExpectedBounds::new(post, &self.samples)?;
         maximize_sets(
@@ -110,7 +122,7 @@ impl CvsSetup {
             &self.sets,
             which,
             beta,
-            ctx.optimizer,
+            settings,
             derive_seed(&[&ctx.seed, &label]),
         )
     }
