@@ -16,6 +16,9 @@
 //! plays of i, T the horizon — the current round when no `horizon` is given, because a cost
 //! budget leaves the horizon unknown), and the one with the largest expected UCB is played
 //! at its maximiser. The rule assumes f ≥ 0 (the paper shifts f by its worst value).
+//! A set whose \overline{ucb}_i already sits at or below the threshold stays out of S₁ until
+//! a reset, so its search is skipped (see `threshold_only_rises`); once S₁ has narrowed, a
+//! round searches only the sets still in it.
 //!
 //! `rule: reference` follows the public reference code instead, which has no α: S₁ holds
 //! the sets whose best expected UCB (β = 1.96 there) reaches the best expected LCB over all
@@ -32,6 +35,7 @@
 //! S₁ stays a superset) and exploitation searches every set.
 
 use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
+use crate::expected::SetMaximum;
 use cabo_core::{
     BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Kind, Observation,
     OptimizerSettings, Phase, PluginState, Policy, PolicySpec, Query, Result,
@@ -238,6 +242,36 @@ impl AlphaEtc {
             .fold(f64::NEG_INFINITY, f64::max))
     }
 
+    /// Stores the best expected UCB of each set in `which` at its index in `into`.
+    fn search_ucb(
+        &self,
+        ctx: &DecisionContext<'_>,
+        which: &[usize],
+        into: &mut [Option<SetMaximum>],
+    ) -> Result<()> {
+        if which.is_empty() {
+            return Ok(());
+        }
+        for u in self
+            .setup
+            .maximize(ctx, which, self.spec.beta, "alpha_etc ucb")?
+        {
+            let i = u.set;
+            into[i] = Some(u);
+        }
+        Ok(())
+    }
+
+    /// Whether the S₁ threshold (1 − α)·\overline{lcb} can only rise until the bounds are
+    /// reset: \overline{lcb} only rises between resets, and (1 − α) only rises as α
+    /// halves, so the product does when α is fixed or \overline{lcb} ≥ 0. Then a set whose
+    /// \overline{ucb}_i (a running minimum) is at or below the threshold stays out of S₁
+    /// until a reset, and its search can be skipped without changing any decision: each
+    /// set's search has its own seed, and a reset searches every set.
+    fn threshold_only_rises(&self) -> bool {
+        self.spec.alpha_halving_every.is_none() || self.state.lcb_bar >= 0.0
+    }
+
     fn alpha(&self) -> f64 {
         match self.spec.alpha_halving_every {
             Some(k) => self.spec.alpha * 0.5f64.powi((self.state.exploit_rounds / k) as i32),
@@ -272,27 +306,41 @@ impl Policy for AlphaEtc {
         let alpha = self.alpha();
         self.state.exploit_rounds += 1;
         let all: Vec<usize> = (0..m).collect();
-        let ucb = self
-            .setup
-            .maximize(ctx, &all, self.spec.beta, "alpha_etc ucb")?;
         let best_lcb = self.best_lcb(ctx, &all)?;
+        let mut ucb: Vec<Option<SetMaximum>> = vec![None; m];
         let s1 = match self.spec.rule {
             Rule::Paper => {
                 self.state.lcb_bar = self.state.lcb_bar.max(best_lcb);
-                for (b, u) in self.state.ucb_bar.iter_mut().zip(&ucb) {
-                    *b = b.min(u.value);
+                let searched = if self.threshold_only_rises() {
+                    tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha)
+                } else {
+                    all.clone()
+                };
+                self.search_ucb(ctx, &searched, &mut ucb)?;
+                for &i in &searched {
+                    let u = ucb[i].as_ref().map_or(f64::INFINITY, |u| u.value);
+                    self.state.ucb_bar[i] = self.state.ucb_bar[i].min(u);
                 }
                 let mut s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha);
                 if s1.is_empty() {
+                    let rest: Vec<usize> =
+                        all.iter().copied().filter(|&i| ucb[i].is_none()).collect();
+                    self.search_ucb(ctx, &rest, &mut ucb)?;
                     self.state.lcb_bar = best_lcb;
                     for (b, u) in self.state.ucb_bar.iter_mut().zip(&ucb) {
-                        *b = u.value;
+                        *b = u.as_ref().map_or(f64::INFINITY, |u| u.value);
                     }
                     s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha);
                 }
                 s1
             }
-            Rule::Reference => (0..m).filter(|&i| ucb[i].value >= best_lcb).collect(),
+            Rule::Reference => {
+                self.search_ucb(ctx, &all, &mut ucb)?;
+                all.iter()
+                    .copied()
+                    .filter(|&i| ucb[i].as_ref().is_some_and(|u| u.value >= best_lcb))
+                    .collect()
+            }
         };
         if s1.is_empty() {
             return Err(Error::numerical(
@@ -311,18 +359,25 @@ impl Policy for AlphaEtc {
             .collect();
         let cmin = s1.iter().map(|&i| clcb[i]).fold(f64::INFINITY, f64::min);
         let s3: Vec<usize> = s1.iter().copied().filter(|&i| clcb[i] == cmin).collect();
-        let k = s3[argmax_by(&s3, |&i| ucb[i].value).unwrap_or(0)];
+        // Every set in S₁ was searched this round.
+        let value = |i: usize| ucb[i].as_ref().map_or(f64::NEG_INFINITY, |u| u.value);
+        let k = s3[argmax_by(&s3, |&i| value(i)).unwrap_or(0)];
+        let Some(best) = ucb[k].take() else {
+            return Err(Error::numerical(format!(
+                "alpha_etc: control set {k} was chosen without being searched"
+            )));
+        };
         self.diagnostics = Diagnostics::from([
             ("cvs.set".to_string(), k as f64),
             ("cvs.exploring".to_string(), 0.0),
-            ("cvs.expected_ucb".to_string(), ucb[k].value),
+            ("cvs.expected_ucb".to_string(), best.value),
             ("cvs.alpha".to_string(), alpha),
             ("cvs.tolerant_sets".to_string(), s1.len() as f64),
             ("cvs.cost_lcb".to_string(), clcb[k]),
         ]);
         Ok(Decision::Evaluate(Query {
             control_set: Some(k),
-            x: ucb[k].x.clone(),
+            x: best.x,
         }))
     }
 
