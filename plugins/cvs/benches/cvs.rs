@@ -1,11 +1,12 @@
 //! One decision of the control-set policies with 7 control sets, n = 100 observations,
 //! d = 5 and 1024 Monte Carlo samples: UCB-CVS's expected-UCB maximisation (seed 002,
 //! App. C.4 reports 38–87 s of CPU for this), a whole TS-PSQ decision (4–232 s there) and a
-//! whole EI-PSQ decision.
+//! whole EI-PSQ decision. Also one α-ETC exploitation round (seed 004) on seed 004's
+//! Hartmann-3 + 3 control sets with n = 300.
 
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, DecisionContext, Observation,
-    OptimizerSettings, PolicySpec, ProblemInfo, Rng, TrainingData,
+    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
+    OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
 };
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
@@ -158,5 +159,117 @@ fn expected_ucb_value_grad(b: divan::Bencher) {
     b.bench(|| {
         let mut g = [0.0; 2];
         f.value_grad(divan::black_box(&[0.3, 0.6]), &mut g)
+    });
+}
+
+/// Seed 004's control sets for Hartmann-3 with 3 dummy variables (the last is the full set).
+fn dummy_sets() -> Vec<Vec<usize>> {
+    vec![
+        vec![0],
+        vec![1],
+        vec![2],
+        vec![3, 4, 5],
+        vec![0, 1, 2],
+        vec![0, 3, 4, 5],
+        vec![0, 1, 2, 3, 4, 5],
+    ]
+}
+
+/// A posterior over 6 variables, n = 300, of a peak that needs all of x₀, x₁, x₂ (the
+/// dummies get lengthscale 5, as a MAP fit finds): only the sets holding {0, 1, 2} stay
+/// plausible once exploration has narrowed S₁.
+fn dummy_posterior() -> GpPosterior {
+    let (n, d) = (300, 6);
+    let mut rng = Rng::new(7);
+    let x: Vec<f64> = (0..n * d).map(|_| rng.uniform()).collect();
+    let y: Vec<f64> = x
+        .chunks_exact(d)
+        .map(|p| {
+            let r2: f64 = p[..3].iter().map(|v| (v - 0.8) * (v - 0.8)).sum();
+            3.0 * (-r2 / 0.1).exp()
+        })
+        .collect();
+    let ls = vec![0.2, 0.2, 0.2, 5.0, 5.0, 5.0];
+    GpPosterior::new(
+        Kernel::new(KernelKind::Rbf, ls, 1.0).unwrap(),
+        1e-4,
+        0.0,
+        TrainingData {
+            dim: d,
+            x: &x,
+            y: &y,
+        },
+        OutputTransform::IDENTITY,
+    )
+    .unwrap()
+}
+
+/// One α-ETC exploitation round (paper rule, 1024 samples): the cheap full-set LCB search,
+/// then the expected-UCB searches of the sets still in S₁. Exploration (one round over the 7
+/// sets) runs once outside the timing; each sample restores its checkpoint.
+#[divan::bench(sample_count = 5)]
+fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
+    let d = 6;
+    let mut info = ProblemInfo::continuous("bench", d);
+    info.control_sets = dummy_sets()
+        .into_iter()
+        .map(|variables| ControlSet {
+            variables,
+            known_cost: None,
+        })
+        .collect();
+    let s = VariableDistribution::TruncatedNormal { variance: 0.02 }
+        .sampler()
+        .unwrap();
+    let info = info.with_extension(InputDistributions {
+        variables: vec![s; d],
+    });
+    let spec: Box<dyn PolicySpec> =
+        serde_json::from_str(r#"{"type": "alpha_etc", "tau": 1}"#).unwrap();
+    let build = || {
+        spec.build(&BuildContext {
+            problem: &info,
+            seed: 4,
+        })
+        .unwrap()
+    };
+    let (post, data) = (dummy_posterior(), Dataset::new(d));
+    let budget = BudgetState::new(Budget {
+        cost: Some(100.0),
+        iterations: None,
+    });
+    let decide = |policy: &mut Box<dyn cabo_core::Policy>, iteration: usize| {
+        let ctx = DecisionContext::new(&info, &data, &budget, iteration, 9, &SETTINGS)
+            .with_posterior(Box::new(post.clone()));
+        let Decision::Evaluate(query) = policy.decide(&ctx).unwrap() else {
+            panic!("alpha_etc stopped");
+        };
+        query
+    };
+    let mut policy = build();
+    for t in 0..dummy_sets().len() {
+        let query = decide(&mut policy, t + 1);
+        let cost = [0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0][query.control_set.unwrap()];
+        let outcome = Outcome {
+            y: 0.0,
+            cost,
+            x: query.x.clone(),
+            value: None,
+        };
+        let seen = Observation {
+            query,
+            outcome,
+            phase: Phase::Policy,
+        };
+        policy.observe(&data, &seen).unwrap();
+    }
+    let explored = policy
+        .checkpoint()
+        .unwrap()
+        .expect("alpha_etc is resumable");
+    b.bench(|| {
+        let mut policy = build();
+        policy.restore(&explored).unwrap();
+        decide(&mut policy, 8)
     });
 }
