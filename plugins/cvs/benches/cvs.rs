@@ -12,6 +12,9 @@ use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
+#[path = "../tests/common/seed004.rs"]
+mod seed004;
+
 fn main() {
     std::hint::black_box(cabo_cvs::link)();
     divan::main();
@@ -162,46 +165,15 @@ fn expected_ucb_value_grad(b: divan::Bencher) {
     });
 }
 
-/// Seed 004's control sets for Hartmann-3 with 3 dummy variables (the last is the full set).
-fn dummy_sets() -> Vec<Vec<usize>> {
-    vec![
-        vec![0],
-        vec![1],
-        vec![2],
-        vec![3, 4, 5],
-        vec![0, 1, 2],
-        vec![0, 3, 4, 5],
-        vec![0, 1, 2, 3, 4, 5],
-    ]
-}
-
-/// A posterior over 6 variables, n = 300, of a peak that needs all of x₀, x₁, x₂ (the
-/// dummies get lengthscale 5, as a MAP fit finds): only the sets holding {0, 1, 2} stay
-/// plausible once exploration has narrowed S₁.
+/// A posterior over seed 004's Hartmann-3 + 3 variables from n = 300 uniform points of a
+/// peak that needs all of x₀, x₁, x₂: only the sets holding {0, 1, 2} stay plausible once
+/// exploration has narrowed S₁.
 fn dummy_posterior() -> GpPosterior {
-    let (n, d) = (300, 6);
+    let n = 300;
     let mut rng = Rng::new(7);
-    let x: Vec<f64> = (0..n * d).map(|_| rng.uniform()).collect();
-    let y: Vec<f64> = x
-        .chunks_exact(d)
-        .map(|p| {
-            let r2: f64 = p[..3].iter().map(|v| (v - 0.8) * (v - 0.8)).sum();
-            3.0 * (-r2 / 0.1).exp()
-        })
-        .collect();
-    let ls = vec![0.2, 0.2, 0.2, 5.0, 5.0, 5.0];
-    GpPosterior::new(
-        Kernel::new(KernelKind::Rbf, ls, 1.0).unwrap(),
-        1e-4,
-        0.0,
-        TrainingData {
-            dim: d,
-            x: &x,
-            y: &y,
-        },
-        OutputTransform::IDENTITY,
-    )
-    .unwrap()
+    let x: Vec<f64> = (0..n * seed004::DIM).map(|_| rng.uniform()).collect();
+    let y: Vec<f64> = x.chunks_exact(seed004::DIM).map(seed004::peak).collect();
+    seed004::posterior(&x, &y)
 }
 
 /// One α-ETC exploitation round (paper rule, 1024 samples): the cheap full-set LCB search,
@@ -209,21 +181,7 @@ fn dummy_posterior() -> GpPosterior {
 /// sets) runs once outside the timing; each sample restores its checkpoint.
 #[divan::bench(sample_count = 5)]
 fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
-    let d = 6;
-    let mut info = ProblemInfo::continuous("bench", d);
-    info.control_sets = dummy_sets()
-        .into_iter()
-        .map(|variables| ControlSet {
-            variables,
-            known_cost: None,
-        })
-        .collect();
-    let s = VariableDistribution::TruncatedNormal { variance: 0.02 }
-        .sampler()
-        .unwrap();
-    let info = info.with_extension(InputDistributions {
-        variables: vec![s; d],
-    });
+    let (d, info) = (seed004::DIM, seed004::problem());
     let spec: Box<dyn PolicySpec> =
         serde_json::from_str(r#"{"type": "alpha_etc", "tau": 1}"#).unwrap();
     let build = || {
@@ -247,9 +205,9 @@ fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
         query
     };
     let mut policy = build();
-    for t in 0..dummy_sets().len() {
+    for t in 0..seed004::control_sets().len() {
         let query = decide(&mut policy, t + 1);
-        let cost = [0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0][query.control_set.unwrap()];
+        let cost = seed004::MODERATE_COSTS[query.control_set.unwrap()];
         let outcome = Outcome {
             y: 0.0,
             cost,

@@ -4,16 +4,17 @@
 //! transcription's exactly, round after round, as the data grow.
 
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
-    OptimizerSettings, Outcome, Phase, Policy, PolicySpec, ProblemInfo, Query, TrainingData,
-    derive_seed,
+    Budget, BudgetState, BuildContext, Dataset, Decision, DecisionContext, Observation,
+    OptimizerSettings, Outcome, Phase, Policy, PolicySpec, ProblemInfo, Query, derive_seed,
 };
 use cabo_cvs::alpha_etc::{FULL_SET_WIDENING, cost_lcb, tolerant_set};
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
-use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
+use cabo_gp::GpPosterior;
 
-const D: usize = 6;
+#[path = "common/seed004.rs"]
+mod seed004;
+use seed004::{DIM as D, MODERATE_COSTS as COSTS, control_sets as sets};
+
 const SAMPLES: usize = 64;
 const BUILD_SEED: u64 = 4;
 const SETTINGS: OptimizerSettings = OptimizerSettings {
@@ -21,51 +22,10 @@ const SETTINGS: OptimizerSettings = OptimizerSettings {
     restarts: 2,
     max_iters: 30,
 };
-/// Mean costs of seed 004's moderate set; each play costs its mean plus a fixed jitter.
-const COSTS: [f64; 7] = [0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0];
-
-fn sets() -> Vec<Vec<usize>> {
-    vec![
-        vec![0],
-        vec![1],
-        vec![2],
-        vec![3, 4, 5],
-        vec![0, 1, 2],
-        vec![0, 3, 4, 5],
-        vec![0, 1, 2, 3, 4, 5],
-    ]
-}
-
-fn distributions() -> InputDistributions {
-    let s = VariableDistribution::TruncatedNormal { variance: 0.02 }
-        .sampler()
-        .unwrap();
-    InputDistributions {
-        variables: vec![s; D],
-    }
-}
-
-/// A peak that needs x₀, x₁ and x₂ together; x₃…x₅ are dummies.
-fn objective(x: &[f64]) -> f64 {
-    let r2: f64 = x[..3].iter().map(|v| (v - 0.8) * (v - 0.8)).sum();
-    3.0 * (-r2 / 0.1).exp()
-}
 
 fn posterior(data: &Dataset) -> GpPosterior {
-    let x = data.x_matrix();
     let y: Vec<f64> = data.observations().iter().map(|o| o.outcome.y).collect();
-    GpPosterior::new(
-        Kernel::new(KernelKind::Rbf, vec![0.2, 0.2, 0.2, 5.0, 5.0, 5.0], 1.0).unwrap(),
-        1e-4,
-        0.0,
-        TrainingData {
-            dim: D,
-            x: &x,
-            y: &y,
-        },
-        OutputTransform::IDENTITY,
-    )
-    .unwrap()
+    seed004::posterior(&data.x_matrix(), &y)
 }
 
 /// Alg. 1 as written: every bound of every set, every round.
@@ -159,15 +119,7 @@ fn build_policy(info: &ProblemInfo, spec: &str) -> Box<dyn Policy> {
 
 #[test]
 fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
-    let mut info = ProblemInfo::continuous("alpha_etc", D);
-    info.control_sets = sets()
-        .into_iter()
-        .map(|variables| ControlSet {
-            variables,
-            known_cost: None,
-        })
-        .collect();
-    let info = info.with_extension(distributions());
+    let info = seed004::problem();
     let (alpha, beta, lcb_beta) = (0.1, 2.0, 2.0);
     let mut policy = build_policy(
         &info,
@@ -177,7 +129,8 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
     );
     let m = sets().len();
     let mut oracle = Transcription {
-        samples: distributions().sample_matrix(SAMPLES, derive_seed(&[&BUILD_SEED, &"mc_samples"])),
+        samples: seed004::distributions()
+            .sample_matrix(SAMPLES, derive_seed(&[&BUILD_SEED, &"mc_samples"])),
         alpha,
         beta,
         lcb_beta,
@@ -194,12 +147,12 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
         let x: Vec<f64> = (0..D)
             .map(|l| ((j * 7 + l * 3) % 12) as f64 / 11.0)
             .collect();
-        let y = objective(&x);
+        let y = seed004::peak(&x);
         data.push(Observation::initial(x, y, 1.0)).unwrap();
     }
     for dummies in [[0.1, 0.5, 0.9], [0.9, 0.2, 0.4], [0.5, 0.8, 0.1]] {
         let x = [[0.78, 0.82, 0.8], dummies].concat();
-        let y = objective(&x);
+        let y = seed004::peak(&x);
         data.push(Observation::initial(x, y, 1.0)).unwrap();
     }
     let budget = BudgetState::new(Budget {
@@ -226,7 +179,7 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
         oracle.plays[k] += 1;
         oracle.cost_sums[k] += cost;
         let outcome = Outcome {
-            y: objective(&query.x),
+            y: seed004::peak(&query.x),
             cost,
             x: query.x.clone(),
             value: None,
