@@ -15,7 +15,11 @@
 //! c_i^LCB = max(ĉ_i − √(2 ln T / T_i), 0) are kept (ĉ_i the mean observed cost, T_i the
 //! plays of i, T the horizon — the current round when no `horizon` is given, because a cost
 //! budget leaves the horizon unknown), and the one with the largest expected UCB is played
-//! at its maximiser. The rule assumes f ≥ 0 (the paper shifts f by its worst value).
+//! at its maximiser. The relative tolerance presumes f ≥ 0, which the paper gets by
+//! shifting f by its worst value f₀; so the rule here reads ucb̄_i − f₀ > (1 − α)(lcb̄ − f₀),
+//! with f₀ the `floor` of the spec, by default the worst value a `cvs` problem publishes
+//! ([`ValueFloor`]) and 0 for other problems. Without it, an objective with negative values
+//! (Ackley) would have its tolerance turned into a margin no set can clear.
 //! A set whose \overline{ucb}_i already sits at or below the threshold stays out of S₁ until
 //! a reset, so its search is skipped (see `threshold_only_rises`); once S₁ has narrowed, a
 //! round searches only the sets still in it.
@@ -36,6 +40,7 @@
 
 use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
 use crate::expected::SetMaximum;
+use crate::problem::ValueFloor;
 use cabo_core::{
     BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Kind, Observation,
     OptimizerSettings, Phase, PluginState, Policy, PolicySpec, Query, Result,
@@ -79,6 +84,11 @@ pub struct AlphaEtcSpec {
     /// The horizon T in the cost LCB; default the current round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub horizon: Option<usize>,
+    /// The value α's relative tolerance is measured from; default the worst value of f
+    /// that a `cvs` problem publishes ([`crate::problem::ValueFloor`], the shift that makes
+    /// f ≥ 0 in seed 004), else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<f64>,
     /// Exploitation rule; default `paper`.
     #[serde(default)]
     pub rule: Rule,
@@ -132,9 +142,14 @@ impl PolicySpec for AlphaEtcSpec {
         let setup = CvsSetup::new(ctx, self.mc_samples, "alpha_etc")?;
         let m = setup.sets.len();
         let full_set = setup.sets.iter().position(|s| s.len() == ctx.problem.dim);
+        let floor = self
+            .floor
+            .or_else(|| ctx.problem.extension::<ValueFloor>().map(|f| f.0))
+            .unwrap_or(0.0);
         Ok(Box::new(AlphaEtc {
             spec: self.clone(),
             full_set,
+            floor,
             setup,
             state: Progress {
                 plays: vec![0; m],
@@ -158,10 +173,11 @@ cabo_core::register_plugin!(
     example: "{ type: alpha_etc, alpha: 0.1, explore_share: 0.6, rule: paper }"
 );
 
-/// S₁ = {i : ucb̄_i > (1 − α)·lcb̄}.
-pub fn tolerant_set(ucb_bar: &[f64], lcb_bar: f64, alpha: f64) -> Vec<usize> {
+/// S₁ = {i : ucb̄_i − f₀ > (1 − α)·(lcb̄ − f₀)}, the tolerance measured from the floor f₀
+/// (seed 004 shifts f by its worst value so that f ≥ 0; f₀ = 0 is the paper's formula).
+pub fn tolerant_set(ucb_bar: &[f64], lcb_bar: f64, alpha: f64, floor: f64) -> Vec<usize> {
     (0..ucb_bar.len())
-        .filter(|&i| ucb_bar[i] > (1.0 - alpha) * lcb_bar)
+        .filter(|&i| ucb_bar[i] - floor > (1.0 - alpha) * (lcb_bar - floor))
         .collect()
 }
 
@@ -195,6 +211,8 @@ struct AlphaEtc {
     spec: AlphaEtcSpec,
     /// The control set holding every variable, if any.
     full_set: Option<usize>,
+    /// What α's tolerance is measured from (see [`tolerant_set`]).
+    floor: f64,
     setup: CvsSetup,
     state: Progress,
     diagnostics: Diagnostics,
@@ -262,14 +280,14 @@ impl AlphaEtc {
         Ok(())
     }
 
-    /// Whether the S₁ threshold (1 − α)·\overline{lcb} can only rise until the bounds are
-    /// reset: \overline{lcb} only rises between resets, and (1 − α) only rises as α
-    /// halves, so the product does when α is fixed or \overline{lcb} ≥ 0. Then a set whose
+    /// Whether the S₁ threshold f₀ + (1 − α)·(\overline{lcb} − f₀) can only rise until the
+    /// bounds are reset: \overline{lcb} only rises between resets, and (1 − α) only rises as
+    /// α halves, so the threshold does when α is fixed or \overline{lcb} ≥ f₀. Then a set whose
     /// \overline{ucb}_i (a running minimum) is at or below the threshold stays out of S₁
     /// until a reset, and its search can be skipped without changing any decision: each
     /// set's search has its own seed, and a reset searches every set.
     fn threshold_only_rises(&self) -> bool {
-        self.spec.alpha_halving_every.is_none() || self.state.lcb_bar >= 0.0
+        self.spec.alpha_halving_every.is_none() || self.state.lcb_bar >= self.floor
     }
 
     fn alpha(&self) -> f64 {
@@ -312,7 +330,7 @@ impl Policy for AlphaEtc {
             Rule::Paper => {
                 self.state.lcb_bar = self.state.lcb_bar.max(best_lcb);
                 let searched = if self.threshold_only_rises() {
-                    tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha)
+                    tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor)
                 } else {
                     all.clone()
                 };
@@ -321,7 +339,8 @@ impl Policy for AlphaEtc {
                     let u = ucb[i].as_ref().map_or(f64::INFINITY, |u| u.value);
                     self.state.ucb_bar[i] = self.state.ucb_bar[i].min(u);
                 }
-                let mut s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha);
+                let mut s1 =
+                    tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor);
                 if s1.is_empty() {
                     let rest: Vec<usize> =
                         all.iter().copied().filter(|&i| ucb[i].is_none()).collect();
@@ -330,7 +349,7 @@ impl Policy for AlphaEtc {
                     for (b, u) in self.state.ucb_bar.iter_mut().zip(&ucb) {
                         *b = u.as_ref().map_or(f64::INFINITY, |u| u.value);
                     }
-                    s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha);
+                    s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor);
                 }
                 s1
             }
@@ -421,28 +440,29 @@ mod tests {
 
     #[test]
     fn tolerant_set_contains_every_acceptable_set_when_bounds_hold() {
-        // Random instances with f ≥ 0: true best values v_i, bounds with ucb̄_i ≥ v_i and
-        // lcb̄ ≤ max_j v_j. Every set with v_i ≥ (1 − α) max v — the optimal set above all —
-        // must be in S₁.
+        // Random instances: true best values v_i above a floor f₀ (f's worst value, of any
+        // sign), bounds with ucb̄_i ≥ v_i and lcb̄ ≤ max_j v_j. Every set with
+        // v_i − f₀ ≥ (1 − α)(max v − f₀) — the optimal set above all — must be in S₁.
         let mut rng = Rng::new(5);
         for _ in 0..20_000 {
             let m = 1 + rng.below(8) as usize;
-            let v: Vec<f64> = (0..m).map(|_| rng.uniform() * 3.0).collect();
-            let vmax = v.iter().copied().fold(0.0, f64::max);
+            let floor = 20.0 * rng.uniform() - 10.0;
+            let v: Vec<f64> = (0..m).map(|_| floor + rng.uniform() * 3.0).collect();
+            let vmax = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let ucb: Vec<f64> = v
                 .iter()
                 .map(|x| x + rng.uniform() * rng.uniform())
                 .collect();
             let lcb = vmax - rng.uniform() * 2.0;
             let alpha = rng.uniform() * 0.5;
-            let s1 = tolerant_set(&ucb, lcb, alpha);
+            let s1 = tolerant_set(&ucb, lcb, alpha, floor);
             let best = argmax_by(&v, |x| *x).unwrap();
             assert!(
                 s1.contains(&best),
-                "v {v:?} ucb {ucb:?} lcb {lcb} α {alpha}"
+                "v {v:?} ucb {ucb:?} lcb {lcb} α {alpha} floor {floor}"
             );
             for (i, vi) in v.iter().enumerate() {
-                if *vi > (1.0 - alpha) * vmax {
+                if vi - floor > (1.0 - alpha) * (vmax - floor) {
                     assert!(s1.contains(&i));
                 }
             }
@@ -451,9 +471,14 @@ mod tests {
 
     #[test]
     fn tolerant_set_drops_sets_whose_ucb_is_below_the_threshold() {
-        assert_eq!(tolerant_set(&[1.0, 0.5, 2.0], 1.0, 0.1), vec![0, 2]);
-        assert_eq!(tolerant_set(&[1.0, 0.5, 2.0], 1.0, 0.6), vec![0, 1, 2]);
-        assert!(tolerant_set(&[0.1, 0.2], 5.0, 0.1).is_empty());
+        assert_eq!(tolerant_set(&[1.0, 0.5, 2.0], 1.0, 0.1, 0.0), vec![0, 2]);
+        assert_eq!(tolerant_set(&[1.0, 0.5, 2.0], 1.0, 0.6, 0.0), vec![0, 1, 2]);
+        assert!(tolerant_set(&[0.1, 0.2], 5.0, 0.1, 0.0).is_empty());
+        // The same instance shifted by −10 (as Ackley's values are): with its floor the
+        // tolerance is unchanged; measured from 0 it would turn into a bar no set clears.
+        let shifted = [-9.0, -9.5, -8.0];
+        assert_eq!(tolerant_set(&shifted, -9.0, 0.6, -10.0), vec![0, 1, 2]);
+        assert!(tolerant_set(&shifted, -9.0, 0.6, 0.0).is_empty());
     }
 
     #[test]

@@ -489,7 +489,7 @@ pub(crate) mod tests {
     use cabo_gp::{KernelKind, OutputTransform};
     use cabo_optim::multistart::Objective;
 
-    /// A fitted GP on n points in [0,1]^d of a smooth function, standardised outputs.
+    /// A fitted GP on n points in \[0,1\]^d of a smooth function, standardised outputs.
     pub(crate) fn gp(kind: KernelKind, n: usize, d: usize, seed: u64) -> GpPosterior {
         gp_with_noise(kind, n, d, seed, 1e-3)
     }

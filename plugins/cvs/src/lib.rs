@@ -4,7 +4,7 @@
 //! the remaining variables from known distributions and charges the set's cost (known, or
 //! random and unknown). This crate owns:
 //!
-//! - the problem `cvs` ([`problem`]): any objective on [0,1]^d with control sets, costs and
+//! - the problem `cvs` ([`problem`]): any objective on \[0,1\]^d with control sets, costs and
 //!   input distributions ([`dist`]: truncated normals of a given variance, uniform), regret
 //!   against the best expected value over control sets, and seed 004's quality and cost
 //!   regrets;

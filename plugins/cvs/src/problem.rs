@@ -1,4 +1,4 @@
-//! The BOCVS problem `cvs`: any objective on [0,1]^d, control sets with (known or unknown
+//! The BOCVS problem `cvs`: any objective on \[0,1\]^d, control sets with (known or unknown
 //! random) costs, and the distributions of the variables a control set leaves open.
 //!
 //! A query `Query { control_set: Some(i), x }` fixes the variables of set i to `x`; the
@@ -104,7 +104,7 @@ impl Default for OptimumSettings {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CvsSpec {
-    /// The objective, any problem on [0,1]^d that reports noise-free values.
+    /// The objective, any problem on \[0,1\]^d that reports noise-free values.
     pub objective: Box<dyn ProblemSpec>,
     /// The control sets: lists of 0-based variable indices.
     pub control_sets: Vec<Vec<usize>>,
@@ -272,7 +272,7 @@ pub struct Optima {
     pub per_set: Vec<f64>,
     /// The maximiser x^i of each set (full-length vectors; open coordinates are 0.5).
     pub argmax: Vec<Vec<f64>>,
-    /// The worst value of f over [0,1]^d (the shift that makes f ≥ 0 for seed 004's regrets).
+    /// The worst value of f over \[0,1\]^d (the shift that makes f ≥ 0 for seed 004's regrets).
     pub worst: f64,
 }
 
@@ -312,6 +312,13 @@ pub struct CvsProblem {
     /// best (seed 004's i*).
     tolerant_best: usize,
 }
+
+/// The worst value of the objective over \[0,1\]^d, attached to `ProblemInfo` as a typed
+/// extension. Seed 004 shifts f by it so that f ≥ 0, which α-ETC's relative tolerance
+/// (1 − α)·\overline{lcb} presumes: for an objective with negative values (Ackley, the
+/// standardised airfoil surrogate) it is what the tolerance is measured from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValueFloor(pub f64);
 
 impl CvsProblem {
     /// Builds replication `seed` of `spec`, computing (or fetching) its optima.
@@ -374,6 +381,7 @@ impl CvsProblem {
             .clone()
             .map_err(Error::numerical)?;
         p.tolerant_best = tolerant_best(&optima, &p.costs, p.alpha);
+        p.info = p.info.clone().with_extension(ValueFloor(optima.worst));
         p.optima = optima;
         Ok(p)
     }

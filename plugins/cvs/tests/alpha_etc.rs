@@ -81,11 +81,11 @@ impl Transcription {
         for (b, u) in self.ucb_bar.iter_mut().zip(&ucb) {
             *b = b.min(u.value);
         }
-        let mut s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, self.alpha);
+        let mut s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, self.alpha, 0.0);
         if s1.is_empty() {
             self.lcb_bar = best_lcb;
             self.ucb_bar = ucb.iter().map(|u| u.value).collect();
-            s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, self.alpha);
+            s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, self.alpha, 0.0);
         }
         let horizon = self.plays.iter().sum::<usize>() + 1;
         let clcb: Vec<f64> = (0..m)
