@@ -127,6 +127,13 @@ impl PolicySpec for AlphaEtcSpec {
                 "alpha_etc: alpha_halving_every and horizon must be at least 1",
             ));
         }
+        if let Some(f) = self.floor
+            && !f.is_finite()
+        {
+            return Err(Error::invalid(format!(
+                "alpha_etc.floor: must be finite, got {f}"
+            )));
+        }
         for (k, b) in [("beta", self.beta), ("lcb_beta", self.lcb_beta)] {
             if !(b.is_finite() && b >= 0.0) {
                 return Err(Error::invalid(format!(
@@ -467,6 +474,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_floor_that_is_not_finite_is_a_clear_error() {
+        let mut spec: AlphaEtcSpec = serde_json::from_str(r#"{"floor": -3.5}"#).unwrap();
+        assert!(spec.validate(6).is_ok());
+        spec.floor = Some(f64::NEG_INFINITY);
+        let e = spec.validate(6).unwrap_err().to_string();
+        assert!(e.contains("alpha_etc.floor: must be finite"), "{e}");
     }
 
     #[test]
