@@ -1,7 +1,8 @@
 //! α-ETC against a literal transcription of seed 004's Alg. 1 that searches every control
 //! set's expected UCB and every set's expected LCB in every round. The policy searches only
 //! the full set for the LCB and skips sets already out of S₁; its decisions must match the
-//! transcription's exactly, round after round, as the data grow.
+//! transcription's exactly, round after round, as the data grow: with a fixed α, and with α
+//! halving and a floor below f.
 
 use cabo_core::{
     Budget, BudgetState, BuildContext, Dataset, Decision, DecisionContext, Observation,
@@ -32,6 +33,9 @@ fn posterior(data: &Dataset) -> GpPosterior {
 struct Transcription {
     samples: Vec<f64>,
     alpha: f64,
+    /// Halve α after every this many exploitation rounds.
+    halving_every: Option<usize>,
+    floor: f64,
     beta: f64,
     lcb_beta: f64,
     plays: Vec<usize>,
@@ -42,7 +46,8 @@ struct Transcription {
 }
 
 impl Transcription {
-    fn decide(&mut self, post: &GpPosterior, seed: u64) -> (usize, Vec<f64>) {
+    /// The set and point to play, and S₁ when exploiting.
+    fn decide(&mut self, post: &GpPosterior, seed: u64) -> (usize, Vec<f64>, Option<Vec<usize>>) {
         let sets = sets();
         let m = sets.len();
         let all: Vec<usize> = (0..m).collect();
@@ -75,17 +80,22 @@ impl Transcription {
             let i = self.round - 1;
             self.ucb_bar[i] = self.ucb_bar[i].min(ucb[i].value);
             self.lcb_bar = self.lcb_bar.max(best_lcb);
-            return (i, ucb[i].x.clone());
+            return (i, ucb[i].x.clone(), None);
         }
         self.lcb_bar = self.lcb_bar.max(best_lcb);
         for (b, u) in self.ucb_bar.iter_mut().zip(&ucb) {
             *b = b.min(u.value);
         }
-        let mut s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, self.alpha, 0.0);
+        let exploited = self.round - m - 1;
+        let alpha = match self.halving_every {
+            Some(k) => self.alpha * 0.5f64.powi((exploited / k) as i32),
+            None => self.alpha,
+        };
+        let mut s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, alpha, self.floor);
         if s1.is_empty() {
             self.lcb_bar = best_lcb;
             self.ucb_bar = ucb.iter().map(|u| u.value).collect();
-            s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, self.alpha, 0.0);
+            s1 = tolerant_set(&self.ucb_bar, self.lcb_bar, alpha, self.floor);
         }
         let horizon = self.plays.iter().sum::<usize>() + 1;
         let clcb: Vec<f64> = (0..m)
@@ -104,7 +114,7 @@ impl Transcription {
                 k = i;
             }
         }
-        (k, ucb[k].x.clone())
+        (k, ucb[k].x.clone(), Some(s1))
     }
 }
 
@@ -119,12 +129,39 @@ fn build_policy(info: &ProblemInfo, spec: &str) -> Box<dyn Policy> {
 
 #[test]
 fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
+    match_transcription(0.1, None, None);
+}
+
+/// With α halving every 3 rounds (seed 004's schedule, faster) from a tolerance wide enough
+/// to admit the sets missing a variable, measured from a floor below f as for an objective
+/// with negative values: S₁ shrinks as α halves.
+#[test]
+fn decisions_match_the_transcription_with_a_halving_alpha_and_a_floor() {
+    let sizes = match_transcription(0.8, Some(3), Some(-2.0));
+    assert!(sizes.len() >= 2, "S₁ kept one size: {sizes:?}");
+}
+
+/// Runs α-ETC (τ = 1, then 20 exploitation rounds) against the transcription on the same
+/// growing data and asserts identical decisions.
+/// Returns the sizes S₁ took.
+fn match_transcription(
+    alpha: f64,
+    halving_every: Option<usize>,
+    floor: Option<f64>,
+) -> std::collections::BTreeSet<usize> {
     let info = seed004::problem();
-    let (alpha, beta, lcb_beta) = (0.1, 2.0, 2.0);
+    let (beta, lcb_beta) = (2.0, 2.0);
+    let mut extra = String::new();
+    if let Some(k) = halving_every {
+        extra += &format!(r#", "alpha_halving_every": {k}"#);
+    }
+    if let Some(f) = floor {
+        extra += &format!(r#", "floor": {f}"#);
+    }
     let mut policy = build_policy(
         &info,
         &format!(
-            r#"{{"type": "alpha_etc", "tau": 1, "alpha": {alpha}, "beta": {beta}, "lcb_beta": {lcb_beta}, "mc_samples": {SAMPLES}}}"#
+            r#"{{"type": "alpha_etc", "tau": 1, "alpha": {alpha}, "beta": {beta}, "lcb_beta": {lcb_beta}, "mc_samples": {SAMPLES}{extra}}}"#
         ),
     );
     let m = sets().len();
@@ -132,6 +169,8 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
         samples: seed004::distributions()
             .sample_matrix(SAMPLES, derive_seed(&[&BUILD_SEED, &"mc_samples"])),
         alpha,
+        halving_every,
+        floor: floor.unwrap_or(0.0),
         beta,
         lcb_beta,
         plays: vec![0; m],
@@ -160,6 +199,7 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
         iterations: None,
     });
     let mut narrowest = m;
+    let mut sizes = std::collections::BTreeSet::new();
     for round in 1..=m + 20 {
         let post = posterior(&data);
         let seed = 1000 + round as u64;
@@ -168,11 +208,18 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
         let Decision::Evaluate(query) = policy.decide(&ctx).unwrap() else {
             panic!("alpha_etc stopped");
         };
-        let (k, x) = oracle.decide(&post, seed);
+        let (k, x, s1) = oracle.decide(&post, seed);
         assert_eq!(query.control_set, Some(k), "round {round}");
         assert_eq!(query.x, x, "round {round}");
-        if let Some(&s1) = policy.diagnostics().get("cvs.tolerant_sets") {
-            narrowest = narrowest.min(s1 as usize);
+        let reported = policy.diagnostics().get("cvs.tolerant_sets").copied();
+        assert_eq!(
+            reported,
+            s1.as_ref().map(|s| s.len() as f64),
+            "round {round}"
+        );
+        if let Some(s1) = s1 {
+            narrowest = narrowest.min(s1.len());
+            sizes.insert(s1.len());
         }
         // Play it: the open variables at 0.5, the cost its mean plus a fixed jitter.
         let cost = COSTS[k] + 0.005 * ((round % 3) as f64 - 1.0);
@@ -200,4 +247,5 @@ fn decisions_match_a_transcription_of_alg_1_that_searches_every_set() {
         narrowest < m / 2,
         "S₁ never narrowed below {narrowest} sets"
     );
+    sizes
 }
