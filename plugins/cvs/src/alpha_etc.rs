@@ -297,6 +297,44 @@ impl AlphaEtc {
         self.spec.alpha_halving_every.is_none() || self.state.lcb_bar >= self.floor
     }
 
+    /// Alg. 1, lines 14–20: intersects both bounds with this round's and returns S₁,
+    /// resetting the bounds to this round's when S₁ comes out empty. The best expected UCB
+    /// of every set that can be in S₁ is searched into `ucb` (every set's on a reset).
+    fn intersected_tolerant_set(
+        &mut self,
+        ctx: &DecisionContext<'_>,
+        alpha: f64,
+        best_lcb: f64,
+        ucb: &mut [Option<SetMaximum>],
+    ) -> Result<Vec<usize>> {
+        let value = |u: &Option<SetMaximum>| u.as_ref().map_or(f64::INFINITY, |u| u.value);
+        let all: Vec<usize> = (0..ucb.len()).collect();
+        self.state.lcb_bar = self.state.lcb_bar.max(best_lcb);
+        let searched = if self.threshold_only_rises() {
+            self.tolerant_set(alpha)
+        } else {
+            all.clone()
+        };
+        self.search_ucb(ctx, &searched, ucb)?;
+        for &i in &searched {
+            self.state.ucb_bar[i] = self.state.ucb_bar[i].min(value(&ucb[i]));
+        }
+        let s1 = self.tolerant_set(alpha);
+        if !s1.is_empty() {
+            return Ok(s1);
+        }
+        let rest: Vec<usize> = all.into_iter().filter(|&i| ucb[i].is_none()).collect();
+        self.search_ucb(ctx, &rest, ucb)?;
+        self.state.lcb_bar = best_lcb;
+        self.state.ucb_bar = ucb.iter().map(value).collect();
+        Ok(self.tolerant_set(alpha))
+    }
+
+    /// S₁ under the current intersected bounds.
+    fn tolerant_set(&self, alpha: f64) -> Vec<usize> {
+        tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor)
+    }
+
     fn alpha(&self) -> f64 {
         match self.spec.alpha_halving_every {
             Some(k) => self.spec.alpha * 0.5f64.powi((self.state.exploit_rounds / k) as i32),
@@ -334,32 +372,7 @@ impl Policy for AlphaEtc {
         let best_lcb = self.best_lcb(ctx, &all)?;
         let mut ucb: Vec<Option<SetMaximum>> = vec![None; m];
         let s1 = match self.spec.rule {
-            Rule::Paper => {
-                self.state.lcb_bar = self.state.lcb_bar.max(best_lcb);
-                let searched = if self.threshold_only_rises() {
-                    tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor)
-                } else {
-                    all.clone()
-                };
-                self.search_ucb(ctx, &searched, &mut ucb)?;
-                for &i in &searched {
-                    let u = ucb[i].as_ref().map_or(f64::INFINITY, |u| u.value);
-                    self.state.ucb_bar[i] = self.state.ucb_bar[i].min(u);
-                }
-                let mut s1 =
-                    tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor);
-                if s1.is_empty() {
-                    let rest: Vec<usize> =
-                        all.iter().copied().filter(|&i| ucb[i].is_none()).collect();
-                    self.search_ucb(ctx, &rest, &mut ucb)?;
-                    self.state.lcb_bar = best_lcb;
-                    for (b, u) in self.state.ucb_bar.iter_mut().zip(&ucb) {
-                        *b = u.as_ref().map_or(f64::INFINITY, |u| u.value);
-                    }
-                    s1 = tolerant_set(&self.state.ucb_bar, self.state.lcb_bar, alpha, self.floor);
-                }
-                s1
-            }
+            Rule::Paper => self.intersected_tolerant_set(ctx, alpha, best_lcb, &mut ucb)?,
             Rule::Reference => {
                 self.search_ucb(ctx, &all, &mut ucb)?;
                 all.iter()
