@@ -1,7 +1,9 @@
-//! GP benchmarks: MAP fitting at n = 100 (d = 8, 16), batched posterior over 512 points and
-//! single-point mean/variance with gradients. Run with `cargo bench -p cabo-gp`.
+//! GP benchmarks: MAP fitting at n = 100 (d = 8, 16), batched posterior over 512 points,
+//! single-point mean/variance with gradients, and the two triangular solves of one
+//! posterior variance and its gradient (n = 100, 400). Run with `cargo bench -p cabo-gp`.
 
 use cabo_core::{MeanVar, Posterior, Rng, TrainingData};
+use cabo_gp::linalg::Cholesky;
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Prior};
 use divan::Bencher;
 
@@ -83,4 +85,25 @@ fn condition_one_fantasy(bencher: Bencher, d: usize) {
     let post = posterior(d);
     let x = vec![0.41; d];
     bencher.bench(|| post.condition_many(divan::black_box(&x), &[0.3]).unwrap());
+}
+
+/// `L⁻¹k` then `L⁻ᵀ(L⁻¹k)`: what every posterior variance with a gradient (and every node of
+/// a scenario tree) pays against the training data.
+#[divan::bench(args = [100, 400])]
+fn solve_lower_then_upper(bencher: Bencher, n: usize) {
+    let (x, _) = data(n, 4);
+    let kern = cabo_gp::Kernel::new(KernelKind::Matern52, vec![0.3; 4], 1.0).unwrap();
+    let mut k = vec![0.0; n * n];
+    for i in 0..n {
+        kern.cross(&x[i * 4..(i + 1) * 4], &x, &mut k[i * n..(i + 1) * n]);
+        k[i * n + i] += 1e-4;
+    }
+    let chol = Cholesky::factor(&k, n).unwrap();
+    let b: Vec<f64> = k[..n].to_vec();
+    let mut z = b.clone();
+    bencher.bench_local(|| {
+        z.copy_from_slice(&b);
+        chol.solve_lower_in_place(divan::black_box(&mut z));
+        chol.solve_upper_in_place(&mut z);
+    });
 }

@@ -284,35 +284,20 @@ impl Cholesky {
 
     /// Solves `L z = b` in place (forward substitution). Rows are taken four at a time: the
     /// four dot products against the solved prefix share its loads, and the small triangle
-    /// inside the block is finished by hand.
+    /// inside the block is finished by hand. Runs with 256-bit vectors where the processor
+    /// has AVX2, with bitwise identical results.
     pub fn solve_lower_in_place(&self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
-        let n = self.n;
-        let mut i = 0;
-        while i + 4 <= n {
-            let r = [
-                self.row(i),
-                self.row(i + 1),
-                self.row(i + 2),
-                self.row(i + 3),
-            ];
-            let s = dot4(&b[..i], r);
-            let z0 = (b[i] - s[0]) / r[0][i];
-            let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
-            let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
-            let z3 = (b[i + 3] - s[3] - r[3][i] * z0 - r[3][i + 1] * z1 - r[3][i + 2] * z2)
-                / r[3][i + 3];
-            b[i] = z0;
-            b[i + 1] = z1;
-            b[i + 2] = z2;
-            b[i + 3] = z3;
-            i += 4;
+        #[cfg(target_arch = "x86_64")]
+        if cabo_core::simd::has_avx2() {
+            #[target_feature(enable = "avx2")]
+            fn avx2(packed: &[f64], b: &mut [f64]) {
+                forward_substitution::<true>(packed, b)
+            }
+            // SAFETY: the processor supports AVX2, checked just above.
+            return unsafe { avx2(&self.packed, b) };
         }
-        for i in i..n {
-            let r = self.row(i);
-            let s = b[i] - dot(&r[..i], &b[..i]);
-            b[i] = s / r[i];
-        }
+        forward_substitution::<false>(&self.packed, b)
     }
 
     /// Solves `Lᵀ z = b` in place (backward substitution, column-oriented so that it still
@@ -320,32 +305,7 @@ impl Cholesky {
     /// same order as one at a time, so the result is identical to the plain loop.
     pub fn solve_upper_in_place(&self, b: &mut [f64]) {
         debug_assert_eq!(b.len(), self.n);
-        let mut i = self.n;
-        while i >= 4 {
-            let base = i - 4;
-            let r = [
-                self.row(base + 3),
-                self.row(base + 2),
-                self.row(base + 1),
-                self.row(base),
-            ];
-            let z3 = b[base + 3] / r[0][base + 3];
-            let z2 = (b[base + 2] - z3 * r[0][base + 2]) / r[1][base + 2];
-            let z1 = (b[base + 1] - z3 * r[0][base + 1] - z2 * r[1][base + 1]) / r[2][base + 1];
-            let z0 = (b[base] - z3 * r[0][base] - z2 * r[1][base] - z1 * r[2][base]) / r[3][base];
-            b[base + 3] = z3;
-            b[base + 2] = z2;
-            b[base + 1] = z1;
-            b[base] = z0;
-            sub4([z3, z2, z1, z0], r, &mut b[..base]);
-            i = base;
-        }
-        for i in (0..i).rev() {
-            let r = self.row(i);
-            let zi = b[i] / r[i];
-            b[i] = zi;
-            axpy(-zi, &r[..i], &mut b[..i]);
-        }
+        backward_substitution(&self.packed, b);
     }
 
     /// Solves `(L Lᵀ) z = b` in place.
@@ -358,30 +318,7 @@ impl Cholesky {
     /// contiguous `axpy` over the m columns.
     pub fn solve_lower_matrix_in_place(&self, b: &mut [f64], m: usize) {
         debug_assert_eq!(b.len(), self.n * m);
-        for i in 0..self.n {
-            let r = self.row(i);
-            let (done, rest) = b.split_at_mut(i * m);
-            let bi = &mut rest[..m];
-            // Four earlier rows per pass over `bi` (same order of updates as one at a time).
-            let mut j = 0;
-            while j + 4 <= i {
-                let rows = [
-                    &done[j * m..(j + 1) * m],
-                    &done[(j + 1) * m..(j + 2) * m],
-                    &done[(j + 2) * m..(j + 3) * m],
-                    &done[(j + 3) * m..(j + 4) * m],
-                ];
-                sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, bi);
-                j += 4;
-            }
-            for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-                axpy(-lij, &done[j * m..(j + 1) * m], bi);
-            }
-            let inv = 1.0 / r[i];
-            for v in bi.iter_mut() {
-                *v *= inv;
-            }
-        }
+        forward_substitution_rows(&self.packed, self.n, b, m);
     }
 
     /// The factor of the matrix grown by one row/column `[A c; cᵀ d]`, given `c` (length n)
@@ -531,6 +468,104 @@ fn inverse_lower_rows(linv: &[f64], n: usize, rows: std::ops::Range<usize>, out:
         for k in k..n {
             let r = &linv[k * n..k * n + a + 1];
             axpy(r[a], r, oa);
+        }
+    }
+}
+}
+
+/// The body of [`Cholesky::solve_lower_in_place`] on the row-packed factor; `AVX` selects
+/// the AVX build of [`dot4`], which only an AVX-enabled caller may ask for.
+#[inline(always)]
+fn forward_substitution<const AVX: bool>(packed: &[f64], b: &mut [f64]) {
+    let n = b.len();
+    let row = |i: usize| &packed[row_start(i)..row_start(i + 1)];
+    let mut i = 0;
+    while i + 4 <= n {
+        let r = [row(i), row(i + 1), row(i + 2), row(i + 3)];
+        let s = if AVX {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `AVX` is true only in the AVX2 build of `solve_lower_in_place`.
+            unsafe {
+                dot4_avx(&b[..i], r)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            dot4(&b[..i], r)
+        } else {
+            dot4(&b[..i], r)
+        };
+        let z0 = (b[i] - s[0]) / r[0][i];
+        let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
+        let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
+        let z3 =
+            (b[i + 3] - s[3] - r[3][i] * z0 - r[3][i + 1] * z1 - r[3][i + 2] * z2) / r[3][i + 3];
+        b[i] = z0;
+        b[i + 1] = z1;
+        b[i + 2] = z2;
+        b[i + 3] = z3;
+        i += 4;
+    }
+    for i in i..n {
+        let r = row(i);
+        let s = b[i] - dot(&r[..i], &b[..i]);
+        b[i] = s / r[i];
+    }
+}
+
+cabo_core::avx2_dispatch! {
+/// The body of [`Cholesky::solve_upper_in_place`] on the row-packed factor. Its updates are
+/// elementwise, so the AVX2 build's wider vectors give the same bits.
+fn backward_substitution(packed: &[f64], b: &mut [f64]) {
+    let row = |i: usize| &packed[row_start(i)..row_start(i + 1)];
+    let mut i = b.len();
+    while i >= 4 {
+        let base = i - 4;
+        let r = [row(base + 3), row(base + 2), row(base + 1), row(base)];
+        let z3 = b[base + 3] / r[0][base + 3];
+        let z2 = (b[base + 2] - z3 * r[0][base + 2]) / r[1][base + 2];
+        let z1 = (b[base + 1] - z3 * r[0][base + 1] - z2 * r[1][base + 1]) / r[2][base + 1];
+        let z0 = (b[base] - z3 * r[0][base] - z2 * r[1][base] - z1 * r[2][base]) / r[3][base];
+        b[base + 3] = z3;
+        b[base + 2] = z2;
+        b[base + 1] = z1;
+        b[base] = z0;
+        sub4([z3, z2, z1, z0], r, &mut b[..base]);
+        i = base;
+    }
+    for i in (0..i).rev() {
+        let r = row(i);
+        let zi = b[i] / r[i];
+        b[i] = zi;
+        axpy(-zi, &r[..i], &mut b[..i]);
+    }
+}
+}
+
+cabo_core::avx2_dispatch! {
+/// The body of [`Cholesky::solve_lower_matrix_in_place`]: `n` rows of `m` right-hand sides.
+/// Its updates are elementwise, so the AVX2 build's wider vectors give the same bits.
+fn forward_substitution_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+    for i in 0..n {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let (done, rest) = b.split_at_mut(i * m);
+        let bi = &mut rest[..m];
+        // Four earlier rows per pass over `bi` (same order of updates as one at a time).
+        let mut j = 0;
+        while j + 4 <= i {
+            let rows = [
+                &done[j * m..(j + 1) * m],
+                &done[(j + 1) * m..(j + 2) * m],
+                &done[(j + 2) * m..(j + 3) * m],
+                &done[(j + 3) * m..(j + 4) * m],
+            ];
+            sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, bi);
+            j += 4;
+        }
+        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
+            axpy(-lij, &done[j * m..(j + 1) * m], bi);
+        }
+        let inv = 1.0 / r[i];
+        for v in bi.iter_mut() {
+            *v *= inv;
         }
     }
 }

@@ -45,6 +45,16 @@ fn factor_bits(n: usize) -> Vec<u64> {
         .collect();
     bits.extend(chol.inverse().iter().map(|v| v.to_bits()));
     bits.push(chol.jitter().to_bits());
+    // Both triangular solves, on a right-hand side with no structure.
+    let mut z: Vec<f64> = points(n, 1, 17).iter().map(|v| v - 0.5).collect();
+    chol.solve_lower_in_place(&mut z);
+    bits.extend(z.iter().map(|v| v.to_bits()));
+    chol.solve_upper_in_place(&mut z);
+    bits.extend(z.iter().map(|v| v.to_bits()));
+    let m = 7;
+    let mut zs: Vec<f64> = points(n * m, 1, 19).iter().map(|v| v - 0.5).collect();
+    chol.solve_lower_matrix_in_place(&mut zs, m);
+    bits.extend(zs.iter().map(|v| v.to_bits()));
     bits
 }
 
