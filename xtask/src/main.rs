@@ -53,7 +53,8 @@ enum Command {
         checkpoint_every: f64,
     },
     /// Show how far a sweep has got: per spec and policy the replications complete and
-    /// started, the mean run time and the estimated run time left. Runs nothing.
+    /// started, the mean run time (CPU time of the run's thread) and the estimated run time
+    /// left. Runs nothing.
     Status {
         #[command(flatten)]
         sweep: Sweep,

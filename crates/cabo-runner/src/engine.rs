@@ -2,6 +2,7 @@
 //! exhausted or the policy stops. Single-threaded and deterministic given its seeds.
 
 use crate::checkpoint::{Checkpoint, Pacing};
+use crate::cpu_time::thread_cpu_seconds;
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
 use cabo_core::{
@@ -63,13 +64,17 @@ struct Record<'a> {
     diagnostics: Diagnostics,
 }
 
-/// One line of `rep-<r>.times.jsonl`.
+/// One line of `rep-<r>.times.jsonl`: wall times of the model fits, the rest of the decision
+/// and the evaluation, and the CPU time the run's thread spent on all three (unaffected by
+/// pauses and by other processes; absent where the platform does not say).
 #[derive(Debug, Serialize)]
 struct Times {
     iter: usize,
     fit_s: f64,
     decide_s: f64,
     evaluate_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_s: Option<f64>,
 }
 
 /// Everything built for one run.
@@ -374,6 +379,7 @@ impl Run<'_> {
         self.decisions += 1;
         let iteration = self.decisions;
         let started = Instant::now();
+        let cpu_started = thread_cpu_seconds();
         let (decision, mut diagnostics, fit_s) = {
             let ctx = DecisionContext::new(
                 &self.setup.info,
@@ -390,14 +396,21 @@ impl Run<'_> {
             (decision, diagnostics, ctx.fit_seconds())
         };
         let decide_s = started.elapsed().as_secs_f64() - fit_s;
+        let cpu_decided = thread_cpu_seconds();
         let query = match decision {
             Decision::Stop(reason) => return Ok(Some(reason)),
             Decision::Evaluate(q) => q,
         };
         check_query(&query, &self.setup.info)?;
+        let cpu_evaluating = thread_cpu_seconds();
         let started = Instant::now();
         let obs = self.evaluate(query, Phase::Policy)?;
         let evaluate_s = started.elapsed().as_secs_f64();
+        let cpu_evaluated = thread_cpu_seconds();
+        let cpu_s = match (cpu_started, cpu_decided, cpu_evaluating, cpu_evaluated) {
+            (Some(a), Some(b), Some(c), Some(d)) => Some((b - a) + (d - c)),
+            _ => None,
+        };
         self.setup.policy.observe(&self.data, &obs)?;
         diagnostics.extend(self.setup.policy.diagnostics());
         let iter = self.offset + iteration - 1;
@@ -407,6 +420,7 @@ impl Run<'_> {
             fit_s,
             decide_s,
             evaluate_s,
+            cpu_s,
         })?;
         Ok(None)
     }

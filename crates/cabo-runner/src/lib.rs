@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod catalogue;
 pub mod checkpoint;
+pub mod cpu_time;
 pub mod engine;
 pub mod error;
 pub mod inspect;

@@ -2,9 +2,11 @@
 //!
 //! For every spec and policy: the replications complete on disk (checked against the same
 //! fingerprints `run` uses to skip work, so "complete" here means `run` would skip it), those
-//! started but unfinished, the wall time the complete ones took (from their
-//! `rep-<r>.times.jsonl`), and from that an estimate of the run time the rest need, less the
-//! work unfinished runs have saved in checkpoints. Long
+//! started but unfinished, the time the complete ones took (from their
+//! `rep-<r>.times.jsonl`: the CPU time of the run's thread where recorded, so a sweep that
+//! was paused or shared its cores is not mistaken for a slow one; wall time otherwise), and
+//! from that an estimate of the run time the rest need, less the work unfinished runs have
+//! saved in checkpoints. Long
 //! sweeps on shared machines are resumed many times; this answers "what is left, and how
 //! long will it take" before deciding where to run it.
 
@@ -28,9 +30,9 @@ pub struct PolicyStatus {
     /// Replications with records on disk but no completion marker for the current spec
     /// (interrupted, running now, or made by an earlier version of the spec).
     pub started: usize,
-    /// Summed wall time of the complete replications, in seconds.
+    /// Summed run time of the complete replications, in seconds (see [`run_seconds`]).
     pub seconds: f64,
-    /// Wall time the started replications have saved in checkpoints of the current spec, in
+    /// Run time the started replications have saved in checkpoints of the current spec, in
     /// seconds: work a resumed run does not repeat.
     pub banked: f64,
 }
@@ -85,11 +87,11 @@ pub fn sweep_status(specs: &[LoadedSpec], out: &Path) -> Vec<SpecStatus> {
                         let files = RunFiles::new(&prints.dir, &entry.name, r);
                         if prints.completed(s, p, r).is_some() {
                             status.complete += 1;
-                            status.seconds += wall_seconds(&files.times, u64::MAX);
+                            status.seconds += run_seconds(&files.times, u64::MAX);
                         } else if files.records.is_file() {
                             status.started += 1;
                             if let Some(c) = Checkpoint::load(&files.checkpoint, &prints.runs[p]) {
-                                status.banked += wall_seconds(&files.times, c.times_len);
+                                status.banked += run_seconds(&files.times, c.times_len);
                             }
                         }
                     }
@@ -110,12 +112,22 @@ struct Times {
     fit_s: f64,
     decide_s: f64,
     evaluate_s: f64,
+    #[serde(default)]
+    cpu_s: Option<f64>,
 }
 
-/// Fit, decision and evaluation time summed over the first `len` bytes of a run's times file
-/// (0 when it is missing; unreadable lines are skipped: the times are informative, never part
-/// of a result).
-fn wall_seconds(path: &Path, len: u64) -> f64 {
+impl Times {
+    /// The decision's CPU time when recorded, else its wall time (fit, decision, evaluation).
+    fn seconds(&self) -> f64 {
+        self.cpu_s
+            .unwrap_or(self.fit_s + self.decide_s + self.evaluate_s)
+    }
+}
+
+/// The time of the decisions in the first `len` bytes of a run's times file, each by
+/// [`Times::seconds`] (0 when the file is missing; unreadable lines are skipped: the times
+/// are informative, never part of a result).
+fn run_seconds(path: &Path, len: u64) -> f64 {
     let Ok(bytes) = std::fs::read(path) else {
         return 0.0;
     };
@@ -123,7 +135,7 @@ fn wall_seconds(path: &Path, len: u64) -> f64 {
     String::from_utf8_lossy(&bytes[..end])
         .lines()
         .filter_map(|l| serde_json::from_str::<Times>(l).ok())
-        .map(|t| t.fit_s + t.decide_s + t.evaluate_s)
+        .map(|t| t.seconds())
         .sum()
 }
 
@@ -236,6 +248,24 @@ mod tests {
         assert_eq!(p.remaining_seconds(), None);
         p.complete = 16;
         assert_eq!(p.remaining_seconds(), Some(0.0));
+    }
+
+    #[test]
+    fn run_time_counts_cpu_time_where_recorded_and_wall_time_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rep-0.times.jsonl");
+        // A decision paused for 100 s of wall time that used 2 s of CPU, then one recorded
+        // before CPU times were, then a line cut off by an interruption.
+        let lines = [
+            r#"{"iter":3,"fit_s":0.5,"decide_s":101.0,"evaluate_s":0.5,"cpu_s":2.0}"#,
+            r#"{"iter":4,"fit_s":0.25,"decide_s":3.0,"evaluate_s":0.75}"#,
+            r#"{"iter":5,"fit_s":0.25,"dec"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        assert_eq!(run_seconds(&path, u64::MAX), 2.0 + 4.0);
+        // Only what a checkpoint covered: the first line.
+        assert_eq!(run_seconds(&path, lines[0].len() as u64 + 1), 2.0);
+        assert_eq!(run_seconds(&dir.path().join("missing"), u64::MAX), 0.0);
     }
 
     #[test]

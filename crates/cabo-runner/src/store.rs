@@ -6,7 +6,7 @@
 //! <spec>/spec.json                       the resolved spec that produced these results
 //! <spec>/<policy>/rep-<r>.jsonl          one line per evaluation, flushed as it happens
 //! <spec>/<policy>/rep-<r>.json           written last, atomically: the run is complete
-//! <spec>/<policy>/rep-<r>.times.jsonl    wall times (kept apart: everything else is
+//! <spec>/<policy>/rep-<r>.times.jsonl    wall and CPU times (kept apart: everything else is
 //!                                        byte-identical between reruns and thread counts)
 //! <spec>/<policy>/rep-<r>.checkpoint.cbor  the state of a run in progress, to resume it
 //!                                        (see `checkpoint.rs`; removed on completion)
