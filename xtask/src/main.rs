@@ -378,8 +378,12 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                     0 => String::new(),
                     k => format!(" ({k} resumed from a checkpoint)"),
                 };
+                let elsewhere = match o.elsewhere {
+                    0 => String::new(),
+                    k => format!(", {k} running in another process"),
+                };
                 eprintln!(
-                    "{}: {} run(s) executed{resumed}, {} already complete; results in {}",
+                    "{}: {} run(s) executed{resumed}, {} already complete{elsewhere}; results in {}",
                     o.name,
                     o.executed,
                     o.skipped,

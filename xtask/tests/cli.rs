@@ -962,3 +962,103 @@ fn runs_start_replication_by_replication_in_the_order_specs_are_given() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_run_locked_by_another_process_is_skipped_and_finished_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("shared.yaml");
+    std::fs::write(&spec, random_and_ei_spec("shared", 3)).unwrap();
+    let (out, solo) = (dir.path().join("results"), dir.path().join("solo"));
+    let run = |out: &Path| {
+        run_ok(&[
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    // Another process running EI's replication 1 holds its lock (an OS file lock, as any
+    // process would take it).
+    let lock_path = out.join("shared/EI/rep-1.lock");
+    std::fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
+    let held = std::fs::File::create(&lock_path).unwrap();
+    held.try_lock().unwrap();
+    let stderr = run(&out);
+    assert!(
+        stderr.contains("shared / EI / rep 1 is running in another process: skipped"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("5 run(s) executed, 0 already complete, 1 running in another process"),
+        "{stderr}"
+    );
+    assert!(!out.join("shared/EI/rep-1.jsonl").exists());
+    assert!(!out.join("shared/report.md").exists(), "{stderr}");
+    // Once that process is gone, the next invocation runs it and writes the report; the
+    // locks of complete runs are removed, and the results are those of a single sweep.
+    drop(held);
+    let stderr = run(&out);
+    assert!(
+        stderr.contains("1 run(s) executed, 5 already complete"),
+        "{stderr}"
+    );
+    assert!(out.join("shared/report.md").exists(), "{stderr}");
+    assert!(!lock_path.exists());
+    run(&solo);
+    assert_eq!(result_files(&out), result_files(&solo));
+}
+
+#[test]
+fn two_sweeps_over_one_directory_share_the_runs_and_match_a_single_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("pair.yaml");
+    // EI's runs last long enough (tens of ms) for the two sweeps to overlap.
+    std::fs::write(&spec, random_and_ei_spec("pair", 25)).unwrap();
+    let (out, solo) = (dir.path().join("results"), dir.path().join("solo"));
+    let args = |out: &Path| {
+        [
+            "run".to_string(),
+            spec.to_str().unwrap().to_string(),
+            "--out".to_string(),
+            out.to_str().unwrap().to_string(),
+            "--threads".to_string(),
+            "1".to_string(),
+        ]
+    };
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .args(args(&out))
+            .current_dir(workspace_root())
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(spawn);
+        let b = s.spawn(spawn);
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    let executed = |o: &Output| {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("run(s) executed"))
+            .unwrap_or_else(|| panic!("no summary line in\n{stderr}"));
+        let n = line
+            .split("pair: ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next());
+        n.and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("no count in {line:?}"))
+    };
+    // However the two interleaved, every run was done exactly once, the report exists, and
+    // the results are a single sweep's.
+    assert_eq!(executed(&a) + executed(&b), 6);
+    assert!(out.join("pair/report.md").exists());
+    let stderr = run_ok(&args(&out).each_ref().map(String::as_str));
+    assert!(
+        stderr.contains("0 run(s) executed, 6 already complete"),
+        "{stderr}"
+    );
+    run_ok(&args(&solo).each_ref().map(String::as_str));
+    assert_eq!(result_files(&out), result_files(&solo));
+}

@@ -390,6 +390,8 @@ pub struct SpecOutcome {
     pub resumed: usize,
     /// Runs skipped because a previous invocation completed them.
     pub skipped: usize,
+    /// Runs skipped because another process is running them (it holds their lock).
+    pub elsewhere: usize,
     /// Summaries of the runs this invocation executed or found complete.
     pub runs: Vec<RunSummary>,
     /// Whether every run of the spec is complete (from any invocation or shard); `run.json`
@@ -496,17 +498,50 @@ pub fn run_specs(
             .map(|&(si, id)| {
                 let s = &specs[si];
                 let sp = &prints[si];
-                if let Some(summary) = sp.completed(s, id.policy, id.replication) {
+                let complete = |summary| {
                     finished.fetch_add(1, Ordering::Relaxed);
                     bump(&sweep);
                     let done = Executed {
                         summary,
                         resumed_after: None,
                     };
-                    return (si, id, Ok(Some(done)), true);
+                    (si, id, Ok(Some(done)), Source::Complete)
+                };
+                if let Some(summary) = sp.completed(s, id.policy, id.replication) {
+                    return complete(summary);
                 }
                 if cancel.load(Ordering::Relaxed) {
-                    return (si, id, Ok(None), false); // cancelled: start nothing new
+                    return (si, id, Ok(None), Source::Ran); // cancelled: start nothing new
+                }
+                let files = store::RunFiles::new(
+                    &sp.dir,
+                    &s.spec.policies[id.policy].name,
+                    id.replication,
+                );
+                let lock = match store::RunLock::try_acquire(&files.lock) {
+                    Ok(Some(lock)) => lock,
+                    Ok(None) => {
+                        let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                        bump(&sweep);
+                        if opts.progress {
+                            eprintln!(
+                                "[{n}/{total}] {} / {} / rep {} is running in another process: skipped",
+                                s.spec.name,
+                                s.spec.policies[id.policy].name,
+                                id.replication,
+                            );
+                        }
+                        return (si, id, Ok(None), Source::Elsewhere);
+                    }
+                    Err(e) => {
+                        let e = format!("cannot lock {}: {e}", files.lock.display());
+                        return (si, id, Err(cabo_core::Error::invalid(e)), Source::Ran);
+                    }
+                };
+                // Another process may have completed the run since the check above.
+                if let Some(summary) = sp.completed(s, id.policy, id.replication) {
+                    lock.release_complete(&files.lock);
+                    return complete(summary);
                 }
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     engine::execute(
@@ -529,6 +564,9 @@ pub fn run_specs(
                         "a plugin panicked: {msg}"
                     )))
                 });
+                if matches!(result, Ok(Some(_))) {
+                    lock.release_complete(&files.lock);
+                }
                 let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 bump(&sweep);
                 if opts.progress && !matches!(result, Ok(None)) {
@@ -548,7 +586,7 @@ pub fn run_specs(
                         started.elapsed().as_secs_f64()
                     );
                 }
-                (si, id, result, false)
+                (si, id, result, Source::Ran)
             })
             .collect::<Vec<_>>()
     };
@@ -626,7 +664,18 @@ fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary
     Some(out)
 }
 
-type JobResult = (usize, RunId, cabo_core::Result<Option<Executed>>, bool);
+/// Where a job's outcome came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// This invocation ran it (or was cancelled before starting it).
+    Ran,
+    /// It was complete on disk already.
+    Complete,
+    /// Another process holds its lock: it is running there.
+    Elsewhere,
+}
+
+type JobResult = (usize, RunId, cabo_core::Result<Option<Executed>>, Source);
 
 fn collect_outcomes(
     specs: &[LoadedSpec],
@@ -643,6 +692,7 @@ fn collect_outcomes(
             executed: 0,
             resumed: 0,
             skipped: 0,
+            elsewhere: 0,
             runs: Vec::new(),
             complete: false,
             report: None,
@@ -650,12 +700,15 @@ fn collect_outcomes(
         .collect();
     let mut failures = Vec::new();
     let mut incomplete = vec![false; specs.len()];
-    for (si, id, result, skipped) in results {
+    for (si, id, result, source) in results {
         let s = &specs[si];
         match result {
+            // Not `incomplete`: the other process may have finished the run by now, and the
+            // invocation that ends last must see every run complete on disk and report.
+            Ok(None) if source == Source::Elsewhere => outcomes[si].elsewhere += 1,
             Ok(Some(done)) => {
                 let o = &mut outcomes[si];
-                if skipped {
+                if source == Source::Complete {
                     o.skipped += 1;
                 } else {
                     o.executed += 1;

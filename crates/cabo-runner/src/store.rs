@@ -10,12 +10,14 @@
 //!                                        byte-identical between reruns and thread counts)
 //! <spec>/<policy>/rep-<r>.checkpoint.cbor  the state of a run in progress, to resume it
 //!                                        (see `checkpoint.rs`; removed on completion)
+//! <spec>/<policy>/rep-<r>.lock           locked by the process running the run ([`RunLock`];
+//!                                        removed on completion)
 //! <spec>/run.json                        written when every run of the spec is complete
 //! ```
 
 use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
-use std::fs;
+use std::fs::{self, File, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -40,10 +42,12 @@ pub struct RunFiles {
     pub records: PathBuf,
     /// Completion summary.
     pub done: PathBuf,
-    /// Wall times.
+    /// Wall and CPU times.
     pub times: PathBuf,
     /// The state of the run in progress (removed when it completes).
     pub checkpoint: PathBuf,
+    /// Held locked by the process running the run ([`RunLock`]).
+    pub lock: PathBuf,
 }
 
 impl RunFiles {
@@ -55,7 +59,45 @@ impl RunFiles {
             done: dir.join(format!("rep-{rep}.json")),
             times: dir.join(format!("rep-{rep}.times.jsonl")),
             checkpoint: dir.join(format!("rep-{rep}.checkpoint.cbor")),
+            lock: dir.join(format!("rep-{rep}.lock")),
         }
+    }
+}
+
+/// An exclusive lock on a run, held while a process runs it, so that two sweeps over the same
+/// output directory (a second worker started by hand, a resubmitted cluster job while the
+/// first still runs) never run one run twice and interleave its files: the second skips it.
+/// The operating system releases the lock when the process ends, however it ends, so a
+/// crashed run never stays locked. The lock file is removed once the run is complete.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+}
+
+impl RunLock {
+    /// Locks the run whose lock file is `path` (creating it and its directory), or `None`
+    /// when another process holds it.
+    pub fn try_acquire(path: &Path) -> std::io::Result<Option<RunLock>> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(RunLock { _file: file })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(e),
+        }
+    }
+
+    /// Releases the lock of a complete run and removes its file. A process that opened the
+    /// file before it was removed and locks it afterwards finds the run complete when it
+    /// checks again under the lock, so removing it is safe.
+    pub fn release_complete(self, path: &Path) {
+        let _ = fs::remove_file(path);
     }
 }
 
