@@ -69,6 +69,9 @@ impl RunFiles {
 /// first still runs) never run one run twice and interleave its files: the second skips it.
 /// The operating system releases the lock when the process ends, however it ends, so a
 /// crashed run never stays locked. The lock file is removed once the run is complete.
+///
+/// On a file system without locks (some network mounts) the run goes ahead unlocked, with a
+/// warning: sharded sweeps (`--shard`) never share a run and need no lock.
 #[derive(Debug)]
 pub struct RunLock {
     _file: File,
@@ -87,10 +90,14 @@ impl RunLock {
             .write(true)
             .open(path)?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(RunLock { _file: file })),
-            Err(TryLockError::WouldBlock) => Ok(None),
-            Err(TryLockError::Error(e)) => Err(e),
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => {
+                tracing::warn!(path = %path.display(), error = %e,
+                    "the file system cannot lock runs; running unlocked");
+            }
         }
+        Ok(Some(RunLock { _file: file }))
     }
 
     /// Releases the lock of a complete run and removes its file. A process that opened the
