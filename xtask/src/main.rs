@@ -47,6 +47,10 @@ enum Command {
         /// Do not write the report when a spec completes.
         #[arg(long)]
         no_report: bool,
+        /// Fail a run rather than run it unlocked where the file system cannot lock it: for
+        /// several sweeps over one directory on different machines (`slurm --workers`).
+        #[arg(long)]
+        require_locks: bool,
         /// Minimum seconds between two checkpoints of a run in progress (0: after every
         /// decision). An interrupted run resumes from its last checkpoint.
         #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
@@ -129,9 +133,14 @@ enum Command {
 /// Resources and run flags of `slurm`.
 #[derive(clap::Args)]
 struct SlurmArgs {
-    /// Array tasks, one shard each.
+    /// Array tasks, one shard each (or, with --workers, that many workers).
     #[arg(long, default_value_t = 4, value_name = "N")]
     shards: usize,
+    /// Balance the work dynamically: every task runs the whole sweep and takes the next run
+    /// no other task holds, instead of a fixed shard. Needs a results directory on a file
+    /// system with working locks (tasks fail rather than share a run otherwise).
+    #[arg(long)]
+    workers: bool,
     /// At most K tasks at once (`--array=0-(N-1)%K`).
     #[arg(long, value_name = "K")]
     concurrency: Option<usize>,
@@ -217,6 +226,7 @@ impl From<SlurmArgs> for cabo_runner::slurm::SlurmOptions {
     fn from(a: SlurmArgs) -> Self {
         cabo_runner::slurm::SlurmOptions {
             shards: a.shards,
+            workers: a.workers,
             concurrency: a.concurrency,
             cpus_per_task: a.cpus_per_task,
             mem: a.mem,
@@ -248,6 +258,7 @@ fn main() -> ExitCode {
             shard,
             no_report,
             checkpoint_every,
+            require_locks,
         } => {
             let Ok(checkpoint_every) = std::time::Duration::try_from_secs_f64(checkpoint_every)
             else {
@@ -265,6 +276,7 @@ fn main() -> ExitCode {
                 bars,
                 shard,
                 report: !no_report,
+                require_locks,
                 ..base
             };
             run(&specs, &opts)

@@ -1023,6 +1023,8 @@ fn two_sweeps_over_one_directory_share_the_runs_and_match_a_single_sweep() {
             out.to_str().unwrap().to_string(),
             "--threads".to_string(),
             "1".to_string(),
+            // As `slurm --workers` runs them.
+            "--require-locks".to_string(),
         ]
     };
     let spawn = || {

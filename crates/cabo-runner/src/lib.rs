@@ -69,6 +69,9 @@ pub struct RunOptions {
     /// Pause each run, checkpointing it, after this many decisions of this invocation, as an
     /// interruption there would; the next invocation resumes it.
     pub pause_after: Option<usize>,
+    /// Fail a run rather than run it unlocked where the file system cannot lock it (see
+    /// [`store::RunLock`]): for sweeps that share runs between machines.
+    pub require_locks: bool,
 }
 
 /// A deterministic subset of a sweep's runs: run k of the list of every (spec name, policy
@@ -123,6 +126,7 @@ impl Default for RunOptions {
             report: true,
             checkpoint_every: checkpoint::DEFAULT_INTERVAL,
             pause_after: None,
+            require_locks: false,
         }
     }
 }
@@ -518,7 +522,7 @@ pub fn run_specs(
                     &s.spec.policies[id.policy].name,
                     id.replication,
                 );
-                let lock = match store::RunLock::try_acquire(&files.lock) {
+                let lock = match store::RunLock::try_acquire(&files.lock, opts.require_locks) {
                     Ok(Some(lock)) => lock,
                     Ok(None) => {
                         let n = finished.fetch_add(1, Ordering::Relaxed) + 1;

@@ -1,6 +1,11 @@
 //! Slurm job arrays: one array task per shard of a sweep (`run --shard $SLURM_ARRAY_TASK_ID/N`,
 //! all writing into one results directory, where they merge by file) and a report job that
 //! runs once the whole array has succeeded.
+//!
+//! With `workers`, every task runs the whole sweep instead (`run --require-locks`) and takes
+//! the next run that no other task holds ([`crate::store::RunLock`]): runs that differ a
+//! thousandfold in cost (a random search against a knowledge gradient) then keep every task
+//! busy until the sweep is done, where fixed shards finish at very different times.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -8,8 +13,10 @@ use std::path::{Path, PathBuf};
 /// What the generated scripts request and run.
 #[derive(Debug, Clone)]
 pub struct SlurmOptions {
-    /// Array tasks (shards).
+    /// Array tasks (shards, or workers).
     pub shards: usize,
+    /// Tasks share the whole sweep through run locks instead of taking fixed shards.
+    pub workers: bool,
     /// At most this many array tasks at once (`--array=…%K`).
     pub concurrency: Option<usize>,
     /// CPUs per task (also the task's `--threads`).
@@ -42,6 +49,7 @@ impl Default for SlurmOptions {
     fn default() -> Self {
         SlurmOptions {
             shards: 4,
+            workers: false,
             concurrency: None,
             cpus_per_task: 1,
             mem: None,
@@ -164,17 +172,31 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         ),
     );
     array.push_str("set -euo pipefail\n");
-    let _ = write!(
-        array,
-        "# One shard of the sweep per array task; every task writes into the same results\n\
-         # directory, and the task that completes the last run writes run.json and the report.\n\
-         # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
-         # resubmitting resumes them.\n\
-         exec {} run {} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
-        quote(&binary.display().to_string()),
-        spec_args.join(" "),
-        o.shards
-    );
+    let binary_arg = quote(&binary.display().to_string());
+    let threads = "--threads \"${SLURM_CPUS_PER_TASK:-1}\"";
+    if o.workers {
+        let _ = write!(
+            array,
+            "# Every task runs the whole sweep and takes the next run no other task holds (run\n\
+             # locks, so the results directory needs a file system with working locks); the\n\
+             # task that completes the last run writes run.json and the report.\n\
+             # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
+             # resubmitting resumes them.\n\
+             exec {binary_arg} run {} --out {out} --require-locks {threads}",
+            spec_args.join(" "),
+        );
+    } else {
+        let _ = write!(
+            array,
+            "# One shard of the sweep per array task; every task writes into the same results\n\
+             # directory, and the task that completes the last run writes run.json and the report.\n\
+             # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
+             # resubmitting resumes them.\n\
+             exec {binary_arg} run {} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" {threads}",
+            spec_args.join(" "),
+            o.shards
+        );
+    }
     if o.smoke {
         array.push_str(" --smoke");
     }
@@ -259,6 +281,30 @@ mod tests {
         assert!(report.contains("exec /opt/cabo/xtask report 'specs/my spec.yaml' --out results"));
         let submit = std::fs::read_to_string(&s.submit).unwrap();
         assert!(submit.contains("--dependency=afterok:\"$array\""));
+        let _ = std::fs::remove_dir_all(tmp);
+    }
+
+    #[test]
+    fn workers_share_the_whole_sweep_through_run_locks() {
+        let tmp = std::env::temp_dir().join(format!("cabo-slurm-workers-{}", std::process::id()));
+        let o = SlurmOptions {
+            shards: 5,
+            workers: true,
+            dir: tmp.clone(),
+            binary: Some(PathBuf::from("/opt/cabo/xtask")),
+            job_name: Some("pool".into()),
+            ..SlurmOptions::default()
+        };
+        let s = scripts(&[PathBuf::from("specs/a.yaml")], &o).unwrap();
+        let array = std::fs::read_to_string(&s.array).unwrap();
+        assert!(array.contains("#SBATCH --array=0-4\n"), "{array}");
+        assert!(
+            array.contains(
+                "exec /opt/cabo/xtask run specs/a.yaml --out results --require-locks --threads \"${SLURM_CPUS_PER_TASK:-1}\"\n"
+            ),
+            "{array}"
+        );
+        assert!(!array.contains("--shard"), "{array}");
         let _ = std::fs::remove_dir_all(tmp);
     }
 

@@ -71,7 +71,8 @@ impl RunFiles {
 /// crashed run never stays locked. The lock file is removed once the run is complete.
 ///
 /// On a file system without locks (some network mounts) the run goes ahead unlocked, with a
-/// warning: sharded sweeps (`--shard`) never share a run and need no lock.
+/// warning — sharded sweeps (`--shard`) never share a run and need no lock — unless locks are
+/// required, as they are for sweeps whose workers share runs.
 #[derive(Debug)]
 pub struct RunLock {
     _file: File,
@@ -79,8 +80,9 @@ pub struct RunLock {
 
 impl RunLock {
     /// Locks the run whose lock file is `path` (creating it and its directory), or `None`
-    /// when another process holds it.
-    pub fn try_acquire(path: &Path) -> std::io::Result<Option<RunLock>> {
+    /// when another process holds it. Where the file system cannot lock, an error when
+    /// `required`, else the run unlocked.
+    pub fn try_acquire(path: &Path, required: bool) -> std::io::Result<Option<RunLock>> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)?;
         }
@@ -92,6 +94,7 @@ impl RunLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) if required => return Err(e),
             Err(TryLockError::Error(e)) => {
                 tracing::warn!(path = %path.display(), error = %e,
                     "the file system cannot lock runs; running unlocked");
