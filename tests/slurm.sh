@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real Slurm round trip: install slurmctld, slurmd and munge from Debian's packages, start a
 # single-node cluster on localhost (as root, without systemd), submit `cargo xtask slurm`'s job
-# array for the quickstart smoke spec, wait for it and its dependent report job, and check
-# that the merged results and report equal a local run's byte for byte.
+# array for the quickstart smoke spec (once in fixed shards, once as workers sharing the sweep
+# through run locks), wait for it and its dependent report job, and check that the merged
+# results and report equal a local run's byte for byte.
 #
 # Run from anywhere: bash tests/slurm.sh   (needs root; takes a few minutes the first time)
 set -euo pipefail
@@ -97,43 +98,61 @@ fi
 cargo build --quiet -p xtask
 spec=specs/quickstart.yaml
 cargo xtask run "$spec" --smoke --out "$work/local" 2>"$work/log/local.err"
-cargo xtask slurm "$spec" --smoke --shards 3 --concurrency 2 --cpus-per-task 1 \
-    --out "$work/slurm-results" --dir "$work/jobs" --job-name cabo-quickstart
-submitted=$(bash "$work/jobs/cabo-quickstart.submit.sh")
-echo "$submitted"
-array=$(echo "$submitted" | sed -n 's/^array job \([0-9]*\).*/\1/p')
-report=$(echo "$submitted" | sed -n 's/.*report job \([0-9]*\).*/\1/p')
 
-deadline=$((SECONDS + 600))
-while [ -n "$(squeue -h -j "$array,$report" 2>/dev/null)" ]; do
-    if [ $SECONDS -gt $deadline ]; then
-        echo "tests/slurm.sh: jobs still queued after 600 s" >&2
-        squeue >&2
-        exit 1
+# Submits the quickstart smoke sweep as job `$1` with the extra `slurm` flags `$2…`, waits
+# for the array and the report job, and checks the merged results against the local run's.
+sweep_on_slurm() {
+    local job=$1
+    shift
+    cargo xtask slurm "$spec" --smoke --shards 3 --concurrency 2 --cpus-per-task 1 \
+        --out "$work/$job-results" --dir "$work/$job-jobs" --job-name "$job" "$@"
+    local submitted array report
+    submitted=$(bash "$work/$job-jobs/$job.submit.sh")
+    echo "$submitted"
+    array=$(echo "$submitted" | sed -n 's/^array job \([0-9]*\).*/\1/p')
+    report=$(echo "$submitted" | sed -n 's/.*report job \([0-9]*\).*/\1/p')
+    local deadline=$((SECONDS + 600))
+    while [ -n "$(squeue -h -j "$array,$report" 2>/dev/null)" ]; do
+        if [ $SECONDS -gt $deadline ]; then
+            echo "tests/slurm.sh: $job: jobs still queued after 600 s" >&2
+            squeue >&2
+            return 1
+        fi
+        sleep 1
+    done
+    local fail=0 logs=$work/$job-jobs/logs tasks
+    tasks=$(ls "$logs" | grep -c "^$job-[0-9]*_[0-9]*\.out$" || true)
+    if [ "$tasks" != 3 ]; then
+        echo "tests/slurm.sh: $job: expected logs of 3 array tasks, found $tasks" >&2
+        fail=1
     fi
-    sleep 1
-done
+    # Every run was executed by exactly one task (5 policies × 2 replications).
+    local executed
+    executed=$(cat "$logs/$job"-[0-9]*_[0-9]*.out | sed -n 's/^quickstart: \([0-9]*\) run(s) executed.*/\1/p' |
+        awk '{ n += $1 } END { print n + 0 }')
+    if [ "$executed" != 10 ]; then
+        echo "tests/slurm.sh: $job: the tasks executed $executed runs, expected 10" >&2
+        fail=1
+    fi
+    if ! ls "$logs/$job"-report-*.out >/dev/null 2>&1; then
+        echo "tests/slurm.sh: $job: the report job left no log (did it run?)" >&2
+        fail=1
+    fi
+    if ! diff -r -x '*.times.jsonl' "$work/local" "$work/$job-results"; then
+        echo "tests/slurm.sh: $job: the merged Slurm results differ from the local run" >&2
+        fail=1
+    fi
+    for f in run.json report.md summary.csv report.svg report.png; do
+        [ -s "$work/$job-results/quickstart/$f" ] || { echo "$job: missing $f" >&2; fail=1; }
+    done
+    if [ $fail != 0 ]; then
+        tail -n 30 "$logs"/* >&2 || true
+        return 1
+    fi
+}
 
-fail=0
-tasks=$(ls "$work/jobs/logs" | grep -c '^cabo-quickstart-[0-9]*_[0-9]*\.out$' || true)
-if [ "$tasks" != 3 ]; then
-    echo "tests/slurm.sh: expected logs of 3 array tasks, found $tasks" >&2
-    fail=1
-fi
-if ! ls "$work/jobs/logs"/cabo-quickstart-report-*.out >/dev/null 2>&1; then
-    echo "tests/slurm.sh: the report job left no log (did it run?)" >&2
-    fail=1
-fi
-if ! diff -r -x '*.times.jsonl' "$work/local" "$work/slurm-results"; then
-    echo "tests/slurm.sh: the merged Slurm results differ from the local run" >&2
-    fail=1
-fi
-for f in run.json report.md summary.csv report.svg report.png; do
-    [ -s "$work/slurm-results/quickstart/$f" ] || { echo "missing $f" >&2; fail=1; }
-done
-if [ $fail != 0 ]; then
-    tail -n 30 "$work/jobs/logs"/* >&2 || true
-    exit 1
-fi
+# Fixed shards, then workers sharing the whole sweep through run locks.
+sweep_on_slurm shards
+sweep_on_slurm workers --workers
 keep=0
-echo "slurm: 1 passed, 0 failed"
+echo "slurm: 2 passed, 0 failed"
