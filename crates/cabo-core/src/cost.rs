@@ -2,7 +2,7 @@
 //!
 //! Every cost belief is a (possibly degenerate) log-normal: it reports the mean and variance
 //! of ln c(x). A known cost has variance 0, a uniform cost has ln c = 0, a log-GP has both
-//! from its posterior. The quantities acquisitions need — E[c], E[c^−ν], P(c ≤ b) — follow
+//! from its posterior. The quantities acquisitions need — E\[c\], E\[c^−ν\], P(c ≤ b) — follow
 //! in closed form from [`LnCost`], with gradients.
 
 use crate::{BuildContext, Problem, Result, normal};
@@ -50,12 +50,12 @@ pub struct LnCost {
 }
 
 impl LnCost {
-    /// E[c] = exp(μ + σ²/2).
+    /// E\[c\] = exp(μ + σ²/2).
     pub fn expected(&self) -> f64 {
         (self.mean + 0.5 * self.var).exp()
     }
 
-    /// ∇E[c], from the gradients.
+    /// ∇E\[c\], from the gradients.
     pub fn expected_grad(&self) -> Vec<f64> {
         let e = self.expected();
         self.dmean

@@ -53,7 +53,7 @@ fn one() -> usize {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectData {
-    /// Inputs in [0,1]^d.
+    /// Inputs in \[0,1\]^d.
     #[serde(default)]
     pub x: Vec<Vec<f64>>,
     /// Objective values.
@@ -95,7 +95,7 @@ pub struct CostReport {
     pub ln_mean: f64,
     /// sd[ln c].
     pub ln_sd: f64,
-    /// E[c].
+    /// E\[c\].
     pub expected: f64,
 }
 

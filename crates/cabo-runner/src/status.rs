@@ -30,7 +30,8 @@ pub struct PolicyStatus {
     /// Replications with records on disk but no completion marker for the current spec
     /// (interrupted, running now, or made by an earlier version of the spec).
     pub started: usize,
-    /// Summed run time of the complete replications, in seconds (see [`run_seconds`]).
+    /// Summed run time of the complete replications, in seconds: the CPU time of the run's
+    /// thread where recorded, else wall time.
     pub seconds: f64,
     /// Run time the started replications have saved in checkpoints of the current spec, in
     /// seconds: work a resumed run does not repeat.

@@ -115,7 +115,7 @@ cabo_core::register_plugin!(
     example: "{ type: robot_push }",
 );
 
-/// One replication of the robot-pushing problem (inputs: z₁, z₂, t scaled to [0,1]).
+/// One replication of the robot-pushing problem (inputs: z₁, z₂, t scaled to \[0,1\]).
 #[derive(Debug)]
 pub struct RobotPush {
     info: ProblemInfo,

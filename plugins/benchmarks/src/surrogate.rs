@@ -2,7 +2,7 @@
 //! objective (and, for LDA, the cost) on the unit cube.
 //!
 //! - `airfoil` (seeds 002 and 004): NASA's airfoil self-noise table. Inputs ln F, A, C, V,
-//!   ln S, each min-max scaled to [0,1]; target P standardised (unbiased sd); Matérn-5/2 GP
+//!   ln S, each min-max scaled to \[0,1\]; target P standardised (unbiased sd); Matérn-5/2 GP
 //!   with a constant mean. By default the GP uses the reference fit recorded with the data
 //!   (lengthscales [0.176, 0.305, 0.178, 0.867, 0.268], outputscale 0.918, noise 0.00438,
 //!   mean −0.519), which is what the papers' default BoTorch GP finds; `fit: map` refits it

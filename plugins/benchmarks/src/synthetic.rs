@@ -366,6 +366,9 @@ macro_rules! synthetic_spec {
         summary: $summary:literal, paper: $paper:literal, example: $example:literal $(,)?
     ) => {
         #[doc = concat!("Spec of the `", $name, "` problem (`problem: ", $example, "`): ", $summary, ".")]
+        // The summary is plain text shared with the catalogue (`xtask list`): its brackets
+        // are intervals such as [0,1]^d, not links.
+        #[allow(rustdoc::broken_intra_doc_links)]
         #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct $spec {

@@ -13,7 +13,7 @@
 //!   a path's fantasies are conditioned jointly through the Cholesky factor of the path's
 //!   posterior covariance (equal to sequential conditioning, tested against
 //!   `GpPosterior::condition_many`), and each node is differentiated in forward mode with
-//!   one derivative per coordinate of its path ([`dual`]). This limits `N·d` to 64.
+//!   one derivative per coordinate of its path (the `dual` module). This limits `N·d` to 64.
 //! - [`schedule`]: budget scheduling by rolling out EI-PUC-CC (§4.3) with the refill rule.
 //! - [`policy`]: the policies `bmsei`, `ms_ei` (multi-step EI, unit costs) and `kg`
 //!   (one-shot knowledge gradient). Every decision point of the tree is optimised jointly by

@@ -15,7 +15,7 @@
 //! a deterministic, piecewise smooth function of all decision points, maximised jointly.
 //!
 //! Gradients are exact: each node's value depends on its own point and its ancestors' only,
-//! so it is computed in forward mode ([`crate::dual`]) with one derivative per coordinate of
+//! so it is computed in forward mode (the `dual` module) with one derivative per coordinate of
 //! its path, through the joint Cholesky factor of the path's posterior covariance — the
 //! dependence of fantasised values and of the conditioned posterior on earlier decision points
 //! included.

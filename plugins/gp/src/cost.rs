@@ -1,7 +1,7 @@
 //! Cost models: what the learner believes about c(x), as the mean and variance of ln c(x).
 //!
 //! - `log_gp`: an [`ExactGp`] on ln c (seed 001 §3, seed 000 PBGI-U): log-normal beliefs, so
-//!   E[c], E[c^−ν] and P(c ≤ b) follow in closed form from [`LnCost`].
+//!   E\[c\], E\[c^−ν\] and P(c ≤ b) follow in closed form from [`LnCost`].
 //! - `known`: the problem's exact cost function (variance 0).
 //! - `uniform`: every evaluation costs 1 (ln c = 0).
 
