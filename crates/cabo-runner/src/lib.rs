@@ -502,29 +502,19 @@ pub fn run_specs(
             .map(|&(si, id)| {
                 let s = &specs[si];
                 let sp = &prints[si];
-                let complete = |summary| {
-                    finished.fetch_add(1, Ordering::Relaxed);
-                    bump(&sweep);
-                    let done = Executed {
-                        summary,
-                        resumed_after: None,
-                    };
-                    (si, id, Ok(Some(done)), Source::Complete)
-                };
-                if let Some(summary) = sp.completed(s, id.policy, id.replication) {
-                    return complete(summary);
-                }
-                if cancel.load(Ordering::Relaxed) {
-                    return (si, id, Ok(None), Source::Ran); // cancelled: start nothing new
-                }
-                let files = store::RunFiles::new(
-                    &sp.dir,
-                    &s.spec.policies[id.policy].name,
-                    id.replication,
-                );
-                let lock = match store::RunLock::try_acquire(&files.lock, opts.require_locks) {
-                    Ok(Some(lock)) => lock,
-                    Ok(None) => {
+                let (lock, lock_path) = match claim(s, sp, id, cancel, opts.require_locks) {
+                    Claim::Run(lock, path) => (lock, path),
+                    Claim::Complete(summary) => {
+                        finished.fetch_add(1, Ordering::Relaxed);
+                        bump(&sweep);
+                        let done = Executed {
+                            summary,
+                            resumed_after: None,
+                        };
+                        return (si, id, Ok(Some(done)), Source::Complete);
+                    }
+                    Claim::Cancelled => return (si, id, Ok(None), Source::Ran),
+                    Claim::Elsewhere => {
                         let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                         bump(&sweep);
                         if opts.progress {
@@ -537,16 +527,8 @@ pub fn run_specs(
                         }
                         return (si, id, Ok(None), Source::Elsewhere);
                     }
-                    Err(e) => {
-                        let e = format!("cannot lock {}: {e}", files.lock.display());
-                        return (si, id, Err(cabo_core::Error::invalid(e)), Source::Ran);
-                    }
+                    Claim::Failed(e) => return (si, id, Err(e), Source::Ran),
                 };
-                // Another process may have completed the run since the check above.
-                if let Some(summary) = sp.completed(s, id.policy, id.replication) {
-                    lock.release_complete(&files.lock);
-                    return complete(summary);
-                }
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     engine::execute(
                         s,
@@ -569,7 +551,7 @@ pub fn run_specs(
                     )))
                 });
                 if matches!(result, Ok(Some(_))) {
-                    lock.release_complete(&files.lock);
+                    lock.release_complete(&lock_path);
                 }
                 let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 bump(&sweep);
@@ -666,6 +648,58 @@ fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary
         }
     }
     Some(out)
+}
+
+/// What a sweep may do with one of its runs.
+enum Claim {
+    /// Run it, holding its lock (released, and its file removed, once it completes).
+    Run(store::RunLock, PathBuf),
+    /// It is complete on disk.
+    Complete(RunSummary),
+    /// The sweep is being cancelled: start nothing new.
+    Cancelled,
+    /// Another process holds its lock.
+    Elsewhere,
+    /// Its lock cannot be taken.
+    Failed(cabo_core::Error),
+}
+
+/// Claims replication `id` of `spec` for this process: complete runs are left alone, and a
+/// run is claimed by locking it and then finding it still incomplete, since another process
+/// may have completed it since it was last looked at.
+fn claim(
+    spec: &LoadedSpec,
+    prints: &SpecPrints,
+    id: RunId,
+    cancel: &AtomicBool,
+    require_locks: bool,
+) -> Claim {
+    let completed = || prints.completed(spec, id.policy, id.replication);
+    if let Some(summary) = completed() {
+        return Claim::Complete(summary);
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Claim::Cancelled;
+    }
+    let files = store::RunFiles::new(
+        &prints.dir,
+        &spec.spec.policies[id.policy].name,
+        id.replication,
+    );
+    match store::RunLock::try_acquire(&files.lock, require_locks) {
+        Ok(Some(lock)) => match completed() {
+            Some(summary) => {
+                lock.release_complete(&files.lock);
+                Claim::Complete(summary)
+            }
+            None => Claim::Run(lock, files.lock),
+        },
+        Ok(None) => Claim::Elsewhere,
+        Err(e) => Claim::Failed(cabo_core::Error::invalid(format!(
+            "cannot lock {}: {e}",
+            files.lock.display()
+        ))),
+    }
 }
 
 /// Where a job's outcome came from.
