@@ -124,6 +124,20 @@ unsafe fn dot4_avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     finish_dot4(acc, x, r, body)
 }
 
+/// [`dot4`], in its AVX build when `AVX`: the same bits either way.
+///
+/// # Safety
+/// With `AVX`, the processor must support AVX (the caller is compiled for it).
+#[inline(always)]
+unsafe fn dot4_with<const AVX: bool>(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if AVX {
+        // SAFETY: the caller guarantees AVX (this function's contract).
+        return unsafe { dot4_avx(x, r) };
+    }
+    dot4(x, r)
+}
+
 /// Sums each product's lanes pairwise, then adds the indices `body..` in order.
 #[inline(always)]
 fn finish_dot4(acc: [[f64; 4]; 4], x: &[f64], r: [&[f64]; 4], body: usize) -> [f64; 4] {
@@ -482,17 +496,8 @@ fn forward_substitution<const AVX: bool>(packed: &[f64], b: &mut [f64]) {
     let mut i = 0;
     while i + 4 <= n {
         let r = [row(i), row(i + 1), row(i + 2), row(i + 3)];
-        let s = if AVX {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `AVX` is true only in the AVX2 build of `solve_lower_in_place`.
-            unsafe {
-                dot4_avx(&b[..i], r)
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            dot4(&b[..i], r)
-        } else {
-            dot4(&b[..i], r)
-        };
+        // SAFETY: `AVX` is true only in the AVX2 build of `solve_lower_in_place`.
+        let s = unsafe { dot4_with::<AVX>(&b[..i], r) };
         let z0 = (b[i] - s[0]) / r[0][i];
         let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
         let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
@@ -606,17 +611,8 @@ fn factor_rows<const AVX: bool>(a: &[f64], n: usize, jitter: f64, packed: &mut [
                 &done[row_start(j + 2)..row_start(j + 3)],
                 &done[row_start(j + 3)..row_start(j + 4)],
             ];
-            let s = if AVX {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `AVX` is true only in the AVX2 build of `try_factor`.
-                unsafe {
-                    dot4_avx(&cur[..j], rj)
-                }
-                #[cfg(not(target_arch = "x86_64"))]
-                dot4(&cur[..j], rj)
-            } else {
-                dot4(&cur[..j], rj)
-            };
+            // SAFETY: `AVX` is true only in the AVX2 build of `try_factor`.
+            let s = unsafe { dot4_with::<AVX>(&cur[..j], rj) };
             let p = &inv_pivot[j..j + 4];
             let l0 = (a[i * n + j] - s[0]) * p[0];
             let l1 = (a[i * n + j + 1] - s[1] - l0 * rj[1][j]) * p[1];
