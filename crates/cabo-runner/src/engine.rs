@@ -396,21 +396,15 @@ impl Run<'_> {
             (decision, diagnostics, ctx.fit_seconds())
         };
         let decide_s = started.elapsed().as_secs_f64() - fit_s;
-        let cpu_decided = thread_cpu_seconds();
         let query = match decision {
             Decision::Stop(reason) => return Ok(Some(reason)),
             Decision::Evaluate(q) => q,
         };
         check_query(&query, &self.setup.info)?;
-        let cpu_evaluating = thread_cpu_seconds();
         let started = Instant::now();
         let obs = self.evaluate(query, Phase::Policy)?;
         let evaluate_s = started.elapsed().as_secs_f64();
-        let cpu_evaluated = thread_cpu_seconds();
-        let cpu_s = match (cpu_started, cpu_decided, cpu_evaluating, cpu_evaluated) {
-            (Some(a), Some(b), Some(c), Some(d)) => Some((b - a) + (d - c)),
-            _ => None,
-        };
+        let cpu_s = cpu_started.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
         self.setup.policy.observe(&self.data, &obs)?;
         diagnostics.extend(self.setup.policy.diagnostics());
         let iter = self.offset + iteration - 1;
