@@ -52,8 +52,14 @@ impl PriorKernel {
     }
 }
 
-/// Settings of the optimum search; defaults: 16384 Sobol' points, 20 L-BFGS-B restarts of
+/// Settings of the optimum search; defaults: 65536 Sobol' points, 1000 L-BFGS-B restarts of
 /// at most 200 iterations.
+///
+/// A sample with lengthscale 0.1 has thousands of local maxima in four dimensions: 16384
+/// points and 20 restarts missed the global maximum of 18 of the 32 Bayesian-regret
+/// instances of seed 000 at d = 4 (by up to 0.6, so every policy's regret there was too
+/// small), while these defaults agree with a search 4 times denser and 3 times wider on all
+/// of them. The search runs once per replication and takes seconds even at d = 32.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OptimumSearch {
@@ -69,10 +75,10 @@ pub struct OptimumSearch {
 }
 
 fn default_raw() -> usize {
-    16384
+    65536
 }
 fn default_restarts() -> usize {
-    20
+    1000
 }
 fn default_iters() -> usize {
     200
@@ -395,6 +401,34 @@ mod tests {
             let mut grad = vec![0.0; 2];
             g.features().value_grad(&found.x, &mut grad);
             assert!(grad.iter().all(|v| v.abs() < 1e-4), "{grad:?}");
+        }
+    }
+
+    /// The maximum of `seed`'s sample of the Bayesian-regret prior of seed 000 (d = 4,
+    /// Matérn-5/2, lengthscale 0.1) found with `search` (JSON, empty for the default).
+    fn rough_maximum(seed: u64, search: &str) -> f64 {
+        let comma = if search.is_empty() { "" } else { "," };
+        spec(&format!(
+            r#"{{"type":"gp_prior_sample","dim":4,"kernel":{{"type":"matern52","lengthscale":0.1}}{comma}{search}}}"#
+        ))
+        .build(seed)
+        .unwrap()
+        .optimum()
+        .unwrap()
+    }
+
+    #[test]
+    fn the_default_search_finds_the_maximum_of_a_rough_sample() {
+        // An independent, much wider search (4 × the points, 3 × the restarts) is the oracle.
+        // On seeds 0 and 2 the former default (16384 points, 20 restarts) stops 0.29 and 0.52
+        // below it (and on seeds 1 and 3 of the first six too).
+        let wide = r#""optimum_search":{"raw_samples":262144,"restarts":3000}"#;
+        for seed in [0, 2] {
+            let (found, oracle) = (rough_maximum(seed, ""), rough_maximum(seed, wide));
+            assert!(
+                (found - oracle).abs() < 1e-9,
+                "seed {seed}: {found} vs {oracle}"
+            );
         }
     }
 
