@@ -56,7 +56,7 @@ impl PriorKernel {
 /// at most 200 iterations.
 ///
 /// A sample with lengthscale 0.1 has thousands of local maxima in four dimensions: 16384
-/// points and 20 restarts missed the global maximum of 18 of the 32 Bayesian-regret
+/// points and 20 restarts missed the global maximum of 20 of the 32 Bayesian-regret
 /// instances of seed 000 at d = 4 (by up to 0.6, so every policy's regret there was too
 /// small), while these defaults agree with a search 4 times denser and 3 times wider on all
 /// of them. The search runs once per replication and takes seconds even at d = 32.
