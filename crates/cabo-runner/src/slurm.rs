@@ -172,31 +172,29 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         ),
     );
     array.push_str("set -euo pipefail\n");
-    let binary_arg = quote(&binary.display().to_string());
-    let threads = "--threads \"${SLURM_CPUS_PER_TASK:-1}\"";
-    if o.workers {
-        let _ = write!(
-            array,
+    // How a task picks its runs: a fixed shard, or any run no other task holds.
+    let (picking, selection) = if o.workers {
+        (
             "# Every task runs the whole sweep and takes the next run no other task holds (run\n\
-             # locks, so the results directory needs a file system with working locks); the\n\
-             # task that completes the last run writes run.json and the report.\n\
-             # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
-             # resubmitting resumes them.\n\
-             exec {binary_arg} run {} --out {out} --require-locks {threads}",
-            spec_args.join(" "),
-        );
+             # locks, so the results directory needs a file system with working locks);\n",
+            "--require-locks".to_string(),
+        )
     } else {
-        let _ = write!(
-            array,
-            "# One shard of the sweep per array task; every task writes into the same results\n\
-             # directory, and the task that completes the last run writes run.json and the report.\n\
-             # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
-             # resubmitting resumes them.\n\
-             exec {binary_arg} run {} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" {threads}",
-            spec_args.join(" "),
-            o.shards
-        );
-    }
+        (
+            "# One shard of the sweep per array task, all writing into the same results directory;\n",
+            format!("--shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"", o.shards),
+        )
+    };
+    let _ = write!(
+        array,
+        "{picking}\
+         # the task that completes the last run writes run.json and the report.\n\
+         # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
+         # resubmitting resumes them.\n\
+         exec {} run {} --out {out} {selection} --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
+        quote(&binary.display().to_string()),
+        spec_args.join(" "),
+    );
     if o.smoke {
         array.push_str(" --smoke");
     }
