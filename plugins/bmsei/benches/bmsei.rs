@@ -1,13 +1,17 @@
 //! One B-MS-EI decision at n = 50, d = 3 with the specs' optimiser settings (200·d raw
 //! samples, 10·d restarts, 200 L-BFGS-B iterations), models already fitted: the 4-step path
 //! variant (fantasies [1, 1, 1]), a [4, 4, 2] tree, and the one-shot knowledge gradient with
-//! 64 fantasies.
+//! 64 fantasies. Then one evaluation of KG's objective with its gradient at the size of the
+//! d = 8 Bayesian-regret run's last decision (n = 217, 64 fantasies), through the general
+//! scenario tree and through the specialised KG objective.
 
+use cabo_bmsei::belief::{GpPath, UnitCostPath};
+use cabo_bmsei::{BaseSamples, KgObjective, NodeValue, Tree, TreeObjective};
 use cabo_core::{
     Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
     Policy, ProblemInfo, Rng, TrainingData,
 };
-use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale, LogGp};
+use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp};
 
 fn main() {
     divan::main();
@@ -96,4 +100,48 @@ fn tree_4_4_2_n50_d3(bencher: divan::Bencher) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn kg_64_n50_d3(bencher: divan::Bencher) {
     decide(cabo_bmsei::Variant::Kg, &[64], bencher);
+}
+
+/// A fixed-hyperparameter posterior like the Bayesian-regret specs' (ℓ = 0.1, noise 1e-4)
+/// on `n` random points in `d` dimensions, and a random tree vector for KG.
+fn kg_fixture(n: usize, d: usize) -> (GpPosterior, Tree, Vec<f64>) {
+    let mut r = Rng::new(3);
+    let x: Vec<f64> = (0..n * d).map(|_| r.uniform()).collect();
+    let y: Vec<f64> = (0..n).map(|_| r.normal()).collect();
+    let cfg = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.1), 1.0, 1e-4);
+    let post = ExactGp::new(cfg)
+        .unwrap()
+        .fit(
+            TrainingData {
+                dim: d,
+                x: &x,
+                y: &y,
+            },
+            1,
+        )
+        .unwrap();
+    let tree = Tree::new(d, &[64], BaseSamples::Seeded(5)).unwrap();
+    let xs = (0..tree.dim()).map(|_| r.uniform()).collect();
+    (post, tree, xs)
+}
+
+/// KG's value and gradient through the general tree (two triangular solves per node).
+#[divan::bench(sample_count = 20)]
+fn kg_objective_grad_n217_d8_general_tree(bencher: divan::Bencher) {
+    let (post, tree, xs) = kg_fixture(217, 8);
+    let f = GpPath::new(&post);
+    let unit = UnitCostPath { dim: 8 };
+    let obj =
+        TreeObjective::new(&tree, &f, &unit, 0.0, f64::INFINITY, NodeValue::LeafMean).unwrap();
+    let mut g = vec![0.0; xs.len()];
+    bencher.bench_local(|| obj.value_grad(&xs, &mut g));
+}
+
+/// KG's value and gradient through the specialised objective (four solves in all).
+#[divan::bench(sample_count = 20)]
+fn kg_objective_grad_n217_d8_specialised(bencher: divan::Bencher) {
+    let (post, tree, xs) = kg_fixture(217, 8);
+    let obj = KgObjective::new(&tree, &post).unwrap();
+    let mut g = vec![0.0; xs.len()];
+    bencher.bench_local(|| obj.value_grad(&xs, &mut g));
 }

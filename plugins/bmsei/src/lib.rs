@@ -20,6 +20,8 @@
 //!   cabo-optim's multi-start L-BFGS-B; the previous decision's tree (the first-stage branch
 //!   whose fantasy is closest to the observed value, shifted up one level) is one extra
 //!   local search, kept when it ends higher.
+//! - [`kg`]: KG's one-stage tree over an exact GP in `O(n·d)` per fantasy point (one solve at
+//!   the root, one for the leaves' pull on it), equal to the general tree to rounding.
 //! - [`belief`]: what a tree needs from a posterior, for exact GPs, known and unit costs.
 //!
 //! The crate needs the objective model to be `exact_gp` (it downcasts to
@@ -29,11 +31,13 @@
 pub(crate) mod dual;
 
 pub mod belief;
+pub mod kg;
 pub mod policy;
 pub mod q1;
 pub mod schedule;
 pub mod tree;
 
+pub use kg::KgObjective;
 pub use policy::{BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant};
 pub use q1::{BudgetedEi, BudgetedEiSpec, q1_value, q1_value_grad};
 pub use schedule::{BudgetMode, Scheduler};

@@ -5,6 +5,7 @@
 //! evaluate the root point.
 
 use crate::belief::{GpPath, KnownPath, PathBelief, UnitCostPath};
+use crate::kg::KgObjective;
 use crate::schedule::{BudgetMode, Scheduler};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasies};
 use cabo_core::{
@@ -160,6 +161,40 @@ impl TreePolicy {
     }
 }
 
+/// What [`optimize_tree`] maximises: a tree's value as a function of all its decision points.
+trait TreeFunction {
+    /// Length of the decision vector.
+    fn dim(&self) -> usize;
+    /// The value at `xs`.
+    fn value(&self, xs: &[f64]) -> f64;
+    /// The value at `xs`, writing its gradient into `grad`.
+    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64;
+}
+
+impl TreeFunction for TreeObjective<'_> {
+    fn dim(&self) -> usize {
+        self.tree().dim()
+    }
+    fn value(&self, xs: &[f64]) -> f64 {
+        TreeObjective::value(self, xs)
+    }
+    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
+        TreeObjective::value_grad(self, xs, grad)
+    }
+}
+
+impl TreeFunction for KgObjective<'_> {
+    fn dim(&self) -> usize {
+        KgObjective::dim(self)
+    }
+    fn value(&self, xs: &[f64]) -> f64 {
+        KgObjective::value(self, xs)
+    }
+    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
+        KgObjective::value_grad(self, xs, grad)
+    }
+}
+
 /// The best tree found by [`optimize_tree`].
 struct TreeMaximum {
     x: Vec<f64>,
@@ -175,12 +210,12 @@ struct TreeMaximum {
 /// a Monte Carlo objective to `1e-12` costs most of the iterations for no change in the
 /// root point.
 fn optimize_tree(
-    obj: &TreeObjective<'_>,
+    obj: &dyn TreeFunction,
     settings: &OptimizerSettings,
     seed: u64,
     warm: Option<&[f64]>,
 ) -> Result<TreeMaximum> {
-    let n = obj.tree().dim();
+    let n = obj.dim();
     let n_raw = settings.raw_samples.max(1);
     let xs = sobol::points(n_raw, n, derive_seed(&[&seed, &"raw_samples"]));
     let values: Vec<f64> = xs.chunks_exact(n).map(|x| obj.value(x)).collect();
@@ -311,8 +346,17 @@ impl Policy for TreePolicy {
                     })?;
                     Some(tree.shifted_subtree(&w.xs, branch))
                 });
+                // KG's one-stage tree has an O(n·d)-per-leaf form; other trees go through the
+                // general path algebra.
+                let kg;
+                let function: &dyn TreeFunction = if self.variant == Variant::Kg {
+                    kg = KgObjective::new(&tree, post)?;
+                    &kg
+                } else {
+                    &obj
+                };
                 let m = optimize_tree(
-                    &obj,
+                    function,
                     ctx.optimizer,
                     derive_seed(&[&ctx.seed, &"tree"]),
                     warm.as_deref(),

@@ -134,6 +134,17 @@ impl Tree {
         &self.fantasies
     }
 
+    /// The standard-normal base sample of the objective's fantasy that leads to `node` (0 at
+    /// the root and in single-fantasy stages).
+    pub fn base_sample_y(&self, node: usize) -> f64 {
+        self.eps_y[node]
+    }
+
+    /// The weight `1/(m₁⋯m_level)` of `node` in the tree's sample average.
+    pub fn weight(&self, node: usize) -> f64 {
+        self.weight[node]
+    }
+
     /// Index range of the children of `node`.
     pub fn children(&self, node: usize) -> std::ops::Range<usize> {
         let l = self.level[node];

@@ -267,6 +267,22 @@ impl Kernel {
         }
     }
 
+    /// The rows of `xs` (row-major, `dim` columns) divided by the lengthscales once, for
+    /// callers that evaluate one point against the same rows many times.
+    pub fn scale_rows(&self, xs: &[f64]) -> ScaledRows {
+        let inv: Vec<f64> = self.lengthscales.iter().map(|l| 1.0 / l).collect();
+        let rows = xs
+            .chunks_exact(self.dim())
+            .flat_map(|row| row.iter().zip(&inv).map(|(x, i)| x * i))
+            .collect();
+        ScaledRows {
+            kind: self.kind,
+            outputscale: self.outputscale,
+            inv_lengthscales: inv,
+            rows,
+        }
+    }
+
     /// `k(x, X_i)` for every row of `xs` (row-major, `dim` columns).
     ///
     /// The profiles are evaluated in vectorised batches; the values are those of
@@ -297,6 +313,92 @@ impl Kernel {
             }
         }
         k
+    }
+}
+
+/// Points `X_i / ℓ` pre-divided by a kernel's lengthscales ([`Kernel::scale_rows`]): a
+/// point's kernel values against all of them cost no division, and weighted sums of their
+/// gradients need no `n × d` Jacobian. Values agree with [`Kernel::cross`] to rounding (the
+/// division moves from each difference to each coordinate).
+#[derive(Debug, Clone)]
+pub struct ScaledRows {
+    kind: KernelKind,
+    outputscale: f64,
+    inv_lengthscales: Vec<f64>,
+    rows: Vec<f64>,
+}
+
+/// Largest dimension whose scaled point lives on the stack.
+const STACK_DIM: usize = 16;
+
+impl ScaledRows {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len() / self.inv_lengthscales.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// `k(x, X_i)` into `out` and the gradient weights `c_i` (with
+    /// `∂k(x, X_i)/∂x = c_i (x − X_i)/ℓ²`) into `weights`, one entry per row.
+    pub fn cross_weights(&self, x: &[f64], out: &mut [f64], weights: &mut [f64]) {
+        self.with_scaled(x, |xs| {
+            for (o, row) in out.iter_mut().zip(self.rows.chunks_exact(xs.len())) {
+                let mut r2 = 0.0;
+                for (a, b) in xs.iter().zip(row) {
+                    let t = a - b;
+                    r2 += t * t;
+                }
+                *o = r2;
+            }
+        });
+        scaled_profiles(self.kind, self.outputscale, out, weights);
+    }
+
+    /// `out += Σᵢ fᵢ ∂k(x, X_i)/∂x`, given the rows' gradient weights at `x` from
+    /// [`ScaledRows::cross_weights`]: `n·d` multiply-adds, the lengthscales applied once.
+    pub fn add_weighted_grad_x(&self, x: &[f64], weights: &[f64], f: &[f64], out: &mut [f64]) {
+        let d = x.len();
+        let mut local = [0.0; STACK_DIM];
+        let mut heap = Vec::new();
+        let acc: &mut [f64] = if d <= STACK_DIM {
+            &mut local[..d]
+        } else {
+            heap.resize(d, 0.0);
+            &mut heap
+        };
+        self.with_scaled(x, |xs| {
+            for ((row, &c), &fi) in self.rows.chunks_exact(d).zip(weights).zip(f) {
+                let w = c * fi;
+                for ((a, &xj), &r) in acc.iter_mut().zip(xs).zip(row) {
+                    *a += w * (xj - r);
+                }
+            }
+        });
+        for ((o, a), i) in out.iter_mut().zip(&*acc).zip(&self.inv_lengthscales) {
+            *o += a * i;
+        }
+    }
+
+    /// Calls `f` with `x / ℓ` (on the stack for small dimensions).
+    fn with_scaled(&self, x: &[f64], f: impl FnOnce(&[f64])) {
+        let d = self.inv_lengthscales.len();
+        debug_assert_eq!(x.len(), d);
+        let mut local = [0.0; STACK_DIM];
+        let mut heap = Vec::new();
+        let xs: &mut [f64] = if d <= STACK_DIM {
+            &mut local[..d]
+        } else {
+            heap.resize(d, 0.0);
+            &mut heap
+        };
+        for ((s, a), i) in xs.iter_mut().zip(x).zip(&self.inv_lengthscales) {
+            *s = a * i;
+        }
+        f(xs);
     }
 }
 
@@ -384,6 +486,42 @@ mod tests {
                         "{kind:?} ∂/∂x{j}, row {i}"
                     );
                 }
+            }
+        }
+    }
+
+    /// Pre-scaled rows against `cross_grad_x`: the values to 1e-14 and the Jacobian-free
+    /// weighted gradient against `Jᵀf` to 1e-13 relative (only where the lengthscales are
+    /// applied differs), for `d` below and above the stack buffers' size.
+    #[test]
+    fn weighted_gradient_sums_equal_the_jacobian_product() {
+        for d in [3, 19] {
+            let n = 61;
+            let xs: Vec<f64> = (0..n * d)
+                .map(|i| ((i * 7919) % 101) as f64 / 101.0)
+                .collect();
+            let x: Vec<f64> = (0..d).map(|j| 0.1 + 0.8 * j as f64 / d as f64).collect();
+            let f: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+            let ls: Vec<f64> = (0..d).map(|j| 0.3 + 0.1 * j as f64).collect();
+            let k = Kernel::new(KernelKind::Matern52, ls, 1.7).unwrap();
+            let (mut out, mut jac, mut w) = (vec![0.0; n], vec![0.0; n * d], vec![0.0; n]);
+            k.cross_grad_x(&x, &xs, &mut out, &mut jac, &mut w);
+            let rows = k.scale_rows(&xs);
+            assert_eq!(rows.len(), n);
+            let (mut values, mut c) = (vec![0.0; n], vec![0.0; n]);
+            rows.cross_weights(&x, &mut values, &mut c);
+            for (i, (v, o)) in values.iter().zip(&out).enumerate() {
+                assert!((v - o).abs() <= 1e-14, "d {d}, row {i}: {v} vs {o}");
+            }
+            let mut got = vec![1.0; d];
+            rows.add_weighted_grad_x(&x, &c, &f, &mut got);
+            for j in 0..d {
+                let want = 1.0 + (0..n).map(|i| f[i] * jac[i * d + j]).sum::<f64>();
+                assert!(
+                    (got[j] - want).abs() <= 1e-13 * want.abs().max(1.0),
+                    "d {d}, ∂{j}: {} vs {want}",
+                    got[j]
+                );
             }
         }
     }
