@@ -24,6 +24,21 @@ pub fn force_baseline(on: bool) {
     BASELINE_ONLY.store(on, Ordering::Relaxed);
 }
 
+/// Whether hand-written AVX-512F kernels may run on this machine (not while the baseline is
+/// forced). Like the AVX2 builds they perform the same IEEE operations per lane as the
+/// baseline, only over wider vectors.
+#[inline]
+pub fn has_avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        !BASELINE_ONLY.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Whether the AVX2 build of [`avx2_dispatch!`](crate::avx2_dispatch) functions runs on this
 /// machine (detection is cached by the standard library after the first query).
 #[inline]

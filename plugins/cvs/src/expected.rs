@@ -34,7 +34,8 @@ pub struct ExpectedBounds<'a> {
 
 struct GpShared<'a> {
     post: &'a GpPosterior,
-    linv: Vec<f64>,
+    /// `L⁻¹` cut into the panels of this processor's kernel.
+    panels: Panels,
 }
 
 impl<'a> ExpectedBounds<'a> {
@@ -51,7 +52,7 @@ impl<'a> ExpectedBounds<'a> {
         let gp = post.as_any().downcast_ref::<GpPosterior>().map(|g| {
             Arc::new(GpShared {
                 post: g,
-                linv: g.cholesky().inverse_factor(),
+                panels: Panels::new(&g.cholesky().inverse_factor(), g.len()),
             })
         });
         Ok(ExpectedBounds {
@@ -182,7 +183,7 @@ impl<'a> GpSet<'a> {
     fn eval(&self, xi: &[f64], beta: f64, grad: Option<&mut [f64]>) -> f64 {
         let (n, m, q) = (self.n, self.m, self.inv_ls.len());
         let s = self.outputscale;
-        let linv = &self.shared.linv;
+        let panels = &self.shared.panels;
         let alpha = self.shared.post.alpha();
         let rbf = self.kind == KernelKind::Rbf;
         let want_grad = grad.is_some();
@@ -199,8 +200,8 @@ impl<'a> GpSet<'a> {
         } else {
             Vec::new()
         };
-        // V and U have their row count rounded up to whole panels of four rows.
-        let rows = n.next_multiple_of(4);
+        // V and U have their row count rounded up to whole panels.
+        let rows = n.next_multiple_of(PANEL_ROWS);
         let mut kb = vec![0.0; n * BLOCK];
         let mut vb = vec![0.0; rows * BLOCK];
         let mut ub = if want_grad {
@@ -208,7 +209,6 @@ impl<'a> GpSet<'a> {
         } else {
             Vec::new()
         };
-        let mut panel = Vec::with_capacity(n);
         let mut pb = if want_grad {
             vec![0.0; n * BLOCK]
         } else {
@@ -250,7 +250,7 @@ impl<'a> GpSet<'a> {
                 axpy(alpha[j], &kb[j * BLOCK..j * BLOCK + w], acc);
             }
             let width = w.next_multiple_of(4);
-            lower_product(linv, n, &kb, &mut vb, width, &mut panel);
+            panels.lower_product(&kb, &mut vb, width);
             let mut var = [0.0f64; BLOCK];
             let var = &mut var[..w];
             var.fill(s);
@@ -273,7 +273,7 @@ impl<'a> GpSet<'a> {
             }
             if want_grad {
                 // U = L⁻ᵀV, then h_j += Σ_c P_jc (α_j − 2 w_c U_jc).
-                lower_transpose_product(linv, n, &vb, &mut ub, width, &mut panel);
+                panels.lower_transpose_product(&vb, &mut ub, width);
                 for (j, hj) in h.iter_mut().enumerate() {
                     let p = &pb[j * BLOCK..j * BLOCK + w];
                     let u = &ub[j * BLOCK..j * BLOCK + w];
@@ -298,87 +298,170 @@ impl<'a> GpSet<'a> {
     }
 }
 
-/// `out = L·src` for the explicit lower-triangular `L` (`n × n`, row-major, zeros above the
-/// diagonal) and `src` of `n` rows with stride [`BLOCK`], over the first `width` columns (a
-/// multiple of 4). `out` has whole panels of four rows. Each output element is summed in
-/// ascending k, exactly like one `axpy` per coefficient.
-fn lower_product(
-    l: &[f64],
+/// The explicit `L⁻¹` (lower triangular, `n × n`) cut once into the panels its products
+/// stream: panel `p` of `L` holds output rows `p·R … p·R + R − 1` (`R` the kernel's rows)
+/// for every `k` that can be non-zero in them, and likewise for `Lᵀ`. Building a panel
+/// gathers strided entries, so it is done once per posterior rather than per evaluation.
+struct Panels {
+    kernel: PanelKernel,
     n: usize,
-    src: &[f64],
-    out: &mut [f64],
-    width: usize,
-    panel: &mut Vec<PanelRow>,
-) {
-    for j0 in (0..n).step_by(4) {
-        let last = (j0 + 3).min(n - 1);
-        panel.clear();
-        panel.extend((0..=last).map(|k| {
-            panel_row(std::array::from_fn(|r| {
-                if j0 + r < n { l[(j0 + r) * n + k] } else { 0.0 }
-            }))
-        }));
-        panel_product(
-            panel,
-            &src[..(last + 1) * BLOCK],
-            &mut out[j0 * BLOCK..(j0 + 4) * BLOCK],
-            width,
-        );
+    lower: Vec<PanelRow>,
+    lower_start: Vec<usize>,
+    upper: Vec<PanelRow>,
+    upper_start: Vec<usize>,
+}
+
+impl Panels {
+    fn new(l: &[f64], n: usize) -> Self {
+        let kernel = PanelKernel::detect();
+        let rows = kernel.rows();
+        let coefficient = |i: usize, k: usize| if i < n { l[i * n + k] } else { 0.0 };
+        let mut p = Panels {
+            kernel,
+            n,
+            lower: Vec::new(),
+            lower_start: vec![0],
+            upper: Vec::new(),
+            upper_start: vec![0],
+        };
+        for j0 in (0..n).step_by(rows) {
+            let last = (j0 + rows - 1).min(n - 1);
+            p.lower.extend((0..=last).map(|k| {
+                kernel.row(std::array::from_fn(|r| {
+                    if r < rows {
+                        coefficient(j0 + r, k)
+                    } else {
+                        0.0
+                    }
+                }))
+            }));
+            p.lower_start.push(p.lower.len());
+            // Row l of Lᵀ is column l of L, non-zero from row l on.
+            p.upper.extend((j0..n).map(|k| {
+                kernel.row(std::array::from_fn(|r| {
+                    if r < rows && j0 + r < n {
+                        l[k * n + j0 + r]
+                    } else {
+                        0.0
+                    }
+                }))
+            }));
+            p.upper_start.push(p.upper.len());
+        }
+        p
+    }
+
+    /// `out = L·src` for `src` of `n` rows with stride [`BLOCK`], over the first `width`
+    /// columns (a multiple of 4). `out` has whole panels of [`PANEL_ROWS`] rows. Each output
+    /// element is summed in ascending k, exactly like one `axpy` per coefficient (a panel's
+    /// extra terms multiply zeros above the diagonal, and adding ±0 to a sum begun at +0
+    /// changes no bit).
+    fn lower_product(&self, src: &[f64], out: &mut [f64], width: usize) {
+        let (n, rows) = (self.n, self.kernel.rows());
+        for (p, j0) in (0..n).step_by(rows).enumerate() {
+            let last = (j0 + rows - 1).min(n - 1);
+            self.kernel.product(
+                &self.lower[self.lower_start[p]..self.lower_start[p + 1]],
+                &src[..(last + 1) * BLOCK],
+                &mut out[j0 * BLOCK..(j0 + rows) * BLOCK],
+                width,
+            );
+        }
+    }
+
+    /// `out = Lᵀ·src` (see [`Panels::lower_product`]); row l of the result sums rows k ≥ l
+    /// of `src`.
+    fn lower_transpose_product(&self, src: &[f64], out: &mut [f64], width: usize) {
+        let (n, rows) = (self.n, self.kernel.rows());
+        for (p, l0) in (0..n).step_by(rows).enumerate() {
+            self.kernel.product(
+                &self.upper[self.upper_start[p]..self.upper_start[p + 1]],
+                &src[l0 * BLOCK..n * BLOCK],
+                &mut out[l0 * BLOCK..(l0 + rows) * BLOCK],
+                width,
+            );
+        }
     }
 }
 
-/// `out = Lᵀ·src` (see [`lower_product`]); row l of the result sums rows k ≥ l of `src`.
-fn lower_transpose_product(
-    l: &[f64],
-    n: usize,
-    src: &[f64],
-    out: &mut [f64],
-    width: usize,
-    panel: &mut Vec<PanelRow>,
-) {
-    for l0 in (0..n).step_by(4) {
-        panel.clear();
-        panel.extend((l0..n).map(|k| {
-            panel_row(std::array::from_fn(|r| {
-                if l0 + r < n { l[k * n + l0 + r] } else { 0.0 }
-            }))
-        }));
-        panel_product(
-            panel,
-            &src[l0 * BLOCK..n * BLOCK],
-            &mut out[l0 * BLOCK..(l0 + 4) * BLOCK],
-            width,
-        );
-    }
-}
-
-/// A panel row: four coefficients, each stored twice so that one aligned-or-not 128-bit
-/// load gives a broadcast pair.
+/// A panel row: the coefficients of one `k` for every output row of a panel — four, each
+/// stored twice so that one 128-bit load gives a broadcast pair, or eight for AVX-512F.
 type PanelRow = [f64; 8];
 
-fn panel_row(c: [f64; 4]) -> PanelRow {
-    [c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3]]
+/// Output rows a panel holds at most (the row count of `V` and `U` is rounded up to it).
+const PANEL_ROWS: usize = 8;
+
+/// The panel-product kernel this processor runs, chosen when the panels are built. Every kernel
+/// performs the same multiplies and adds per output element in the same order (no fused
+/// multiply-add), so all agree to the bit; they differ in vector width and in how many
+/// output rows share one pass over `src`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PanelKernel {
+    /// Eight rows, sixteen columns per pass, 512-bit vectors.
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    /// Four rows, eight columns per pass, 256-bit vectors.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// Four rows, four columns per pass (SSE2, or portable code off x86-64).
+    Baseline,
 }
 
-/// `out[r][c] = Σ_k panel[k][r] · src[k][c]` for four output rows (row stride [`BLOCK`]),
-/// four columns at a time so that the sixteen running sums stay in registers while the rows
-/// of `src` stream past: this register blocking is what makes the expected bound's two
-/// triangular products run at arithmetic rather than load/store speed. Sums run in
-/// ascending k, so the result is the same as the plain loop's.
-#[cfg(target_arch = "x86_64")]
-fn panel_product(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
-    assert!(width <= BLOCK && width.is_multiple_of(4));
-    assert!(src.len() >= panel.len() * BLOCK && out.len() >= 4 * BLOCK);
-    if cabo_core::simd::has_avx2() {
-        // SAFETY: the processor supports AVX2 (checked), and the bounds were asserted above.
-        unsafe { panel_product_avx(panel, src, out, width) }
-    } else {
-        // SAFETY: the bounds were asserted above.
-        unsafe { panel_product_sse2(panel, src, out, width) }
+impl PanelKernel {
+    fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if cabo_core::simd::has_avx512f() {
+                return PanelKernel::Avx512;
+            }
+            if cabo_core::simd::has_avx2() {
+                return PanelKernel::Avx2;
+            }
+        }
+        PanelKernel::Baseline
+    }
+
+    fn rows(self) -> usize {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            PanelKernel::Avx512 => 8,
+            _ => 4,
+        }
+    }
+
+    /// The stored panel row for the coefficients `c` (the first [`PanelKernel::rows`] used).
+    fn row(self, c: [f64; 8]) -> PanelRow {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            PanelKernel::Avx512 => c,
+            _ => [c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3]],
+        }
+    }
+
+    /// `out[r][c] = Σ_k panel[k][r] · src[k][c]` for the panel's output rows (row stride
+    /// [`BLOCK`]), a few columns at a time so that the running sums stay in registers while
+    /// the rows of `src` stream past: this register blocking is what makes the expected
+    /// bound's two triangular products run at arithmetic rather than load/store speed. Sums
+    /// run in ascending k, so the result is the same as the plain loop's.
+    fn product(self, panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+        assert!(width <= BLOCK && width.is_multiple_of(4));
+        assert!(src.len() >= panel.len() * BLOCK && out.len() >= self.rows() * BLOCK);
+        match self {
+            // SAFETY (all three): the processor supports the instructions (`detect`), and
+            // the bounds were asserted above.
+            #[cfg(target_arch = "x86_64")]
+            PanelKernel::Avx512 => unsafe { panel_product_avx512(panel, src, out, width) },
+            #[cfg(target_arch = "x86_64")]
+            PanelKernel::Avx2 => unsafe { panel_product_avx(panel, src, out, width) },
+            #[cfg(target_arch = "x86_64")]
+            PanelKernel::Baseline => unsafe { panel_product_sse2(panel, src, out, width) },
+            #[cfg(not(target_arch = "x86_64"))]
+            PanelKernel::Baseline => panel_product_portable(panel, src, out, width),
+        }
     }
 }
 
-/// [`panel_product`] with SSE2: four columns (two registers) per pass.
+/// The SSE2 panel product: four rows, four columns (two registers) per pass.
 ///
 /// # Safety
 /// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long and `out`
@@ -410,7 +493,7 @@ unsafe fn panel_product_sse2(panel: &[PanelRow], src: &[f64], out: &mut [f64], w
     }
 }
 
-/// [`panel_product`] with AVX: eight columns (two 256-bit registers per row) per pass, then
+/// The AVX2 panel product: four rows, eight columns (two 256-bit registers per row) per pass, then
 /// four. Each output element gets the same multiplies and adds in the same order as in the
 /// SSE2 version, so the results are bitwise equal.
 ///
@@ -461,9 +544,77 @@ unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], wi
     }
 }
 
-/// Portable version of the x86-64 kernel above, with the same summation order.
+/// The AVX-512F panel product: eight output rows (plain coefficients, not pairs), sixteen
+/// columns (two 512-bit registers per row) per pass, then eight, then four with AVX2.
+/// Sharing each load of `src` among eight rows halves the traffic per multiply of the
+/// four-row kernels.
+///
+/// # Safety
+/// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long, `out`
+/// at least `8·BLOCK` long, and the processor must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
+        _mm256_storeu_pd, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd,
+        _mm512_setzero_pd, _mm512_storeu_pd,
+    };
+    let mut c0 = 0;
+    // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
+    // c0 + lanes ≤ width ≤ BLOCK, inside `src`; panel rows hold 8 values; stores write
+    // out[r·BLOCK + c0 .. + lanes] with r < 8, inside `out` (the contract). AVX-512F
+    // implies AVX2 for the last four columns.
+    unsafe {
+        while c0 + 16 <= width {
+            let mut acc = [_mm512_setzero_pd(); 16];
+            for (k, p) in panel.iter().enumerate() {
+                let base = src.as_ptr().add(k * BLOCK + c0);
+                let (s0, s8) = (_mm512_loadu_pd(base), _mm512_loadu_pd(base.add(8)));
+                for r in 0..8 {
+                    let c = _mm512_set1_pd(p[r]);
+                    acc[2 * r] = _mm512_add_pd(acc[2 * r], _mm512_mul_pd(c, s0));
+                    acc[2 * r + 1] = _mm512_add_pd(acc[2 * r + 1], _mm512_mul_pd(c, s8));
+                }
+            }
+            for r in 0..8 {
+                let o = out.as_mut_ptr().add(r * BLOCK + c0);
+                _mm512_storeu_pd(o, acc[2 * r]);
+                _mm512_storeu_pd(o.add(8), acc[2 * r + 1]);
+            }
+            c0 += 16;
+        }
+        if c0 + 8 <= width {
+            let mut acc = [_mm512_setzero_pd(); 8];
+            for (k, p) in panel.iter().enumerate() {
+                let s0 = _mm512_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = _mm512_add_pd(*a, _mm512_mul_pd(_mm512_set1_pd(p[r]), s0));
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                _mm512_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
+            }
+            c0 += 8;
+        }
+        if c0 < width {
+            let mut acc = [_mm256_setzero_pd(); 8];
+            for (k, p) in panel.iter().enumerate() {
+                let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&p[r]), s0));
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                _mm256_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
+            }
+        }
+    }
+}
+
+/// Portable version of the x86-64 kernels above, with the same summation order.
 #[cfg(not(target_arch = "x86_64"))]
-fn panel_product(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
+fn panel_product_portable(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
     for c0 in (0..width).step_by(4) {
         let mut acc = [[0.0f64; 4]; 4];
         for (k, p) in panel.iter().enumerate() {
