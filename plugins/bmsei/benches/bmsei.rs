@@ -53,23 +53,21 @@ fn fixture() -> Fixture {
 
 const BMSEI: cabo_bmsei::Variant = cabo_bmsei::Variant::Bmsei(cabo_bmsei::BudgetMode::Remaining);
 
+/// The exact GP of `cfg` (fixed hyperparameters) on `x` (row-major, `d` columns) and `y`.
+fn fixed_posterior(cfg: &GpConfig, d: usize, x: &[f64], y: &[f64]) -> GpPosterior {
+    ExactGp::new(cfg.clone())
+        .unwrap()
+        .fit(TrainingData { dim: d, x, y }, 1)
+        .unwrap()
+}
+
 fn decide(variant: cabo_bmsei::Variant, fantasies: &[usize], bencher: divan::Bencher) {
     let f = fixture();
     let d = f.info.dim;
     let cfg = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.3), 1.0, 1e-4);
     let x = f.data.x_matrix();
     let y = f.data.ys();
-    let post = ExactGp::new(cfg.clone())
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: d,
-                x: &x,
-                y: &y,
-            },
-            1,
-        )
-        .unwrap();
+    let post = fixed_posterior(&cfg, d, &x, &y);
     let cost = LogGp::new(cfg)
         .unwrap()
         .fit_costs(d, &x, &f.data.costs(), 1)
@@ -109,17 +107,7 @@ fn kg_fixture(n: usize, d: usize) -> (GpPosterior, Tree, Vec<f64>) {
     let x: Vec<f64> = (0..n * d).map(|_| r.uniform()).collect();
     let y: Vec<f64> = (0..n).map(|_| r.normal()).collect();
     let cfg = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.1), 1.0, 1e-4);
-    let post = ExactGp::new(cfg)
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: d,
-                x: &x,
-                y: &y,
-            },
-            1,
-        )
-        .unwrap();
+    let post = fixed_posterior(&cfg, d, &x, &y);
     let tree = Tree::new(d, &[64], BaseSamples::Seeded(5)).unwrap();
     let xs = (0..tree.dim()).map(|_| r.uniform()).collect();
     (post, tree, xs)

@@ -28,7 +28,7 @@ use std::cell::RefCell;
 struct Scratch {
     /// `k(X, x)` of the root.
     k_root: Vec<f64>,
-    /// Kernel gradient weights of the root (see `Kernel::cross_weights`).
+    /// Kernel gradient weights of the root (see `ScaledRows::cross_weights`).
     c_root: Vec<f64>,
     /// `K⁻¹ k(X, x)`.
     u_root: Vec<f64>,
@@ -153,7 +153,7 @@ impl<'a> KgObjective<'a> {
             let Some(g) = grad.as_deref_mut() else {
                 continue;
             };
-            // ∂/∂x'ᵢ = w (Jᵢᵀ(s α − e u) + e ∂k(x'ᵢ, x)/∂x'ᵢ).
+            // ∂/∂x'ᵢ = w (Jᵢᵀ(s α − e u) + e ∂k(x'ᵢ, x)/∂x'ᵢ), Jᵢ = ∂k(X, x'ᵢ)/∂x'ᵢ.
             for ((f, &a), &u) in sc.fold.iter_mut().zip(alpha).zip(&sc.u_root) {
                 *f = w * (s * a - e * u);
             }
@@ -172,9 +172,9 @@ impl<'a> KgObjective<'a> {
             }
         }
         if let Some(g) = grad {
-            // ∂/∂x of Σ wᵢεᵢs²covᵢ / sd: the covariances' root terms −J_xᵀ K⁻¹ pull, and the
-            // variance's −½ spread · s² ∂σ²/∂x / sd³ with ∂σ²/∂x = −2 J_xᵀ u (zero where the
-            // variance is clamped).
+            // ∂/∂x of Σ wᵢεᵢs²covᵢ / sd (J_x = ∂k(X, x)/∂x): the covariances' root terms
+            // −J_xᵀ K⁻¹ pull, and the variance's −½ spread · s² ∂σ²/∂x / sd³ with
+            // ∂σ²/∂x = −2 J_xᵀ u (zero where the variance is clamped).
             post.cholesky().solve_in_place(&mut sc.pull);
             let c = if raw_var > MIN_VARIANCE {
                 spread * s2 / (sd * sd * sd)

@@ -530,16 +530,41 @@ unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], wi
             c0 += 8;
         }
         if c0 < width {
-            let mut acc = [_mm256_setzero_pd(); 4];
-            for (k, p) in panel.iter().enumerate() {
-                let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
-                for (r, a) in acc.iter_mut().enumerate() {
-                    *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&p[2 * r]), s0));
-                }
+            four_columns_avx::<4, 2>(panel, src, out, c0);
+        }
+    }
+}
+
+/// The last four columns `c0 .. c0 + 4` of a panel product with 256-bit vectors, for `ROWS`
+/// output rows whose coefficients sit every `STEP` entries of a panel row (pairs: 2).
+///
+/// # Safety
+/// As [`panel_product_avx`] with `c0 + 4 ≤ width`, `out` at least `ROWS·BLOCK` long, and
+/// `STEP·(ROWS − 1) < 8`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn four_columns_avx<const ROWS: usize, const STEP: usize>(
+    panel: &[PanelRow],
+    src: &[f64],
+    out: &mut [f64],
+    c0: usize,
+) {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
+        _mm256_storeu_pd,
+    };
+    // SAFETY: loads read src[k·BLOCK + c0 .. + 4] with k < panel.len() and c0 + 4 ≤ BLOCK,
+    // inside `src`; stores write out[r·BLOCK + c0 .. + 4] with r < ROWS, inside `out`.
+    unsafe {
+        let mut acc = [_mm256_setzero_pd(); ROWS];
+        for (k, p) in panel.iter().enumerate() {
+            let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
+            for (r, a) in acc.iter_mut().enumerate() {
+                *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&p[STEP * r]), s0));
             }
-            for (r, a) in acc.iter().enumerate() {
-                _mm256_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
-            }
+        }
+        for (r, a) in acc.iter().enumerate() {
+            _mm256_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
         }
     }
 }
@@ -556,9 +581,8 @@ unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], wi
 #[target_feature(enable = "avx512f")]
 unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
     use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
-        _mm256_storeu_pd, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd,
-        _mm512_setzero_pd, _mm512_storeu_pd,
+        _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd,
+        _mm512_storeu_pd,
     };
     let mut c0 = 0;
     // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
@@ -598,16 +622,7 @@ unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64],
             c0 += 8;
         }
         if c0 < width {
-            let mut acc = [_mm256_setzero_pd(); 8];
-            for (k, p) in panel.iter().enumerate() {
-                let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
-                for (r, a) in acc.iter_mut().enumerate() {
-                    *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&p[r]), s0));
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                _mm256_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
-            }
+            four_columns_avx::<8, 1>(panel, src, out, c0);
         }
     }
 }
