@@ -315,7 +315,12 @@ impl Panels {
     fn new(l: &[f64], n: usize) -> Self {
         let kernel = PanelKernel::detect();
         let rows = kernel.rows();
-        let coefficient = |i: usize, k: usize| if i < n { l[i * n + k] } else { 0.0 };
+        // L[i][k], zero in the padding rows and columns of a last, partial panel.
+        let at = |i: usize, k: usize| if i < n && k < n { l[i * n + k] } else { 0.0 };
+        // A stored panel row from the coefficient of each of its output rows.
+        let row = |c: &dyn Fn(usize) -> f64| {
+            kernel.row(std::array::from_fn(|r| if r < rows { c(r) } else { 0.0 }))
+        };
         let mut p = Panels {
             kernel,
             n,
@@ -326,26 +331,10 @@ impl Panels {
         };
         for j0 in (0..n).step_by(rows) {
             let last = (j0 + rows - 1).min(n - 1);
-            p.lower.extend((0..=last).map(|k| {
-                kernel.row(std::array::from_fn(|r| {
-                    if r < rows {
-                        coefficient(j0 + r, k)
-                    } else {
-                        0.0
-                    }
-                }))
-            }));
+            p.lower.extend((0..=last).map(|k| row(&|r| at(j0 + r, k))));
             p.lower_start.push(p.lower.len());
             // Row l of Lᵀ is column l of L, non-zero from row l on.
-            p.upper.extend((j0..n).map(|k| {
-                kernel.row(std::array::from_fn(|r| {
-                    if r < rows && j0 + r < n {
-                        l[k * n + j0 + r]
-                    } else {
-                        0.0
-                    }
-                }))
-            }));
+            p.upper.extend((j0..n).map(|k| row(&|r| at(k, j0 + r))));
             p.upper_start.push(p.upper.len());
         }
         p

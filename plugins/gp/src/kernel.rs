@@ -362,43 +362,40 @@ impl ScaledRows {
     /// [`ScaledRows::cross_weights`]: `n·d` multiply-adds, the lengthscales applied once.
     pub fn add_weighted_grad_x(&self, x: &[f64], weights: &[f64], f: &[f64], out: &mut [f64]) {
         let d = x.len();
-        let mut local = [0.0; STACK_DIM];
-        let mut heap = Vec::new();
-        let acc: &mut [f64] = if d <= STACK_DIM {
-            &mut local[..d]
-        } else {
-            heap.resize(d, 0.0);
-            &mut heap
-        };
-        self.with_scaled(x, |xs| {
-            for ((row, &c), &fi) in self.rows.chunks_exact(d).zip(weights).zip(f) {
-                let w = c * fi;
-                for ((a, &xj), &r) in acc.iter_mut().zip(xs).zip(row) {
-                    *a += w * (xj - r);
+        with_zeroed(d, |acc| {
+            self.with_scaled(x, |xs| {
+                for ((row, &c), &fi) in self.rows.chunks_exact(d).zip(weights).zip(f) {
+                    let w = c * fi;
+                    for ((a, &xj), &r) in acc.iter_mut().zip(xs).zip(row) {
+                        *a += w * (xj - r);
+                    }
                 }
+            });
+            for ((o, a), i) in out.iter_mut().zip(&*acc).zip(&self.inv_lengthscales) {
+                *o += a * i;
             }
         });
-        for ((o, a), i) in out.iter_mut().zip(&*acc).zip(&self.inv_lengthscales) {
-            *o += a * i;
-        }
     }
 
     /// Calls `f` with `x / ℓ` (on the stack for small dimensions).
     fn with_scaled(&self, x: &[f64], f: impl FnOnce(&[f64])) {
-        let d = self.inv_lengthscales.len();
-        debug_assert_eq!(x.len(), d);
-        let mut local = [0.0; STACK_DIM];
-        let mut heap = Vec::new();
-        let xs: &mut [f64] = if d <= STACK_DIM {
-            &mut local[..d]
-        } else {
-            heap.resize(d, 0.0);
-            &mut heap
-        };
-        for ((s, a), i) in xs.iter_mut().zip(x).zip(&self.inv_lengthscales) {
-            *s = a * i;
-        }
-        f(xs);
+        debug_assert_eq!(x.len(), self.inv_lengthscales.len());
+        with_zeroed(x.len(), |xs| {
+            for ((s, a), i) in xs.iter_mut().zip(x).zip(&self.inv_lengthscales) {
+                *s = a * i;
+            }
+            f(xs);
+        });
+    }
+}
+
+/// Calls `f` with `d` zeros, on the stack up to [`STACK_DIM`] (these buffers are per point,
+/// inside the hottest loops, where an allocation would cost more than the work).
+fn with_zeroed(d: usize, f: impl FnOnce(&mut [f64])) {
+    if d <= STACK_DIM {
+        f(&mut [0.0; STACK_DIM][..d]);
+    } else {
+        f(&mut vec![0.0; d]);
     }
 }
 
