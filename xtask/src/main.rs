@@ -55,6 +55,10 @@ enum Command {
         /// decision). An interrupted run resumes from its last checkpoint.
         #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
         checkpoint_every: f64,
+        /// Pause every run after this many decisions, leaving a checkpoint, as an interruption
+        /// there would (for testing resumption).
+        #[arg(long, value_name = "N", hide = true)]
+        pause_after: Option<usize>,
     },
     /// Show how far a sweep has got: per spec and policy the replications complete and
     /// started, the mean run time (CPU time of the run's thread) and the estimated run time
@@ -73,6 +77,9 @@ enum Command {
         /// Where spec files' results are.
         #[arg(long, default_value = "results", value_name = "DIR")]
         out: PathBuf,
+        /// Report spec files' smoke results (`<out>/<spec>/smoke`).
+        #[arg(long)]
+        smoke: bool,
     },
     /// Write a Slurm job array that runs the specs as shards, plus a report job that runs
     /// after the array succeeds.
@@ -259,6 +266,7 @@ fn main() -> ExitCode {
             no_report,
             checkpoint_every,
             require_locks,
+            pause_after,
         } => {
             let Ok(checkpoint_every) = std::time::Duration::try_from_secs_f64(checkpoint_every)
             else {
@@ -277,6 +285,7 @@ fn main() -> ExitCode {
                 shard,
                 report: !no_report,
                 require_locks,
+                pause_after,
                 ..base
             };
             run(&specs, &opts)
@@ -285,7 +294,11 @@ fn main() -> ExitCode {
             let (specs, opts) = sweep.into_options();
             status(&specs, &opts)
         }
-        Command::Report { targets, out } => report(&targets, &out),
+        Command::Report {
+            targets,
+            out,
+            smoke,
+        } => report(&targets, &out, smoke),
         Command::Slurm { specs, opts } => {
             let paths = match cabo_runner::resolve_spec_paths(&specs) {
                 Ok(p) => p,
@@ -410,8 +423,10 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                         o.name
                     );
                 }
-                let summary = cabo_runner::summary::summarize(s, &o.runs);
-                eprint!("{}", cabo_runner::summary::render_table(&summary));
+                if let Some(summary) = &o.summary {
+                    eprintln!("{}", cabo_runner::summary::heading(s, summary));
+                    eprint!("{}", cabo_runner::summary::render_table(summary));
+                }
             }
         }
         Err(e) => return fail(&e),
@@ -458,57 +473,51 @@ fn interrupt_flag() -> &'static AtomicBool {
     &INTERRUPTED
 }
 
-fn report(targets: &[String], out: &std::path::Path) -> ExitCode {
-    let mut dirs = Vec::new();
+/// A results directory to report, with the spec to check its runs against when the target
+/// was a spec file (the spec as it is now, not the `spec.json` of the last run).
+struct ReportTarget {
+    dir: PathBuf,
+    spec: Option<serde_json::Value>,
+}
+
+fn report(targets: &[String], out: &std::path::Path, smoke: bool) -> ExitCode {
+    let mut found = Vec::new();
     for t in targets {
         let p = PathBuf::from(t);
         if p.is_dir() {
-            dirs.push(p);
+            found.push(ReportTarget { dir: p, spec: None });
             continue;
         }
-        // A spec file: its results are under `<out>/<name>/`.
+        // A spec file: its results are under `<out>/<name>/` (`…/smoke` with --smoke).
         let paths = match cabo_runner::resolve_spec_paths(std::slice::from_ref(t)) {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
-        match cabo_runner::load_experiments(&paths, &RunOptions::default()) {
-            Ok(found) => {
-                dirs.extend(
-                    found
-                        .comparisons
-                        .iter()
-                        .map(|s| cabo_runner::spec_dir(out, s)),
-                );
-                dirs.extend(found.studies.iter().map(|s| out.join(&s.file.name)));
+        let opts = RunOptions {
+            smoke,
+            ..RunOptions::default()
+        };
+        match cabo_runner::load_experiments(&paths, &opts) {
+            Ok(experiments) => {
+                for s in &experiments.comparisons {
+                    found.push(ReportTarget {
+                        dir: cabo_runner::spec_dir(out, s, smoke),
+                        spec: serde_json::to_value(&s.spec).ok(),
+                    });
+                }
+                found.extend(experiments.studies.iter().map(|s| ReportTarget {
+                    dir: cabo_runner::study::result_dir(s, out),
+                    spec: None,
+                }));
             }
             Err(e) => return fail(&e),
         }
     }
     let mut ok = true;
-    for d in dirs {
-        if cabo_runner::study::is_study_dir(&d) {
-            match cabo_runner::study::write_report(&d) {
-                Ok(files) => eprintln!("{}: wrote {} report file(s)", d.display(), files.len()),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ok = false;
-                }
-            }
-            continue;
-        }
-        match cabo_runner::report::write_report(&d) {
-            Ok(w) => eprintln!(
-                "{}: wrote {}, {}, {} and {}",
-                d.display(),
-                file_name(&w.markdown),
-                file_name(&w.csv),
-                file_name(&w.svg),
-                file_name(&w.png)
-            ),
-            Err(e) => {
-                eprintln!("error: {e}");
-                ok = false;
-            }
+    for target in found {
+        if let Err(e) = report_one(&target) {
+            eprintln!("error: {e}");
+            ok = false;
         }
     }
     if ok {
@@ -516,6 +525,40 @@ fn report(targets: &[String], out: &std::path::Path) -> ExitCode {
     } else {
         ExitCode::from(2)
     }
+}
+
+/// Writes one results directory's report and says what it wrote.
+fn report_one(target: &ReportTarget) -> Result<(), String> {
+    let d = &target.dir;
+    if cabo_runner::study::is_study_dir(d) {
+        let files = cabo_runner::study::write_report(d)?;
+        eprintln!("{}: wrote {} report file(s)", d.display(), files.len());
+        return Ok(());
+    }
+    let spec = match &target.spec {
+        Some(spec) => spec.clone(),
+        None => cabo_runner::report::read_spec_json(d)?,
+    };
+    let w = cabo_runner::report::write_report_for(d, &spec)?;
+    let built = cabo_runner::report::build_for(d, &spec, None)?;
+    eprintln!(
+        "{}: wrote {}, {}, {} and {}",
+        d.display(),
+        file_name(&w.markdown),
+        file_name(&w.csv),
+        file_name(&w.svg),
+        file_name(&w.png)
+    );
+    if !built.left_out.is_empty() {
+        eprintln!(
+            "{}: {} run(s) of the spec are not in the report{}; they are listed in {}",
+            d.display(),
+            built.left_out.len(),
+            cabo_runner::report::describe_left_out(&built.left_out),
+            file_name(&w.markdown)
+        );
+    }
+    Ok(())
 }
 
 fn file_name(p: &std::path::Path) -> String {
@@ -531,7 +574,7 @@ fn status(args: &[String], opts: &RunOptions) -> ExitCode {
         Ok(found) => found,
         Err(e) => return fail(&e),
     };
-    let specs = cabo_runner::status::sweep_status(&found.comparisons, &opts.out);
+    let specs = cabo_runner::status::sweep_status(&found.comparisons, opts);
     let studies: Vec<_> = found
         .studies
         .iter()

@@ -1,5 +1,6 @@
 //! Progress and logs on stderr: indicatif bars (through tracing-indicatif) when stderr is a
-//! terminal, plain lines otherwise; `-v` adds tracing logs.
+//! terminal, plain lines otherwise. Warnings (a discarded checkpoint, a damaged record file,
+//! a file system without locks) always show; `-v` adds the other tracing logs.
 
 use std::io::IsTerminal;
 use tracing_subscriber::layer::SubscriberExt;
@@ -9,7 +10,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 /// Installs the tracing subscriber; returns whether progress bars are shown.
 pub fn install(verbose: u8) -> bool {
     let level = match verbose {
-        0 => "off",
+        0 => "warn",
         1 => "info",
         _ => "debug",
     };

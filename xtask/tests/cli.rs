@@ -393,8 +393,8 @@ fn shards_merge_into_results_and_a_report_identical_to_a_local_run() {
     // Shard 2 first: the order shards finish in must not matter.
     let first = run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "2/3"]);
     assert!(first.contains("still missing"), "{first}");
-    assert!(!sharded.join("quickstart/run.json").exists());
-    assert!(!sharded.join("quickstart/report.md").exists());
+    assert!(!sharded.join("quickstart/smoke/run.json").exists());
+    assert!(!sharded.join("quickstart/smoke/report.md").exists());
     run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "0/3"]);
     let last = run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "1/3"]);
     assert!(last.contains("report in"), "{last}");
@@ -422,11 +422,11 @@ fn shards_merge_into_results_and_a_report_identical_to_a_local_run() {
         );
     }
     // `report` regenerates the same bytes.
-    let before = std::fs::read(sharded.join("quickstart/report.png")).unwrap();
-    run_ok(&["report", sharded.join("quickstart").to_str().unwrap()]);
-    run_ok(&["report", spec, "--out", out]);
+    let before = std::fs::read(sharded.join("quickstart/smoke/report.png")).unwrap();
+    run_ok(&["report", sharded.join("quickstart/smoke").to_str().unwrap()]);
+    run_ok(&["report", spec, "--smoke", "--out", out]);
     assert_eq!(
-        std::fs::read(sharded.join("quickstart/report.png")).unwrap(),
+        std::fs::read(sharded.join("quickstart/smoke/report.png")).unwrap(),
         before
     );
     assert_eq!(result_files(&sharded), b);
@@ -906,10 +906,14 @@ fn status_counts_what_run_would_skip_and_times_the_rest() {
         partial.contains("+ 3 run(s) of policies with none complete"),
         "{partial}"
     );
-    // A spec edit that changes the runs makes them stale: no longer complete, only started.
+    // A spec edit that changes the runs makes them stale: no longer complete, and named.
     std::fs::write(spec, text.replace("iterations: 3", "iterations: 4")).unwrap();
     let stale = status();
-    assert_eq!(row(&stale, "Random")[..2], ["0/3", "2"], "{stale}");
+    assert_eq!(row(&stale, "Random")[..2], ["0/3", "0"], "{stale}");
+    assert!(
+        stale.contains("progress: 2 run(s) of an earlier version of this spec"),
+        "{stale}"
+    );
     run_ok(&["run", spec, "--out", out]);
     let done = status();
     assert_eq!(row(&done, "progress")[0], "6/6", "{done}");

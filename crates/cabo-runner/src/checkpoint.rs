@@ -6,8 +6,9 @@
 //! model and cost model ([`cabo_core::PluginState`]). `rep-<r>.checkpoint.cbor` holds exactly
 //! that, written atomically; a resumed run truncates its record files to the saved lengths
 //! and goes on, writing the same bytes an uninterrupted run writes. A checkpoint belongs to
-//! one run fingerprint: after an edit of the spec that could change the run, it is ignored
-//! and the run starts again.
+//! one run — its run fingerprint, policy and replication: after an edit of the spec that
+//! could change the run, or when the file is another run's (copied or moved by hand), it is
+//! discarded with a warning and the run starts again.
 
 use cabo_core::{Dataset, PluginState, Result};
 use serde::{Deserialize, Serialize};
@@ -40,8 +41,8 @@ impl Default for Pacing {
 /// Everything a run needs to continue after its last completed decision.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Checkpoint {
-    /// The run fingerprint the state belongs to.
-    pub fingerprint: String,
+    /// The run the state belongs to.
+    pub run: RunIdentity,
     /// Policy decisions made.
     pub decisions: usize,
     /// Size of the initial design.
@@ -68,6 +69,17 @@ pub struct Checkpoint {
     pub cost_model: Option<PluginState>,
 }
 
+/// Which run a checkpoint belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunIdentity {
+    /// The run fingerprint ([`crate::store::run_fingerprint`]).
+    pub fingerprint: String,
+    /// The policy's name.
+    pub policy: String,
+    /// The replication.
+    pub replication: usize,
+}
+
 impl Checkpoint {
     /// Writes the checkpoint atomically to `path`.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -78,20 +90,36 @@ impl Checkpoint {
         })
     }
 
-    /// The checkpoint at `path` if there is one for this `fingerprint`; an unreadable file
-    /// or one from another version of the spec counts as none (the run starts again).
-    pub fn load(path: &Path, fingerprint: &str) -> Option<Checkpoint> {
+    /// The checkpoint at `path` if there is one for run `run`; an unreadable file, one of
+    /// another version of the spec or one of another run counts as none (the run starts
+    /// again), with a warning.
+    pub fn load(path: &Path, run: &RunIdentity) -> Option<Checkpoint> {
         let bytes = std::fs::read(path).ok()?;
         match PluginState::from_bytes::<Checkpoint>(&bytes, "the run") {
-            Ok(c) if c.fingerprint == fingerprint => Some(c),
-            Ok(_) => {
-                tracing::info!(path = %path.display(), "checkpoint of an older spec ignored");
+            Ok(c) if &c.run == run => Some(c),
+            Ok(c) => {
+                let whose = if c.run.fingerprint != run.fingerprint {
+                    "an earlier version of the spec".to_string()
+                } else {
+                    format!("{} / rep {}", c.run.policy, c.run.replication)
+                };
+                tracing::warn!(path = %path.display(),
+                    "checkpoint belongs to {whose}, not this run: discarded, the run starts again");
                 None
             }
             Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "unreadable checkpoint ignored");
+                tracing::warn!(path = %path.display(), error = %e,
+                    "unreadable checkpoint discarded, the run starts again");
                 None
             }
         }
+    }
+
+    /// The checkpoint at `path` if it belongs to `run`, without messages (for `status`).
+    pub fn peek(path: &Path, run: &RunIdentity) -> Option<Checkpoint> {
+        let bytes = std::fs::read(path).ok()?;
+        PluginState::from_bytes::<Checkpoint>(&bytes, "the run")
+            .ok()
+            .filter(|c| &c.run == run)
     }
 }

@@ -1,7 +1,7 @@
 //! One run: initial design, then fit → decide → evaluate → record until the budget is
 //! exhausted or the policy stops. Single-threaded and deterministic given its seeds.
 
-use crate::checkpoint::{Checkpoint, Pacing};
+use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
@@ -246,8 +246,8 @@ struct Run<'a> {
     offset: usize,
     /// Policy decisions made so far.
     decisions: usize,
-    /// The run fingerprint its checkpoints belong to.
-    fingerprint: String,
+    /// The run its checkpoints belong to.
+    identity: RunIdentity,
     /// This run's progress span (a bar of budget consumed when a progress layer is active).
     span: tracing::Span,
 }
@@ -437,7 +437,7 @@ impl Run<'_> {
                 .map_err(io_error(path))
         };
         Ok(Some(Checkpoint {
-            fingerprint: self.fingerprint.clone(),
+            run: self.identity.clone(),
             decisions: self.decisions,
             offset: self.offset,
             evaluations: self.evaluations,
@@ -461,7 +461,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn summary(&self, fingerprint: &str, stop_reason: String, id: RunId) -> RunSummary {
+    fn summary(&self, stop_reason: String, id: RunId) -> RunSummary {
         let initial = self
             .data
             .observations()
@@ -469,7 +469,7 @@ impl Run<'_> {
             .filter(|o| o.phase == Phase::Initial)
             .count();
         RunSummary {
-            spec_fingerprint: fingerprint.to_string(),
+            spec_fingerprint: self.identity.fingerprint.clone(),
             policy: self.spec.spec.policies[id.policy].name.clone(),
             replication: id.replication,
             problem_seed: self.problem_seed,
@@ -483,7 +483,18 @@ impl Run<'_> {
             best_value: self.tracker.best_value,
             simple_regret: self.tracker.regret(),
             metrics: self.setup.problem.metrics(self.data.observations()),
+            records: None,
         }
+    }
+
+    /// Flushes the record file to disk and returns its digest, for the completion marker:
+    /// the marker is written only after the records it vouches for are durable.
+    fn seal_records(&mut self) -> Result<store::RecordsDigest> {
+        let path = &self.files.records;
+        self.records.flush().map_err(io_error(path))?;
+        self.records.get_ref().sync_all().map_err(io_error(path))?;
+        self.times.flush().map_err(io_error(&self.files.times))?;
+        store::RecordsDigest::of_file(path).map_err(io_error(path))
     }
 }
 
@@ -522,11 +533,17 @@ pub fn execute(
         .parent()
         .expect("run files live in a directory");
     fs::create_dir_all(dir).map_err(io_error(dir))?;
+    keep_other_version(spec_dir, &files, &entry.name, id.replication, fingerprint)?;
     let _ = fs::remove_file(&files.done);
     remove_orphaned_checkpoints(&files.checkpoint);
     let pseed = problem_seed(&s.name, id.replication);
     let qseed = policy_seed(&s.name, &entry.name, id.replication);
-    let (mut run, resumed_after) = match resume(spec, entry, &files, fingerprint, pseed, qseed)? {
+    let identity = RunIdentity {
+        fingerprint: fingerprint.to_string(),
+        policy: entry.name.clone(),
+        replication: id.replication,
+    };
+    let (mut run, resumed_after) = match resume(spec, entry, &files, &identity, pseed, qseed)? {
         Some(run) => {
             let decisions = run.decisions;
             tracing::info!(decisions, "run resumed from its checkpoint");
@@ -553,7 +570,7 @@ pub fn execute(
                     state,
                     (records, times),
                     &files,
-                    fingerprint,
+                    &identity,
                     (pseed, qseed),
                 ),
                 None,
@@ -564,7 +581,8 @@ pub fn execute(
     let Some(reason) = run.run(cancel, pacing)? else {
         return Ok(None);
     };
-    let summary = run.summary(fingerprint, reason, id);
+    let mut summary = run.summary(reason, id);
+    summary.records = Some(run.seal_records()?);
     tracing::info!(
         evaluations = summary.policy_evaluations,
         spent = summary.budget_spent,
@@ -636,7 +654,7 @@ impl<'a> Run<'a> {
         state: Resumed,
         (records, times): (BufWriter<File>, BufWriter<File>),
         files: &RunFiles,
-        fingerprint: &str,
+        identity: &RunIdentity,
         (problem_seed, policy_seed): (u64, u64),
     ) -> Self {
         Run {
@@ -656,7 +674,7 @@ impl<'a> Run<'a> {
             evaluations: state.evaluations,
             offset: state.offset,
             decisions: state.decisions,
-            fingerprint: fingerprint.to_string(),
+            identity: identity.clone(),
             span: tracing::Span::none(),
         }
     }
@@ -668,11 +686,11 @@ fn resume<'a>(
     spec: &'a LoadedSpec,
     entry: &PolicyEntry,
     files: &RunFiles,
-    fingerprint: &str,
+    identity: &RunIdentity,
     pseed: u64,
     qseed: u64,
 ) -> Result<Option<Run<'a>>> {
-    let Some(c) = Checkpoint::load(&files.checkpoint, fingerprint) else {
+    let Some(c) = Checkpoint::load(&files.checkpoint, identity) else {
         return Ok(None);
     };
     let mut setup = build(spec, entry, pseed, qseed)?;
@@ -712,9 +730,32 @@ fn resume<'a>(
         state,
         (records, times),
         files,
-        fingerprint,
+        identity,
         (pseed, qseed),
     )))
+}
+
+/// Moves a complete run of another version of the spec out of the way (see
+/// [`store::supersede`]) before this version's run reuses its file names.
+fn keep_other_version(
+    spec_dir: &Path,
+    files: &RunFiles,
+    policy: &str,
+    rep: usize,
+    fingerprint: &str,
+) -> Result<()> {
+    if let store::Completion::OtherVersion(old) = store::completion(files, fingerprint) {
+        store::supersede(spec_dir, policy, rep, &old.spec_fingerprint)
+            .map_err(io_error(&spec_dir.join(store::SUPERSEDED)))?;
+        tracing::warn!(
+            policy,
+            rep,
+            "a complete run of an earlier version of the spec was moved to {}/{}",
+            store::SUPERSEDED,
+            old.spec_fingerprint
+        );
+    }
+    Ok(())
 }
 
 /// The saved state of a plugin slot (a model or a cost model): `Some(None)` for an empty

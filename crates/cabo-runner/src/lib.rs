@@ -353,32 +353,59 @@ pub fn load_specs(paths: &[PathBuf], opts: &RunOptions) -> Result<Vec<LoadedSpec
     }
 }
 
-fn apply_options(mut s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecError> {
+/// Checks `--only` and `--replications` against the spec. They select runs; the spec itself
+/// (its results directory, `spec.json`, report and manifest) stays whole.
+fn apply_options(s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecError> {
     if let Some(r) = opts.replications {
         if r == 0 {
             return Err(s.error_at("replications", "--replications must be at least 1"));
         }
-        s.spec.replications = r;
-    }
-    if !opts.only.is_empty() {
-        let names: Vec<&str> = s.spec.policies.iter().map(|p| p.name.as_str()).collect();
-        for want in &opts.only {
-            if !names.contains(&want.as_str()) {
-                let closest = cabo_core::registry::closest_of(want, &names)
-                    .map(|c| format!("; did you mean {c:?}?"))
-                    .unwrap_or_default();
-                return Err(s.error_at(
-                    "policies",
-                    format!(
-                        "--only {want:?} names no policy of this spec{closest} Policies: {}",
-                        names.join(", ")
-                    ),
-                ));
-            }
+        if r > s.spec.replications {
+            return Err(s.error_at(
+                "replications",
+                format!(
+                    "--replications {r} is more than the spec's {}: --replications runs the \
+                     first N replications of a spec; raise `replications:` in the spec to run more",
+                    s.spec.replications
+                ),
+            ));
         }
-        s.spec.policies.retain(|p| opts.only.contains(&p.name));
+    }
+    let names: Vec<&str> = s.spec.policies.iter().map(|p| p.name.as_str()).collect();
+    for want in &opts.only {
+        if !names.contains(&want.as_str()) {
+            let closest = cabo_core::registry::closest_of(want, &names)
+                .map(|c| format!("; did you mean {c:?}?"))
+                .unwrap_or_default();
+            return Err(s.error_at(
+                "policies",
+                format!(
+                    "--only {want:?} names no policy of this spec{closest} Policies: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
     }
     Ok(s)
+}
+
+/// The runs of `spec` that `--only` and `--replications` select, policy-major.
+pub fn selected_runs(spec: &LoadedSpec, opts: &RunOptions) -> Vec<RunId> {
+    let reps = opts
+        .replications
+        .unwrap_or(spec.spec.replications)
+        .min(spec.spec.replications);
+    let mut runs = Vec::new();
+    for (p, entry) in spec.spec.policies.iter().enumerate() {
+        if !opts.only.is_empty() && !opts.only.contains(&entry.name) {
+            continue;
+        }
+        runs.extend((0..reps).map(|r| RunId {
+            policy: p,
+            replication: r,
+        }));
+    }
+    runs
 }
 
 /// What one invocation did with one spec.
@@ -403,6 +430,9 @@ pub struct SpecOutcome {
     pub complete: bool,
     /// The report, when it was written.
     pub report: Option<report::Written>,
+    /// Each policy's numbers at the budget over the runs complete on disk (all of the
+    /// spec's when `complete`), as in the report; `None` before any run is complete.
+    pub summary: Option<SpecSummary>,
 }
 
 /// Runs every spec (validated already) and returns what happened. Completed runs are
@@ -415,33 +445,9 @@ pub fn run_specs(
     let mut jobs = Vec::new();
     let mut prints = Vec::new();
     for (si, s) in specs.iter().enumerate() {
-        let sp = SpecPrints::new(&opts.out, s);
-        let dir = &sp.dir;
-        std::fs::create_dir_all(dir).map_err(|e| {
-            RunError::Setup(format!(
-                "cannot create the output directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        let spec_json =
-            serde_json::to_vec_pretty(&s.spec).map_err(|e| RunError::Setup(e.to_string()))?;
-        store::write_atomic(&dir.join("spec.json"), &spec_json).map_err(|e| {
-            RunError::Setup(format!(
-                "cannot write to the output directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        for p in 0..s.spec.policies.len() {
-            for r in 0..s.spec.replications {
-                jobs.push((
-                    si,
-                    RunId {
-                        policy: p,
-                        replication: r,
-                    },
-                ));
-            }
-        }
+        let sp = SpecPrints::new(&opts.out, s, opts.smoke);
+        write_spec_json(&sp.dir, s)?;
+        jobs.extend(selected_runs(s, opts).into_iter().map(|id| (si, id)));
         prints.push(sp);
     }
     // Shards split the run list sorted by names (not by argument order), so every shard of
@@ -610,18 +616,18 @@ fn bump(sweep: &tracing::Span) {
 /// Where a spec's results go and the fingerprints its runs are checked against.
 struct SpecPrints {
     dir: PathBuf,
-    /// The whole spec's fingerprint: the run manifest's, and the form runs recorded before
-    /// runs had their own, still accepted when the spec is unchanged.
+    /// The whole spec's fingerprint (the run manifest's).
     whole: String,
     /// [`store::run_fingerprint`] per policy.
     runs: Vec<String>,
 }
 
 impl SpecPrints {
-    /// The results directory of `spec` under `out` and the fingerprints of its runs.
-    fn new(out: &Path, spec: &LoadedSpec) -> Self {
+    /// The results directory of `spec` under `out` (its smoke variant's with `smoke`) and
+    /// the fingerprints of its runs.
+    fn new(out: &Path, spec: &LoadedSpec, smoke: bool) -> Self {
         SpecPrints {
-            dir: out.join(&spec.spec.name),
+            dir: store::spec_dir(out, &spec.spec.name, smoke),
             whole: store::fingerprint(&spec.spec),
             runs: (0..spec.spec.policies.len())
                 .map(|p| store::run_fingerprint(&spec.spec, p))
@@ -629,17 +635,54 @@ impl SpecPrints {
         }
     }
 
+    /// The files of replication `rep` of policy `policy`.
+    fn files(&self, spec: &LoadedSpec, policy: usize, rep: usize) -> store::RunFiles {
+        store::RunFiles::new(&self.dir, &spec.spec.policies[policy].name, rep)
+    }
+
+    /// What the files of replication `rep` of policy `policy` say about it.
+    fn completion(&self, spec: &LoadedSpec, policy: usize, rep: usize) -> store::Completion {
+        store::completion(&self.files(spec, policy, rep), &self.runs[policy])
+    }
+
     /// The summary of replication `rep` of policy `policy`, if that run is complete on disk.
     fn completed(&self, spec: &LoadedSpec, policy: usize, rep: usize) -> Option<RunSummary> {
-        store::completed(
-            &store::RunFiles::new(&self.dir, &spec.spec.policies[policy].name, rep),
-            &[&self.runs[policy], &self.whole],
-        )
+        match self.completion(spec, policy, rep) {
+            store::Completion::Complete(summary) => Some(summary),
+            _ => None,
+        }
     }
 }
 
-/// Summaries of every run of a spec, if all are complete on disk (written by this or any
-/// other invocation, such as another shard), ordered by (policy, replication).
+/// Writes the resolved spec to `dir/spec.json`. When the directory holds another version
+/// of the spec, that version's `spec.json`, manifest and report move to
+/// `superseded/spec-<fingerprint>/` first: a report of the old version never stands next
+/// to the new spec as if it were current, and nothing is deleted.
+fn write_spec_json(dir: &Path, s: &LoadedSpec) -> Result<(), RunError> {
+    let setup = |what: &str, e: std::io::Error| {
+        RunError::Setup(format!("cannot {what} {}: {e}", dir.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| setup("create the output directory", e))?;
+    let spec_json =
+        serde_json::to_vec_pretty(&s.spec).map_err(|e| RunError::Setup(e.to_string()))?;
+    let path = dir.join("spec.json");
+    match std::fs::read(&path) {
+        Ok(old) if old == spec_json => return Ok(()),
+        Ok(old) => {
+            let print = serde_json::from_slice::<serde_json::Value>(&old)
+                .map(|v| store::fingerprint(&v))
+                .unwrap_or_else(|_| store::fingerprint(&String::from_utf8_lossy(&old)));
+            store::retire_version(dir, &print)
+                .map_err(|e| setup("move aside the old report in", e))?;
+        }
+        Err(_) => {}
+    }
+    store::write_atomic(&path, &spec_json).map_err(|e| setup("write to the output directory", e))
+}
+
+/// Summaries of every run of a spec — every policy, every replication, whatever this
+/// invocation selected — if all are complete on disk (written by this or any other
+/// invocation, such as another shard), ordered by (policy, replication).
 fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary>> {
     let mut out = Vec::new();
     for p in 0..spec.spec.policies.len() {
@@ -675,17 +718,20 @@ fn claim(
     require_locks: bool,
 ) -> Claim {
     let completed = || prints.completed(spec, id.policy, id.replication);
-    if let Some(summary) = completed() {
-        return Claim::Complete(summary);
+    match prints.completion(spec, id.policy, id.replication) {
+        store::Completion::Complete(summary) => return Claim::Complete(summary),
+        store::Completion::Damaged(why) => tracing::warn!(
+            spec = %spec.spec.name,
+            policy = %spec.spec.policies[id.policy].name,
+            rep = id.replication,
+            "damaged result: {why}; the run is made again"
+        ),
+        _ => {}
     }
     if cancel.load(Ordering::Relaxed) {
         return Claim::Cancelled;
     }
-    let files = store::RunFiles::new(
-        &prints.dir,
-        &spec.spec.policies[id.policy].name,
-        id.replication,
-    );
+    let files = prints.files(spec, id.policy, id.replication);
     match store::RunLock::try_acquire(&files.lock, require_locks) {
         Ok(Some(lock)) => match completed() {
             Some(summary) => {
@@ -734,6 +780,7 @@ fn collect_outcomes(
             runs: Vec::new(),
             complete: false,
             report: None,
+            summary: None,
         })
         .collect();
     let mut failures = Vec::new();
@@ -768,6 +815,8 @@ fn collect_outcomes(
         }
     }
     for (si, o) in outcomes.iter_mut().enumerate() {
+        let built = report::build(&o.dir);
+        o.summary = built.as_ref().ok().map(summary::of_report);
         if incomplete[si] {
             continue;
         }
@@ -777,8 +826,14 @@ fn collect_outcomes(
         let Some(all) = all_complete(&specs[si], &prints[si]) else {
             continue;
         };
+        let built = built.map_err(|e| RunError::Setup(format!("report: {e}")))?;
         o.complete = true;
-        let run_json = summary::run_manifest(&specs[si], &prints[si].whole, &all);
+        let run_json = summary::run_manifest(
+            &specs[si],
+            &prints[si].whole,
+            &all,
+            summary::of_report(&built),
+        );
         store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
             .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
         if opts.report {
@@ -798,7 +853,8 @@ fn collect_outcomes(
 /// Re-exported for callers that only need the cancellation flag type.
 pub use std::sync::atomic::AtomicBool as CancelFlag;
 
-/// Path helper for tests and tools: the results directory of a spec.
-pub fn spec_dir(out: &Path, spec: &LoadedSpec) -> PathBuf {
-    out.join(&spec.spec.name)
+/// Path helper for tests and tools: the results directory of a spec (of its smoke variant
+/// with `smoke`).
+pub fn spec_dir(out: &Path, spec: &LoadedSpec, smoke: bool) -> PathBuf {
+    store::spec_dir(out, &spec.spec.name, smoke)
 }

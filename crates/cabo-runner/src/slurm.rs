@@ -214,9 +214,10 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
     );
     let _ = writeln!(
         report,
-        "set -euo pipefail\n# Runs after every array task succeeded (afterok).\nexec {} report {} --out {out}",
+        "set -euo pipefail\n# Runs after every array task succeeded (afterok).\nexec {} report {} --out {out}{}",
         quote(&binary.display().to_string()),
-        spec_args.join(" ")
+        spec_args.join(" "),
+        if o.smoke { " --smoke" } else { "" }
     );
     let files = SlurmScripts {
         array: dir.join(format!("{job}.array.sbatch")),

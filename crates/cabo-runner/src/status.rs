@@ -10,10 +10,10 @@
 //! sweeps on shared machines are resumed many times; this answers "what is left, and how
 //! long will it take" before deciding where to run it.
 
-use crate::checkpoint::Checkpoint;
-use crate::store::RunFiles;
+use crate::checkpoint::{Checkpoint, RunIdentity};
+use crate::store::Completion;
 use crate::study::LoadedStudy;
-use crate::{LoadedSpec, SpecPrints};
+use crate::{LoadedSpec, RunOptions, SpecPrints};
 use serde::Deserialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -27,9 +27,15 @@ pub struct PolicyStatus {
     pub total: usize,
     /// Replications complete on disk for the current spec.
     pub complete: usize,
-    /// Replications with records on disk but no completion marker for the current spec
-    /// (interrupted, running now, or made by an earlier version of the spec).
+    /// Replications with records on disk but no completion marker (interrupted or running
+    /// now).
     pub started: usize,
+    /// Replications complete for an earlier version of the spec: not results of this one
+    /// (`run` makes them again, keeping the old ones under `superseded/`).
+    pub other_version: usize,
+    /// Replications marked complete whose records disagree with the marker (`run` makes
+    /// them again).
+    pub damaged: usize,
     /// Summed run time of the complete replications, in seconds: the CPU time of the run's
     /// thread where recorded, else wall time.
     pub seconds: f64,
@@ -64,47 +70,64 @@ pub struct SpecStatus {
     pub policies: Vec<PolicyStatus>,
 }
 
-/// The state of every run of `specs` under `out`.
-pub fn sweep_status(specs: &[LoadedSpec], out: &Path) -> Vec<SpecStatus> {
+/// The state of every run of `specs` that `opts` selects (`--only`, `--replications`,
+/// `--smoke`) under `opts.out`.
+pub fn sweep_status(specs: &[LoadedSpec], opts: &RunOptions) -> Vec<SpecStatus> {
     specs
         .iter()
         .map(|s| {
-            let prints = SpecPrints::new(out, s);
-            let policies = s
+            let prints = SpecPrints::new(&opts.out, s, opts.smoke);
+            let mut policies: Vec<PolicyStatus> = s
                 .spec
                 .policies
                 .iter()
-                .enumerate()
-                .map(|(p, entry)| {
-                    let mut status = PolicyStatus {
-                        policy: entry.name.clone(),
-                        total: s.spec.replications,
-                        complete: 0,
-                        started: 0,
-                        seconds: 0.0,
-                        banked: 0.0,
-                    };
-                    for r in 0..s.spec.replications {
-                        let files = RunFiles::new(&prints.dir, &entry.name, r);
-                        if prints.completed(s, p, r).is_some() {
-                            status.complete += 1;
-                            status.seconds += run_seconds(&files.times, u64::MAX);
-                        } else if files.records.is_file() {
-                            status.started += 1;
-                            if let Some(c) = Checkpoint::load(&files.checkpoint, &prints.runs[p]) {
-                                status.banked += run_seconds(&files.times, c.times_len);
-                            }
-                        }
-                    }
-                    status
+                .map(|entry| PolicyStatus {
+                    policy: entry.name.clone(),
+                    total: 0,
+                    complete: 0,
+                    started: 0,
+                    other_version: 0,
+                    damaged: 0,
+                    seconds: 0.0,
+                    banked: 0.0,
                 })
                 .collect();
+            let selected = crate::selected_runs(s, opts);
+            for id in &selected {
+                count_run(s, &prints, *id, &mut policies[id.policy]);
+            }
+            policies.retain(|p| p.total > 0);
             SpecStatus {
                 name: s.spec.name.clone(),
                 policies,
             }
         })
         .collect()
+}
+
+/// Adds one run's state to its policy's counts.
+fn count_run(s: &LoadedSpec, prints: &SpecPrints, id: crate::RunId, status: &mut PolicyStatus) {
+    let files = prints.files(s, id.policy, id.replication);
+    status.total += 1;
+    match prints.completion(s, id.policy, id.replication) {
+        Completion::Complete(_) => {
+            status.complete += 1;
+            status.seconds += run_seconds(&files.times, u64::MAX);
+            return;
+        }
+        Completion::OtherVersion(_) => status.other_version += 1,
+        Completion::Damaged(_) => status.damaged += 1,
+        Completion::Missing if files.records.is_file() => status.started += 1,
+        Completion::Missing => return,
+    }
+    let identity = RunIdentity {
+        fingerprint: prints.runs[id.policy].clone(),
+        policy: status.policy.clone(),
+        replication: id.replication,
+    };
+    if let Some(c) = Checkpoint::peek(&files.checkpoint, &identity) {
+        status.banked += run_seconds(&files.times, c.times_len);
+    }
 }
 
 /// One line of `rep-<r>.times.jsonl`.
@@ -158,11 +181,28 @@ pub fn render(specs: &[SpecStatus], studies: &[(&LoadedStudy, bool)]) -> String 
         "{:width$}  {:>9}  {:>7}  {:>10}  {:>10}",
         "", "complete", "started", "mean run", "remaining"
     );
+    let mut notes = Vec::new();
     let (mut done, mut total, mut left, mut unknown) = (0, 0, 0.0, 0usize);
     for s in specs {
         let d: usize = s.policies.iter().map(|p| p.complete).sum();
         let t: usize = s.policies.iter().map(|p| p.total).sum();
         let _ = writeln!(out, "{:width$}  {:>9}", s.name, format!("{d}/{t}"));
+        let old: usize = s.policies.iter().map(|p| p.other_version).sum();
+        let damaged: usize = s.policies.iter().map(|p| p.damaged).sum();
+        if old > 0 {
+            notes.push(format!(
+                "{}: {old} run(s) of an earlier version of this spec (not counted; `run` makes \
+                 them again and keeps the old ones under superseded/)",
+                s.name
+            ));
+        }
+        if damaged > 0 {
+            notes.push(format!(
+                "{}: {damaged} run(s) damaged: their records disagree with their completion \
+                 marker (not counted; `run` makes them again)",
+                s.name
+            ));
+        }
         for p in &s.policies {
             let mean = (p.complete > 0).then(|| p.seconds / p.complete as f64);
             let remaining = p.remaining_seconds();
@@ -207,6 +247,9 @@ pub fn render(specs: &[SpecStatus], studies: &[(&LoadedStudy, bool)]) -> String 
         );
     }
     out.push('\n');
+    for n in notes {
+        let _ = writeln!(out, "{n}");
+    }
     out
 }
 
@@ -234,6 +277,8 @@ mod tests {
             total: 16,
             complete: 4,
             started: 1,
+            other_version: 0,
+            damaged: 0,
             seconds: 40.0,
             banked: 0.0,
         };

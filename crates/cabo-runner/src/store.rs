@@ -1,11 +1,14 @@
 //! The result store: where each run writes, how completion is marked, and how a rerun knows
 //! what is already done.
 //!
-//! Layout under the output directory:
+//! Layout under the output directory (`<spec>` is `<out>/<name>`, or `<out>/<name>/smoke` for
+//! the `--smoke` variant, so smoke and full results never share a file):
 //! ```text
-//! <spec>/spec.json                       the resolved spec that produced these results
+//! <spec>/spec.json                       the resolved spec (the whole spec, whatever was
+//!                                        selected with --only or --replications)
 //! <spec>/<policy>/rep-<r>.jsonl          one line per evaluation, flushed as it happens
-//! <spec>/<policy>/rep-<r>.json           written last, atomically: the run is complete
+//! <spec>/<policy>/rep-<r>.json           written last, atomically: the run is complete; it
+//!                                        holds the record file's length and SHA-256
 //! <spec>/<policy>/rep-<r>.times.jsonl    wall and CPU times (kept apart: everything else is
 //!                                        byte-identical between reruns and thread counts)
 //! <spec>/<policy>/rep-<r>.checkpoint.cbor  the state of a run in progress, to resume it
@@ -13,12 +16,16 @@
 //! <spec>/<policy>/rep-<r>.lock           locked by the process running the run ([`RunLock`];
 //!                                        removed on completion)
 //! <spec>/run.json                        written when every run of the spec is complete
+//! <spec>/superseded/<fingerprint>/…      complete runs of an earlier version of the spec,
+//!                                        moved aside (never deleted) when the current
+//!                                        version reruns them
 //! ```
 
 use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::fs::{self, File, TryLockError};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Turns a policy name into a directory name (keeps letters, digits and `._-()+=,`).
@@ -143,16 +150,189 @@ pub struct RunSummary {
     pub simple_regret: Option<f64>,
     /// Problem metrics at the end of the run.
     pub metrics: std::collections::BTreeMap<String, f64>,
+    /// Length and hash of the run's record file when it completed: a record file that no
+    /// longer matches is damaged, and the run is made again. Absent in markers written
+    /// before records were hashed; those are checked by counting records instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<RecordsDigest>,
 }
 
-/// Reads a completed run's summary, if the run is complete for one of `fingerprints` (the
-/// run's [`run_fingerprint`], then any older form still accepted).
-pub fn completed(files: &RunFiles, fingerprints: &[&str]) -> Option<RunSummary> {
-    let text = fs::read_to_string(&files.done).ok()?;
-    let summary: RunSummary = serde_json::from_str(&text).ok()?;
-    fingerprints
-        .contains(&summary.spec_fingerprint.as_str())
-        .then_some(summary)
+/// The length and SHA-256 of a record file, as its completion marker saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordsDigest {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// SHA-256 of the contents, lowercase hex.
+    pub sha256: String,
+}
+
+impl RecordsDigest {
+    /// The digest of the file at `path`.
+    pub fn of_file(path: &Path) -> std::io::Result<RecordsDigest> {
+        let mut file = File::open(path)?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut bytes = 0u64;
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            bytes += n as u64;
+            hasher.update(&buf[..n]);
+        }
+        let sha256 = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Ok(RecordsDigest { bytes, sha256 })
+    }
+}
+
+/// What the files of one run say about it, checked against the current spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Completion {
+    /// Complete for the current spec, with records that match the marker.
+    Complete(RunSummary),
+    /// Marked complete for the current spec, but its records disagree with the marker (cut,
+    /// edited or missing): it must be made again.
+    Damaged(String),
+    /// Complete for another version of the spec: not a result of this one.
+    OtherVersion(RunSummary),
+    /// Not complete (never started, in progress, interrupted, or an unreadable marker).
+    Missing,
+}
+
+/// Reads a run's completion marker and checks it: its fingerprint against `fingerprint`
+/// (the run's [`run_fingerprint`] under the current spec) and its record file against the
+/// length and hash the marker holds.
+pub fn completion(files: &RunFiles, fingerprint: &str) -> Completion {
+    let Ok(text) = fs::read_to_string(&files.done) else {
+        return Completion::Missing;
+    };
+    let Ok(summary) = serde_json::from_str::<RunSummary>(&text) else {
+        return Completion::Damaged(format!(
+            "{} is not a completion marker",
+            files.done.display()
+        ));
+    };
+    if summary.spec_fingerprint != fingerprint {
+        return Completion::OtherVersion(summary);
+    }
+    match check_records(files, &summary) {
+        Ok(()) => Completion::Complete(summary),
+        Err(why) => Completion::Damaged(why),
+    }
+}
+
+/// Whether a run's record file is the one its marker describes.
+fn check_records(files: &RunFiles, summary: &RunSummary) -> Result<(), String> {
+    let path = files.records.display();
+    match &summary.records {
+        Some(expected) => {
+            let found = RecordsDigest::of_file(&files.records)
+                .map_err(|e| format!("{path}: cannot be read ({e})"))?;
+            if found.bytes != expected.bytes {
+                Err(format!(
+                    "{path} has {} bytes, its completion marker {}",
+                    found.bytes, expected.bytes
+                ))
+            } else if found.sha256 != expected.sha256 {
+                Err(format!(
+                    "{path} differs from what its completion marker recorded (SHA-256)"
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        None => check_record_count(files, summary),
+    }
+}
+
+/// The check of a marker written before records were hashed: one whole JSON line per
+/// evaluation.
+fn check_record_count(files: &RunFiles, summary: &RunSummary) -> Result<(), String> {
+    let path = files.records.display();
+    let text =
+        fs::read_to_string(&files.records).map_err(|e| format!("{path}: cannot be read ({e})"))?;
+    let expected = summary.initial_evaluations + summary.policy_evaluations;
+    let whole = text.ends_with('\n') || text.is_empty();
+    let lines = text.lines().filter(|l| !l.trim().is_empty());
+    let parsed = lines
+        .clone()
+        .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok());
+    let count = lines.count();
+    if whole && parsed && count == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "{path} holds {count} record(s){}, its completion marker {expected}",
+            if whole && parsed {
+                ""
+            } else {
+                ", some cut or unreadable"
+            }
+        ))
+    }
+}
+
+/// Moves the files of a complete run of another spec version (run fingerprint `old`) to
+/// `<spec dir>/superseded/<old>/<policy>/`, so that a rerun under the current version never
+/// overwrites a result (the spec it was made under went to `superseded/spec-…/` when
+/// `spec.json` changed). Files already there are kept.
+pub fn supersede(spec_dir: &Path, policy: &str, rep: usize, old: &str) -> std::io::Result<()> {
+    let from = RunFiles::new(spec_dir, policy, rep);
+    let archive = spec_dir.join(SUPERSEDED).join(old);
+    let to = RunFiles::new(&archive, policy, rep);
+    fs::create_dir_all(to.done.parent().expect("run files live in a directory"))?;
+    for (a, b) in [
+        (&from.records, &to.records),
+        (&from.times, &to.times),
+        (&from.done, &to.done),
+    ] {
+        if a.exists() && !b.exists() {
+            fs::rename(a, b)?;
+        }
+    }
+    Ok(())
+}
+
+/// Moves the files at the top of a results directory (an earlier version's `spec.json` or
+/// `study.json`, its manifest, report, figures and tables) to
+/// `superseded/spec-<fingerprint>/`, where `fingerprint` identifies that version: they
+/// describe results the current spec no longer produces, so they must not stand next to it
+/// as if current, and they are results, so they are kept.
+pub fn retire_version(dir: &Path, fingerprint: &str) -> std::io::Result<()> {
+    let to = dir.join(SUPERSEDED).join(format!("spec-{fingerprint}"));
+    fs::create_dir_all(&to)?;
+    for entry in fs::read_dir(dir)?.flatten() {
+        if entry.file_type()?.is_file() {
+            fs::rename(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The folder of a spec directory that keeps runs of earlier spec versions.
+pub const SUPERSEDED: &str = "superseded";
+
+/// The folder of a spec's results directory that holds its `--smoke` variant's results.
+pub const SMOKE: &str = "smoke";
+
+/// The results directory of the spec named `name` under `out`: `<out>/<name>`, or
+/// `<out>/<name>/smoke` for its smoke variant.
+pub fn spec_dir(out: &Path, name: &str, smoke: bool) -> PathBuf {
+    let dir = out.join(name);
+    if smoke { dir.join(SMOKE) } else { dir }
+}
+
+/// A complete run's summary, if the run is complete for `fingerprint` with intact records.
+pub fn completed(files: &RunFiles, fingerprint: &str) -> Option<RunSummary> {
+    match completion(files, fingerprint) {
+        Completion::Complete(summary) => Some(summary),
+        _ => None,
+    }
 }
 
 /// The fingerprint of what one policy's runs depend on: the spec without its description,
@@ -161,12 +341,22 @@ pub fn completed(files: &RunFiles, fingerprints: &[&str]) -> Option<RunSummary> 
 /// made with `--only` or fewer `--replications`, or before an edit of the report or the
 /// smoke section, therefore stay valid for the whole spec.
 pub fn run_fingerprint(spec: &Spec, policy: usize) -> String {
-    let mut value = serde_json::to_value(spec).unwrap_or_default();
+    run_fingerprint_of(&serde_json::to_value(spec).unwrap_or_default(), policy)
+}
+
+/// [`run_fingerprint`] of a spec given as JSON (such as a results directory's `spec.json`),
+/// so that reports check runs against the spec without parsing its plugins.
+pub fn run_fingerprint_of(spec: &serde_json::Value, policy: usize) -> String {
+    let mut value = spec.clone();
     if let Some(fields) = value.as_object_mut() {
+        let entry = fields
+            .get("policies")
+            .and_then(|p| p.get(policy))
+            .cloned()
+            .unwrap_or_default();
         for key in ["description", "replications", "report", "smoke", "policies"] {
             fields.remove(key);
         }
-        let entry = serde_json::to_value(&spec.policies[policy]).unwrap_or_default();
         fields.insert("policy".to_string(), entry);
     }
     fingerprint(&value)

@@ -59,6 +59,8 @@ pub struct LoadedStudy {
     pub path: PathBuf,
     /// The parsed file.
     pub file: StudyFile,
+    /// Whether this is the `--smoke` variant (its results go to `<out>/<name>/smoke`).
+    pub smoke: bool,
     locator: Locator,
 }
 
@@ -74,6 +76,7 @@ impl LoadedStudy {
         let loaded = LoadedStudy {
             path: path.to_path_buf(),
             file,
+            smoke,
             locator: Locator::new(text),
         };
         if loaded.file.name.trim().is_empty() {
@@ -126,12 +129,22 @@ pub struct StudyOutcome {
 /// Runs one study unless `<dir>/study.json` already holds the results of the same spec,
 /// then writes its report.
 pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
-    let dir = out.join(&s.file.name);
+    let dir = result_dir(s, out);
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("cannot create the output directory {}: {e}", dir.display()))?;
     let spec = resolved_spec(s)?;
     let path = dir.join("study.json");
-    let done = read_stored(&path).is_ok_and(|stored| stored.spec == spec);
+    let stored = read_stored(&path).ok();
+    let done = stored.as_ref().is_some_and(|stored| stored.spec == spec);
+    if let Some(old) = stored.filter(|_| !done) {
+        // Results of another version of the study: kept, out of the way.
+        store::retire_version(&dir, &store::fingerprint(&old.spec)).map_err(|e| {
+            format!(
+                "cannot move aside the old results in {}: {e}",
+                dir.display()
+            )
+        })?;
+    }
     if !done {
         let output = s
             .file
@@ -164,8 +177,14 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
 /// Whether `<out>/<name>/study.json` holds the results of this study's spec, so that
 /// [`run_study`] would not recompute it.
 pub fn is_complete(s: &LoadedStudy, out: &Path) -> bool {
-    let path = out.join(&s.file.name).join("study.json");
+    let path = result_dir(s, out).join("study.json");
     resolved_spec(s).is_ok_and(|spec| read_stored(&path).is_ok_and(|stored| stored.spec == spec))
+}
+
+/// Where a study's results go: `<out>/<name>`, or `<out>/<name>/smoke` for its smoke
+/// variant.
+pub fn result_dir(s: &LoadedStudy, out: &Path) -> PathBuf {
+    store::spec_dir(out, &s.file.name, s.smoke)
 }
 
 /// What a study's stored results are checked against.

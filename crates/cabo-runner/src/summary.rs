@@ -1,7 +1,9 @@
-//! Summaries of completed runs: the per-policy numbers printed after a sweep and snapshotted
-//! by the spec tests.
+//! Summaries of completed runs: the per-policy numbers at the budget printed after a sweep,
+//! kept in `run.json` and snapshotted by the spec tests — read off the report, so that they
+//! are the numbers of `report.md`.
 
-use crate::spec::{LoadedSpec, Metric};
+use crate::report::{Report, Y};
+use crate::spec::LoadedSpec;
 use crate::store::RunSummary;
 use serde::Serialize;
 
@@ -14,15 +16,15 @@ pub struct PolicySummary {
     pub replications: usize,
     /// The report metric's name.
     pub metric: String,
-    /// Its median, 25% and 75% quantiles over replications at the end of the runs.
+    /// Its median, 25% and 75% quantiles over replications at the budget.
     pub median: f64,
     /// 25% quantile.
     pub q25: f64,
     /// 75% quantile.
     pub q75: f64,
-    /// Median budget spent.
+    /// Median cost spent within the budget.
     pub cost_median: f64,
-    /// Median number of policy evaluations.
+    /// Median number of policy evaluations within the budget.
     pub evaluations_median: f64,
 }
 
@@ -46,78 +48,47 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-fn sorted(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(f64::total_cmp);
-    v
-}
-
-/// Reads a metric's final value from a run summary.
-pub type MetricReader = Box<dyn Fn(&RunSummary) -> f64>;
-
-/// The metric a report uses for this spec and how to read it from a run summary.
-pub fn metric_of(spec: &LoadedSpec, runs: &[RunSummary]) -> (String, MetricReader) {
-    let regret_known = runs.iter().all(|r| r.simple_regret.is_some());
-    match &spec.spec.report.y {
-        Metric::SimpleRegret => (
-            "simple_regret".into(),
-            Box::new(|r| r.simple_regret.unwrap_or(f64::NAN)),
-        ),
-        Metric::Log10SimpleRegret => (
-            "log10_simple_regret".into(),
-            Box::new(|r| r.simple_regret.map_or(f64::NAN, |v| v.max(1e-300).log10())),
-        ),
-        Metric::BestValue => (
-            "best_value".into(),
-            Box::new(|r| r.best_value.unwrap_or(r.best_y)),
-        ),
-        Metric::BestY => ("best_y".into(), Box::new(|r| r.best_y)),
-        Metric::Problem(name) => {
-            let key = name.clone();
-            (
-                format!("metric:{name}"),
-                Box::new(move |r| r.metrics.get(&key).copied().unwrap_or(f64::NAN)),
-            )
-        }
-        Metric::Auto if regret_known && !runs.is_empty() => (
-            "simple_regret".into(),
-            Box::new(|r| r.simple_regret.unwrap_or(f64::NAN)),
-        ),
-        Metric::Auto => ("best_y".into(), Box::new(|r| r.best_y)),
-    }
-}
-
-/// Summarises completed runs per policy, in spec order.
-pub fn summarize(spec: &LoadedSpec, runs: &[RunSummary]) -> SpecSummary {
-    let (metric, read) = metric_of(spec, runs);
-    let policies = spec
-        .spec
-        .policies
+/// The summary of a report: each policy's statistics at the budget, the same numbers as
+/// `report.md`'s table "At the budget" (see [`crate::report`] for the definition).
+pub fn of_report(report: &Report) -> SpecSummary {
+    let metric = match (&report.y, report.log10) {
+        (Y::SimpleRegret, true) => "log10_simple_regret".to_string(),
+        (Y::SimpleRegret, false) => "simple_regret".to_string(),
+        (Y::BestY, _) => "best_y".to_string(),
+        (Y::BestValue, _) => "best_value".to_string(),
+        (Y::Problem(m), _) => format!("metric:{m}"),
+    };
+    let policies = report
+        .curves
         .iter()
-        .map(|p| {
-            let mine: Vec<&RunSummary> = runs.iter().filter(|r| r.policy == p.name).collect();
-            let values = sorted(mine.iter().map(|r| read(r)).collect());
-            let costs = sorted(mine.iter().map(|r| r.budget_spent).collect());
-            let evals = sorted(mine.iter().map(|r| r.policy_evaluations as f64).collect());
+        .map(|c| {
+            let end = c.points.last();
+            let at = |f: fn(&crate::report::aggregate::Point) -> f64| end.map_or(f64::NAN, f);
             PolicySummary {
-                policy: p.name.clone(),
-                replications: mine.len(),
-                metric: metric.to_string(),
-                median: quantile(&values, 0.5),
-                q25: quantile(&values, 0.25),
-                q75: quantile(&values, 0.75),
-                cost_median: quantile(&costs, 0.5),
-                evaluations_median: quantile(&evals, 0.5),
+                policy: c.policy.clone(),
+                replications: c.runs,
+                metric: metric.clone(),
+                median: at(|p| p.median),
+                q25: at(|p| p.q25),
+                q75: at(|p| p.q75),
+                cost_median: c.cost_median,
+                evaluations_median: c.evaluations_median,
             }
         })
         .collect();
     SpecSummary {
-        spec: spec.spec.name.clone(),
+        spec: report.input.name.clone(),
         policies,
     }
 }
 
 /// The `run.json` manifest written when every run of a spec is complete.
-pub fn run_manifest(spec: &LoadedSpec, fingerprint: &str, runs: &[RunSummary]) -> String {
+pub fn run_manifest(
+    spec: &LoadedSpec,
+    fingerprint: &str,
+    runs: &[RunSummary],
+    summary: SpecSummary,
+) -> String {
     #[derive(Serialize)]
     struct Manifest<'a> {
         spec: &'a str,
@@ -137,9 +108,29 @@ pub fn run_manifest(spec: &LoadedSpec, fingerprint: &str, runs: &[RunSummary]) -
         replications: spec.spec.replications,
         policies: spec.spec.policies.iter().map(|p| p.name.as_str()).collect(),
         runs: ordered.len(),
-        summary: summarize(spec, &ordered),
+        summary,
     };
     serde_json::to_string_pretty(&m).unwrap_or_default()
+}
+
+/// The line above the console table: where the numbers are taken (the same definition as
+/// `report.md`) and how many runs they cover.
+pub fn heading(spec: &LoadedSpec, summary: &SpecSummary) -> String {
+    let total = spec.spec.policies.len() * spec.spec.replications;
+    let complete: usize = summary.policies.iter().map(|p| p.replications).sum();
+    let at = match spec.spec.budget.cost {
+        Some(c) => format!(
+            "at the budget (evaluations within cumulative cost {c}; one that overshoots it does \
+             not count)"
+        ),
+        None => "at the budget".to_string(),
+    };
+    let runs = if complete == total {
+        format!("all {total} runs")
+    } else {
+        format!("{complete} of {total} runs complete so far")
+    };
+    format!("{}: {at}, {runs}:", summary.spec)
 }
 
 /// A plain-text table of a spec summary (printed after a run).

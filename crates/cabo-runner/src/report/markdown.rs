@@ -1,5 +1,5 @@
-//! `report.md`: what was compared, the figure, and tables of the aggregated metric at the end
-//! of the budget and along it.
+//! `report.md`: what was compared, the figure, and tables of the aggregated metric at the
+//! budget and along it, and the runs that count nowhere.
 
 use super::{Report, Y};
 use crate::spec::XAxis;
@@ -57,31 +57,14 @@ pub fn render(report: &Report) -> String {
             "mean with a band of ± one standard error"
         }
     );
-    let incomplete: Vec<String> = report
-        .curves
-        .iter()
-        .filter(|c| c.runs < inp.replications)
-        .map(|c| format!("{} ({} of {})", c.policy, c.runs, inp.replications))
-        .collect();
-    if incomplete.is_empty() {
+    out.push_str(&replications_line(report));
+    if inp.cost_limit.is_some() {
         let _ = writeln!(
             out,
-            "- replications: {} per policy, all complete",
-            inp.replications
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "- replications: {} per policy; **incomplete**: {}",
-            inp.replications,
-            incomplete.join(", ")
-        );
-    }
-    if inp.report.x == XAxis::CumulativeCost && inp.cost_limit.is_some() {
-        let _ = writeln!(
-            out,
-            "- values at a cost x are those of the evaluations paid for by x; a run's last \
-             evaluation may overshoot the budget and is then not shown"
+            "- at the budget: a run's result is its best among the evaluations paid for within \
+             the budget (cumulative cost ≤ {}); a last evaluation that overshoots it is \
+             recorded but counts nowhere (figure, tables, `run.json`)",
+            sig(inp.cost_limit.unwrap_or(f64::NAN))
         );
     }
     if report.y == Y::SimpleRegret && !report.log10 {
@@ -117,6 +100,7 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "\n![{}](report.svg)\n", inp.name);
 
     out.push_str(&end_table(report));
+    out.push_str(&left_out_table(report));
 
     // Medians at a quarter, half, three quarters and all of the x range show how fast each
     // policy gets there, which the final numbers alone hide.
@@ -154,6 +138,47 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// The replications line: how many each policy has, and which runs count nowhere.
+fn replications_line(report: &Report) -> String {
+    let inp = &report.input;
+    let total = inp.replications * inp.policies.len();
+    if report.left_out.is_empty() {
+        format!(
+            "- replications: {} per policy, all {total} runs complete\n",
+            inp.replications
+        )
+    } else {
+        format!(
+            "- replications: {} per policy; **incomplete**: {} of {total} runs are not in this \
+             report{} (listed at the end)\n",
+            inp.replications,
+            report.left_out.len(),
+            super::describe_left_out(&report.left_out)
+        )
+    }
+}
+
+/// The runs that count nowhere, one row each.
+fn left_out_table(report: &Report) -> String {
+    if report.left_out.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n## Runs not in this report\n\n| policy | replication | why |\n|---|---:|---|\n",
+    );
+    for l in &report.left_out {
+        let why = match &l.why {
+            super::Absence::Missing => "not complete".to_string(),
+            super::Absence::OtherVersion => {
+                "complete for an earlier version of the spec (rerun it)".to_string()
+            }
+            super::Absence::Damaged(w) => format!("damaged: {w} (rerun it)"),
+        };
+        let _ = writeln!(out, "| {} | {} | {why} |", l.policy, l.replication);
+    }
+    out
+}
+
 /// The "at the end" table: each policy's statistics at the last grid point.
 fn end_table(report: &Report) -> String {
     let mut out = String::new();
@@ -162,7 +187,12 @@ fn end_table(report: &Report) -> String {
         .iter()
         .find_map(|c| c.points.last())
         .map_or(f64::NAN, |p| p.x);
-    let _ = writeln!(out, "## At the end ({} = {})\n", x_name(report), sig(end));
+    let _ = writeln!(
+        out,
+        "## At the budget ({} = {})\n",
+        x_name(report),
+        sig(end)
+    );
     let _ = writeln!(
         out,
         "| policy | runs | median | q25 | q75 | mean | s.e. | evaluations (median) |"

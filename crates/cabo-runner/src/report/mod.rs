@@ -2,10 +2,17 @@
 //! directory, built from the result files alone so that a report of merged shards is
 //! byte-identical to the report of one local run.
 //!
-//! The report reads `spec.json` (the resolved spec the runs were made with: its `report:`
-//! section chooses the x-axis, the metric and the bands) and every completed run's
-//! `rep-<r>.jsonl`. Nothing in it depends on wall time, thread count or which process wrote
-//! it: numbers are written in Rust's shortest round-trip form or with fixed precision.
+//! The report reads `spec.json` (the resolved spec: its `report:` section chooses the x-axis,
+//! the metric and the bands) and every run of that spec that is complete: its marker's
+//! fingerprint matches the spec and its `rep-<r>.jsonl` matches the marker. Runs missing,
+//! damaged or made by another version of the spec count in no figure or table; the report
+//! names them. Nothing in it depends on wall time, thread count or which process wrote it:
+//! numbers are written in Rust's shortest round-trip form or with fixed precision.
+//!
+//! **At the budget.** A run's result is its best among the evaluations paid for within the
+//! budget (cumulative cost ≤ B, as seed 001 defines N_B); an evaluation that overshoots a
+//! cost budget is recorded but counts nowhere — not in the figure, the tables, `run.json`
+//! or the console summary, which are all computed here.
 
 pub mod aggregate;
 pub mod markdown;
@@ -35,6 +42,8 @@ pub struct ReportInput {
     pub iteration_limit: Option<usize>,
     /// The `report:` section.
     pub report: ReportSpec,
+    /// The run fingerprint of each policy (see [`store::run_fingerprint_of`]).
+    pub fingerprints: Vec<String>,
 }
 
 /// The metric actually plotted once `auto` is resolved.
@@ -72,8 +81,10 @@ pub struct Curve {
     pub runs: usize,
     /// Statistics at every grid point.
     pub points: Vec<Point>,
-    /// Median number of policy evaluations of its runs.
+    /// Median number of policy evaluations within the budget.
     pub evaluations_median: f64,
+    /// Median cost spent within the budget.
+    pub cost_median: f64,
     /// Where the `report.marker` metric settles at 1, when the spec asks for a marker.
     pub marker: Option<Marker>,
 }
@@ -99,6 +110,30 @@ pub struct Report {
     pub log10: bool,
     /// One curve per policy, in spec order.
     pub curves: Vec<Curve>,
+    /// Runs of the spec that count nowhere, and why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A run of the spec that is not in the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    /// Policy name.
+    pub policy: String,
+    /// Replication.
+    pub replication: usize,
+    /// Why.
+    pub why: Absence,
+}
+
+/// Why a run is not in a report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Absence {
+    /// Not complete: never started, running, or interrupted.
+    Missing,
+    /// Complete for another version of the spec.
+    OtherVersion,
+    /// Its records disagree with its completion marker.
+    Damaged(String),
 }
 
 /// Files written by [`write_report`].
@@ -130,7 +165,8 @@ struct Line {
     metrics: BTreeMap<String, f64>,
 }
 
-fn read_input(dir: &Path) -> Result<ReportInput, String> {
+/// The resolved spec a results directory was last run with (`spec.json`), as JSON.
+pub fn read_spec_json(dir: &Path) -> Result<serde_json::Value, String> {
     let path = dir.join("spec.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
@@ -139,8 +175,10 @@ fn read_input(dir: &Path) -> Result<ReportInput, String> {
             path.display()
         )
     })?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
+}
+
+fn input_of(v: &serde_json::Value, path: &Path) -> Result<ReportInput, String> {
     let field = |k: &str| {
         v.get(k)
             .ok_or_else(|| format!("{}: missing field `{k}`", path.display()))
@@ -177,7 +215,16 @@ fn read_input(dir: &Path) -> Result<ReportInput, String> {
             .and_then(|c| c.as_u64())
             .map(|n| n as usize),
         report,
+        fingerprints: (0..policies_len(v))
+            .map(|p| store::run_fingerprint_of(v, p))
+            .collect(),
     })
+}
+
+fn policies_len(v: &serde_json::Value) -> usize {
+    v.get("policies")
+        .and_then(|p| p.as_array())
+        .map_or(0, |p| p.len())
 }
 
 /// Reads one run's result lines.
@@ -289,6 +336,15 @@ fn marker_of(runs: &[&Vec<Line>], axis: XAxis, metric: &str) -> Marker {
     }
 }
 
+/// The lines of evaluations paid for within a cost budget: a last evaluation that overshoots
+/// it counts nowhere.
+fn within_budget(mut lines: Vec<Line>, cost_limit: Option<f64>) -> Vec<Line> {
+    if let Some(limit) = cost_limit {
+        lines.retain(|l| l.cum_cost <= limit);
+    }
+    lines
+}
+
 fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool) -> Trace {
     let mut iteration = 0usize;
     let steps = lines
@@ -307,37 +363,50 @@ fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool)
     Trace { replication, steps }
 }
 
-/// Builds the report of a results directory from its files. Only completed runs (those with
-/// `rep-<r>.json`) count; missing replications are reported, not guessed.
+/// Builds the report of a results directory from its files, for the spec in its
+/// `spec.json`. Only runs complete for that spec count; the others are listed, not guessed.
 pub fn build(dir: &Path) -> Result<Report, String> {
-    build_metric(dir, None)
+    build_for(dir, &read_spec_json(dir)?, None)
 }
 
-/// [`build`] with the metric replaced by `metric` (one of `report.also`).
-pub fn build_metric(dir: &Path, metric: Option<&Metric>) -> Result<Report, String> {
-    let mut input = read_input(dir)?;
+/// Builds the report of the runs in `dir` of the resolved spec `spec` (as JSON), with the
+/// metric replaced by `metric` when given (one of `report.also`).
+pub fn build_for(
+    dir: &Path,
+    spec: &serde_json::Value,
+    metric: Option<&Metric>,
+) -> Result<Report, String> {
+    let mut input = input_of(spec, &dir.join("spec.json"))?;
     if let Some(m) = metric {
         input.report.y = m.clone();
     }
     let mut runs: Vec<(usize, usize, Vec<Line>)> = Vec::new();
-    let mut evaluations: Vec<Vec<f64>> = vec![Vec::new(); input.policies.len()];
+    let mut left_out = Vec::new();
     for (p, policy) in input.policies.iter().enumerate() {
         for r in 0..input.replications {
             let files = RunFiles::new(dir, policy, r);
-            let Ok(done) = std::fs::read_to_string(&files.done) else {
-                continue;
+            let why = match store::completion(&files, &input.fingerprints[p]) {
+                store::Completion::Complete(_) => {
+                    let lines = within_budget(read_lines(&files.records)?, input.cost_limit);
+                    runs.push((p, r, lines));
+                    continue;
+                }
+                store::Completion::Missing => Absence::Missing,
+                store::Completion::OtherVersion(_) => Absence::OtherVersion,
+                store::Completion::Damaged(why) => Absence::Damaged(why),
             };
-            let summary: store::RunSummary = serde_json::from_str(&done)
-                .map_err(|e| format!("{}: not a run summary: {e}", files.done.display()))?;
-            evaluations[p].push(summary.policy_evaluations as f64);
-            runs.push((p, r, read_lines(&files.records)?));
+            left_out.push(LeftOut {
+                policy: policy.clone(),
+                replication: r,
+                why,
+            });
         }
     }
     if runs.is_empty() {
         return Err(format!(
-            "{}: no completed run yet (no {}/<policy>/rep-<r>.json); run the spec first",
+            "{}: no run of this version of the spec is complete yet{}; run the spec first",
             dir.display(),
-            dir.display()
+            describe_left_out(&left_out)
         ));
     }
     let lines_only: Vec<&Vec<Line>> = runs.iter().map(|(_, _, l)| l).collect();
@@ -366,18 +435,24 @@ pub fn build_metric(dir: &Path, metric: Option<&Metric>) -> Result<Report, Strin
                 .filter(|(q, _)| *q == p)
                 .map(|(_, t)| t)
                 .collect();
-            let mut ev = evaluations[p].clone();
-            ev.sort_by(f64::total_cmp);
             let my_lines: Vec<&Vec<Line>> = runs
                 .iter()
                 .filter(|(q, _, _)| *q == p)
                 .map(|(_, _, l)| l)
                 .collect();
+            let median_of = |f: &dyn Fn(&Vec<Line>) -> f64| {
+                let mut v: Vec<f64> = my_lines.iter().map(|l| f(l)).collect();
+                v.sort_by(f64::total_cmp);
+                crate::summary::quantile(&v, 0.5)
+            };
             Curve {
                 policy: name.clone(),
                 runs: mine.len(),
                 points: aggregate::aggregate(&grid, &mine),
-                evaluations_median: crate::summary::quantile(&ev, 0.5),
+                evaluations_median: median_of(&|l| {
+                    l.iter().filter(|l| l.phase != "initial").count() as f64
+                }),
+                cost_median: median_of(&|l| l.last().map_or(0.0, |l| l.cum_cost)),
                 marker: input
                     .report
                     .marker
@@ -391,7 +466,30 @@ pub fn build_metric(dir: &Path, metric: Option<&Metric>) -> Result<Report, Strin
         y,
         log10,
         curves,
+        left_out,
     })
+}
+
+/// " (3 missing, 4 of an earlier version of the spec, 1 damaged)", or nothing.
+pub fn describe_left_out(left_out: &[LeftOut]) -> String {
+    let count = |f: fn(&Absence) -> bool| left_out.iter().filter(|l| f(&l.why)).count();
+    let parts: Vec<String> = [
+        (count(|a| *a == Absence::Missing), "missing"),
+        (
+            count(|a| *a == Absence::OtherVersion),
+            "of an earlier version of the spec",
+        ),
+        (count(|a| matches!(a, Absence::Damaged(_))), "damaged"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} runs: {})", left_out.len(), parts.join(", "))
+    }
 }
 
 /// The CSV of every policy at every grid point.
@@ -434,9 +532,14 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Builds and writes the report of a results directory.
+/// Builds and writes the report of a results directory for the spec in its `spec.json`.
 pub fn write_report(dir: &Path) -> Result<Written, String> {
-    let report = build(dir)?;
+    write_report_for(dir, &read_spec_json(dir)?)
+}
+
+/// Builds and writes the report of the runs in `dir` of the resolved spec `spec` (as JSON).
+pub fn write_report_for(dir: &Path, spec: &serde_json::Value) -> Result<Written, String> {
+    let report = build_for(dir, spec, None)?;
     let w = Written {
         csv: dir.join("summary.csv"),
         markdown: dir.join("report.md"),
@@ -456,7 +559,7 @@ pub fn write_report(dir: &Path) -> Result<Written, String> {
     store::write_atomic(&w.png, &png).map_err(io(&w.png))?;
     let mut md = markdown::render(&report);
     for m in &report.input.report.also {
-        let extra = build_metric(dir, Some(m))?;
+        let extra = build_for(dir, spec, Some(m))?;
         let stem = format!("report-{}", store::dir_name(&m.name()));
         for (ext, bytes) in [
             ("svg", plot::svg(&extra)?.into_bytes()),
