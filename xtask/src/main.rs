@@ -5,6 +5,7 @@
 //! - `list` prints the plugin catalogue grouped by kind;
 //! - `inspect <file>` prints posterior, cost belief and acquisition values at given points;
 //! - `report <spec or results dir>...` writes `summary.csv`, `report.md` and figures;
+//! - `reproduce <paper>|all` runs a paper's gallery specs and rewrites its page;
 //! - `slurm <spec>...` writes an sbatch job array (one task per shard) and a report job;
 //! - `new-plugin <kind> <name>` scaffolds a plugin crate;
 //! - `bench` runs the divan benchmarks and tabulates their medians.
@@ -80,6 +81,34 @@ enum Command {
         /// Report spec files' smoke results (`<out>/<spec>/smoke`).
         #[arg(long)]
         smoke: bool,
+    },
+    /// Reproduce a paper's claims: run the gallery's specs for it, then rewrite its page in
+    /// docs/reproductions/ from the results.
+    Reproduce {
+        /// A paper of docs/reproductions/gallery.yaml (000 … 004, or a name such as pbgi),
+        /// or `all`.
+        paper: String,
+        /// Run the paper's replications and sizes rather than the gallery's quick ones.
+        #[arg(long)]
+        full: bool,
+        /// Run only the first N replications of every spec.
+        #[arg(long, value_name = "N")]
+        replications: Option<usize>,
+        /// Results directory.
+        #[arg(long, default_value = "results", value_name = "DIR")]
+        out: PathBuf,
+        /// Worker threads (default: all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Rewrite the pages from the results there are, running nothing.
+        #[arg(long)]
+        pages_only: bool,
+        /// Print the spec files (e.g. for `cargo xtask slurm $(…)`) and stop.
+        #[arg(long)]
+        list: bool,
+        /// Mark every page whose specs changed since it was written as stale, and stop.
+        #[arg(long)]
+        mark_stale: bool,
     },
     /// Write a Slurm job array that runs the specs as shards, plus a report job that runs
     /// after the array succeeds.
@@ -289,6 +318,29 @@ fn main() -> ExitCode {
                 ..base
             };
             run(&specs, &opts)
+        }
+        Command::Reproduce {
+            paper,
+            full,
+            replications,
+            out,
+            threads,
+            pages_only,
+            list,
+            mark_stale,
+        } => {
+            let r = Reproduction {
+                full,
+                replications,
+                out,
+                threads,
+            };
+            match (list, mark_stale, pages_only) {
+                (true, _, _) => list_gallery(&paper, full),
+                (_, true, _) => mark_gallery_stale(),
+                (_, _, true) => write_gallery(&paper, &r),
+                _ => reproduce(&paper, &r),
+            }
         }
         Command::Status { sweep } => {
             let (specs, opts) = sweep.into_options();
@@ -559,6 +611,97 @@ fn report_one(target: &ReportTarget) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The gallery file and the folder of its pages.
+const GALLERY: &str = "docs/reproductions/gallery.yaml";
+
+/// How `reproduce` runs.
+struct Reproduction {
+    full: bool,
+    replications: Option<usize>,
+    out: PathBuf,
+    threads: Option<usize>,
+}
+
+fn gallery_papers(paper: &str) -> Result<Vec<cabo_runner::gallery::Paper>, String> {
+    let g = cabo_runner::gallery::load(std::path::Path::new(GALLERY))?;
+    Ok(g.select(paper)?.into_iter().cloned().collect())
+}
+
+fn list_gallery(paper: &str, full: bool) -> ExitCode {
+    match gallery_papers(paper) {
+        Ok(papers) => {
+            let refs: Vec<_> = papers.iter().collect();
+            for (path, _) in cabo_runner::gallery::plan(&refs, full) {
+                println!("{path}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&RunError::Setup(e)),
+    }
+}
+
+fn mark_gallery_stale() -> ExitCode {
+    let pages = std::path::Path::new(GALLERY).parent().unwrap_or(std::path::Path::new("."));
+    match cabo_runner::gallery::mark_stale(std::path::Path::new("."), pages) {
+        Ok(marked) => {
+            for p in &marked {
+                eprintln!("{}: marked stale", p.display());
+            }
+            if marked.is_empty() {
+                eprintln!("no page is stale");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&RunError::Setup(e)),
+    }
+}
+
+/// Runs the gallery's specs for `paper`, then writes its pages.
+fn reproduce(paper: &str, r: &Reproduction) -> ExitCode {
+    let papers = match gallery_papers(paper) {
+        Ok(p) => p,
+        Err(e) => return fail(&RunError::Setup(e)),
+    };
+    let refs: Vec<_> = papers.iter().collect();
+    for (path, quick) in cabo_runner::gallery::plan(&refs, r.full) {
+        let opts = RunOptions {
+            replications: r.replications.or(quick),
+            out: r.out.clone(),
+            threads: r.threads,
+            progress: true,
+            ..RunOptions::default()
+        };
+        let code = run(&[path], &opts);
+        if code != ExitCode::SUCCESS {
+            return code;
+        }
+    }
+    write_gallery(paper, r)
+}
+
+/// Rewrites the pages of `paper` from the results under `r.out`.
+fn write_gallery(paper: &str, r: &Reproduction) -> ExitCode {
+    let papers = match gallery_papers(paper) {
+        Ok(p) => p,
+        Err(e) => return fail(&RunError::Setup(e)),
+    };
+    let refs: Vec<_> = papers.iter().collect();
+    let pages = std::path::Path::new(GALLERY).parent().unwrap_or(std::path::Path::new("."));
+    let mut command = format!("cargo xtask reproduce {paper}");
+    if r.full {
+        command.push_str(" --full");
+    }
+    match cabo_runner::gallery::write_pages(std::path::Path::new("."), &refs, &r.out, pages, &command) {
+        Ok(written) => {
+            for p in written {
+                eprintln!("wrote {}", p.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&RunError::Setup(e)),
+    }
 }
 
 fn file_name(p: &std::path::Path) -> String {

@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod cpu_time;
 pub mod engine;
 pub mod error;
+pub mod gallery;
 pub mod inspect;
 pub mod locate;
 pub mod report;

@@ -130,6 +130,22 @@ fn count_run(s: &LoadedSpec, prints: &SpecPrints, id: crate::RunId, status: &mut
     }
 }
 
+/// The run time of every complete run of `s` in its results directory `dir` (the CPU time of
+/// the run's thread where recorded, else wall time), in seconds.
+pub fn complete_cpu_seconds(s: &LoadedSpec, dir: &Path) -> f64 {
+    let mut seconds = 0.0;
+    for (p, entry) in s.spec.policies.iter().enumerate() {
+        let fingerprint = crate::store::run_fingerprint(&s.spec, p);
+        for r in 0..s.spec.replications {
+            let files = crate::store::RunFiles::new(dir, &entry.name, r);
+            if crate::store::completed(&files, &fingerprint).is_some() {
+                seconds += run_seconds(&files.times, u64::MAX);
+            }
+        }
+    }
+    seconds
+}
+
 /// One line of `rep-<r>.times.jsonl`.
 #[derive(Deserialize)]
 struct Times {

@@ -1,0 +1,734 @@
+//! The reproduction gallery: each paper's claims, checked against cabo's results, written as
+//! one Markdown page per paper under `docs/reproductions/` with the figures and summaries
+//! behind them.
+//!
+//! `docs/reproductions/gallery.yaml` says, per paper, which specs reproduce which claims and
+//! how each claim is checked (one policy better than others at the budget, a ratio of
+//! regrets, a rank, a study column's minimum). [`write_pages`] reads the results of those
+//! specs, computes every claim's numbers and verdict, copies each spec's `report.svg` and
+//! `summary.csv` next to the page, and records the spec fingerprints the page was made from.
+//! A page whose fingerprints no longer match `specs/` is stale: [`stale_pages`] finds them (a
+//! test fails on one) unless the page carries the marker [`mark_stale`] writes.
+//!
+//! Verdicts: *holds* (the check passes on the paper's replications), *does not hold* (it
+//! fails there), *provisional* (fewer replications than the paper's, or runs not yet
+//! complete; the page says whether the check passes so far) and *not run yet* (no result).
+
+use crate::report::{self, Report, Y};
+use crate::spec::LoadedSpec;
+use crate::store;
+use serde::Deserialize;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The gallery file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gallery {
+    /// One entry per paper.
+    pub papers: Vec<Paper>,
+}
+
+/// One paper's page.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paper {
+    /// Short name used on the command line (`000`, `pbgi`, …).
+    pub id: String,
+    /// Other names accepted on the command line.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// The paper's title.
+    pub title: String,
+    /// The seed file under `../shared/seeds/`.
+    pub seed: String,
+    /// The page's file name under `docs/reproductions/`.
+    pub page: String,
+    /// The specs the page draws on.
+    pub specs: Vec<GallerySpec>,
+    /// The claims checked.
+    pub claims: Vec<Claim>,
+    /// Full-size runs that need a cluster, with their cost.
+    #[serde(default)]
+    pub remaining: Vec<Remaining>,
+}
+
+/// A spec of the gallery.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GallerySpec {
+    /// Path of the spec file, relative to the repository root.
+    pub path: String,
+    /// Replications the paper used.
+    pub paper_replications: usize,
+    /// Replications run without `--full` (default: the spec's).
+    #[serde(default)]
+    pub quick_replications: Option<usize>,
+}
+
+/// One claim of a paper and how cabo checks it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// The claim in one sentence.
+    pub claim: String,
+    /// Figure, table or theorem.
+    pub source: String,
+    /// The spec whose results check it.
+    pub spec: String,
+    /// The metric checked, in the spec's `report.y` spelling (default: the spec's own).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// The check.
+    pub check: Check,
+}
+
+/// How a claim is checked on a spec's results at the budget.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    /// `policy`'s median is better than each of `than`'s.
+    Better {
+        /// The policy the claim favours.
+        policy: String,
+        /// The policies it should beat.
+        than: Vec<String>,
+    },
+    /// The median regret of `worse` is at least `at_least` times that of `better`.
+    RegretRatio {
+        /// The policy with the larger regret.
+        worse: String,
+        /// The policy with the smaller regret.
+        better: String,
+        /// The smallest ratio that bears the claim out.
+        at_least: f64,
+    },
+    /// `policy` ranks at most `at_most` (1 = best) by median among the spec's policies.
+    Rank {
+        /// The policy.
+        policy: String,
+        /// The worst rank that bears the claim out.
+        at_most: usize,
+    },
+    /// Every row of a study table's column is at least `at_least`.
+    StudyMin {
+        /// The table's name.
+        table: String,
+        /// The column's name.
+        column: String,
+        /// The bound.
+        at_least: f64,
+    },
+}
+
+/// Runs the gallery leaves to a cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remaining {
+    /// What they are.
+    pub what: String,
+    /// Estimated CPU-hours.
+    pub cpu_hours: f64,
+    /// The command that runs them.
+    pub command: String,
+}
+
+/// A claim's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The check passes on the paper's replications.
+    Holds,
+    /// The check fails.
+    DoesNotHold,
+    /// Fewer replications than the paper's, or runs still missing: the check's outcome so
+    /// far is said beside it.
+    Provisional,
+    /// No result yet.
+    NotRun,
+}
+
+impl Verdict {
+    /// The word on the page.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::DoesNotHold => "**does not hold**",
+            Verdict::Provisional => "provisional",
+            Verdict::NotRun => "not run yet",
+        }
+    }
+}
+
+/// Reads the gallery file.
+pub fn load(path: &Path) -> Result<Gallery, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read the gallery: {e}", path.display()))?;
+    serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl Gallery {
+    /// The papers named by `which` (an id, an alias or `all`).
+    pub fn select(&self, which: &str) -> Result<Vec<&Paper>, String> {
+        if which == "all" {
+            return Ok(self.papers.iter().collect());
+        }
+        let found: Vec<&Paper> = self
+            .papers
+            .iter()
+            .filter(|p| p.id == which || p.aliases.iter().any(|a| a == which))
+            .collect();
+        if found.is_empty() {
+            let names: Vec<&str> = self.papers.iter().map(|p| p.id.as_str()).collect();
+            return Err(format!(
+                "no paper {which:?} in the gallery: use one of {} or `all`",
+                names.join(", ")
+            ));
+        }
+        Ok(found)
+    }
+}
+
+/// What one spec's results say, as a page needs it.
+struct SpecResult {
+    spec: GallerySpec,
+    name: String,
+    fingerprint: String,
+    dir: PathBuf,
+    report: Option<Report>,
+    /// The resolved spec, for reports of other metrics.
+    spec_json: Option<serde_json::Value>,
+    study: Option<cabo_core::StudyOutput>,
+    runs_complete: usize,
+    runs_total: usize,
+    cpu_seconds: f64,
+}
+
+/// Loads a gallery spec (comparison or study) as `run` would and reads its results under
+/// `out`.
+fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult, String> {
+    let path = root.join(&spec.path);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if crate::study::is_study(&text) {
+        let s = crate::study::LoadedStudy::parse(&path, &text, false).map_err(|e| e.to_string())?;
+        let dir = crate::study::result_dir(&s, out);
+        let study = crate::study::read_output(&dir).ok();
+        let complete = usize::from(crate::study::is_complete(&s, out));
+        let seconds = study_seconds(&dir);
+        return Ok(SpecResult {
+            spec: spec.clone(),
+            name: s.file.name.clone(),
+            fingerprint: study_fingerprint(&s)?,
+            dir,
+            report: None,
+            spec_json: None,
+            study: study.filter(|_| complete == 1),
+            runs_complete: complete,
+            runs_total: 1,
+            cpu_seconds: seconds,
+        });
+    }
+    let s = LoadedSpec::parse(&path, &text, false).map_err(|e| e.to_string())?;
+    let dir = store::spec_dir(out, &s.spec.name, false);
+    let value = serde_json::to_value(&s.spec).map_err(|e| e.to_string())?;
+    // The figure on the page must be the one of these numbers, so the report is written
+    // anew (for an incomplete spec too: it lists what is missing).
+    let report = report::build_for(&dir, &value, None).ok();
+    if report.is_some() {
+        report::write_report_for(&dir, &value)?;
+    }
+    let runs_total = s.spec.policies.len() * s.spec.replications;
+    let runs_complete = runs_total - report.as_ref().map_or(runs_total, |r| r.left_out.len());
+    Ok(SpecResult {
+        spec: spec.clone(),
+        name: s.spec.name.clone(),
+        fingerprint: store::fingerprint(&s.spec),
+        cpu_seconds: crate::status::complete_cpu_seconds(&s, &dir),
+        dir,
+        report,
+        spec_json: Some(value),
+        study: None,
+        runs_complete,
+        runs_total,
+    })
+}
+
+/// A study's computing time: the sum of the seconds `study.times.json` records (its wall
+/// times; studies record no CPU time).
+fn study_seconds(dir: &Path) -> f64 {
+    std::fs::read_to_string(dir.join("study.times.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<std::collections::BTreeMap<String, f64>>(&t).ok())
+        .map_or(0.0, |m| {
+            m.iter()
+                .filter(|(k, _)| k.ends_with("_s") || k.contains("seconds"))
+                .map(|(_, v)| v)
+                .sum()
+        })
+}
+
+/// The fingerprint of a study file as written (smoke section included: the page records the
+/// file, not one variant).
+fn study_fingerprint(s: &crate::study::LoadedStudy) -> Result<String, String> {
+    serde_json::to_value(&s.file)
+        .map(|v| store::fingerprint(&v))
+        .map_err(|e| e.to_string())
+}
+
+/// The fingerprint the gallery records for the spec file at `path`.
+pub fn spec_fingerprint(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if crate::study::is_study(&text) {
+        let s = crate::study::LoadedStudy::parse(path, &text, false).map_err(|e| e.to_string())?;
+        return study_fingerprint(&s);
+    }
+    let s = LoadedSpec::parse(path, &text, false).map_err(|e| e.to_string())?;
+    Ok(store::fingerprint(&s.spec))
+}
+
+/// Each policy's central value at the budget, by name: the median, or the mean where the
+/// spec reports means with standard errors (as the paper behind it does).
+fn medians(report: &Report) -> Vec<(String, f64, usize)> {
+    let quartiles = report::quartile_bands(report);
+    report
+        .curves
+        .iter()
+        .map(|c| {
+            let p = c.points.last();
+            let v = p.map_or(f64::NAN, |p| if quartiles { p.median } else { p.mean });
+            (c.policy.clone(), v, c.runs)
+        })
+        .collect()
+}
+
+/// "median" or "mean", as [`medians`] takes it.
+fn central(report: &Report) -> &'static str {
+    if report::quartile_bands(report) { "median" } else { "mean" }
+}
+
+/// Whether smaller values of the report's metric are better.
+fn lower_is_better(report: &Report) -> bool {
+    matches!(report.y, Y::SimpleRegret) || matches!(&report.y, Y::Problem(m) if m.contains("regret"))
+}
+
+/// The regret a median stands for (the report's metric may be log10 regret).
+fn as_regret(report: &Report, median: f64) -> f64 {
+    if report.log10 {
+        10f64.powf(median)
+    } else {
+        median
+    }
+}
+
+/// The numbers a claim's check measured, and whether it passed; `None` without results.
+fn evaluate_claim(claim: &Claim, r: &SpecResult) -> Result<Option<(String, bool)>, String> {
+    let Some(name) = &claim.metric else {
+        return Ok(evaluate(&claim.check, r, r.report.as_ref()));
+    };
+    let metric = crate::spec::Metric::parse(name)
+        .ok_or_else(|| format!("claim {:?}: unknown metric {name:?}", claim.claim))?;
+    let (Some(value), Some(_)) = (&r.spec_json, &r.report) else {
+        return Ok(None);
+    };
+    let report = report::build_for(&r.dir, value, Some(&metric))?;
+    Ok(evaluate(&claim.check, r, Some(&report)))
+}
+
+/// The numbers a check measured on `report` (or a study), and whether it passed; `None`
+/// without results.
+fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(String, bool)> {
+    if let Check::StudyMin {
+        table,
+        column,
+        at_least,
+    } = check
+    {
+        return study_min(r.study.as_ref()?, table, column, *at_least);
+    }
+    let report = report?;
+    let m = medians(report);
+    let get = |name: &str| m.iter().find(|(p, ..)| p == name).filter(|(_, v, n)| *n > 0 && !v.is_nan());
+    let better = |a: f64, b: f64| if lower_is_better(report) { a < b } else { a > b };
+    let label = format!("{} {}", central(report), report.y.label(report.log10));
+    match check {
+        Check::Better { policy, than } => {
+            let (_, mine, n) = get(policy)?;
+            let mut parts = vec![format!("{label} at the budget: {policy} {} (n = {n})", sig(*mine))];
+            let mut ok = true;
+            for other in than {
+                let (_, theirs, n) = get(other)?;
+                ok &= better(*mine, *theirs);
+                parts.push(format!("{other} {} (n = {n})", sig(*theirs)));
+            }
+            Some((parts.join(", "), ok))
+        }
+        Check::RegretRatio {
+            worse,
+            better: good,
+            at_least,
+        } => {
+            let (_, w, _) = get(worse)?;
+            let (_, b, _) = get(good)?;
+            let ratio = as_regret(report, *w) / as_regret(report, *b);
+            Some((
+                format!(
+                    "{} regret {worse} / {good} = {} / {} = {} (claim: ≥ {})",
+                    central(report),
+                    sig(as_regret(report, *w)),
+                    sig(as_regret(report, *b)),
+                    sig(ratio),
+                    sig(*at_least)
+                ),
+                ratio >= *at_least,
+            ))
+        }
+        Check::Rank { policy, at_most } => {
+            let (_, mine, _) = get(policy)?;
+            let mut ranked: Vec<&(String, f64, usize)> =
+                m.iter().filter(|(_, v, n)| *n > 0 && !v.is_nan()).collect();
+            ranked.sort_by(|a, b| {
+                let o = a.1.total_cmp(&b.1);
+                if lower_is_better(report) { o } else { o.reverse() }
+            });
+            let rank = 1 + ranked.iter().filter(|(_, v, _)| better(*v, *mine)).count();
+            let order: Vec<String> = ranked
+                .iter()
+                .map(|(p, v, _)| format!("{p} {}", sig(*v)))
+                .collect();
+            Some((
+                format!(
+                    "{policy} ranks {rank} of {} by {label}: {}",
+                    ranked.len(),
+                    order.join(" < ")
+                ),
+                rank <= *at_most,
+            ))
+        }
+        Check::StudyMin { .. } => None,
+    }
+}
+
+/// The smallest value of a study table's column.
+fn study_min(
+    out: &cabo_core::StudyOutput,
+    table: &str,
+    column: &str,
+    at_least: f64,
+) -> Option<(String, bool)> {
+    use cabo_core::study::Cell;
+    let t = out.tables.iter().find(|t| t.name == table)?;
+    let c = t.columns.iter().position(|c| c == column)?;
+    let values: Vec<f64> = t
+        .rows
+        .iter()
+        .filter_map(|r| match r.get(c) {
+            Some(Cell::Number(v)) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    Some((
+        format!(
+            "smallest `{column}` over {} rows: {} (claim: ≥ {})",
+            values.len(),
+            sig(min),
+            sig(at_least)
+        ),
+        min >= at_least,
+    ))
+}
+
+fn sig(v: f64) -> String {
+    report::markdown::sig(v)
+}
+
+/// The verdict of a check on a spec's results: final only on the paper's replications of a
+/// complete spec.
+fn verdict(measured: Option<&(String, bool)>, r: &SpecResult) -> (Verdict, &'static str) {
+    let partial =
+        r.runs_complete < r.runs_total || replications(r) < r.spec.paper_replications;
+    match measured {
+        None => (Verdict::NotRun, ""),
+        Some((_, passed)) if partial => (
+            Verdict::Provisional,
+            if *passed { " (holds so far)" } else { " (does not hold so far)" },
+        ),
+        Some((_, true)) => (Verdict::Holds, ""),
+        Some((_, false)) => (Verdict::DoesNotHold, ""),
+    }
+}
+
+/// Replications per policy the results hold (the smallest over policies).
+fn replications(r: &SpecResult) -> usize {
+    match (&r.report, &r.study) {
+        (Some(rep), _) => rep.curves.iter().map(|c| c.runs).min().unwrap_or(0),
+        (None, Some(_)) => r.spec.paper_replications,
+        _ => 0,
+    }
+}
+
+/// The marker line of a page's recorded spec fingerprints, parsed by [`stale_pages`].
+const SPEC_LINE: &str = "<!-- gallery-spec ";
+
+/// The marker a stale page carries.
+const STALE_LINE: &str = "<!-- gallery-stale ";
+
+/// Writes the pages of `papers` under `pages_dir` from the results under `out` (`root` is the
+/// repository root, where spec paths start); returns the pages written.
+pub fn write_pages(
+    root: &Path,
+    papers: &[&Paper],
+    out: &Path,
+    pages_dir: &Path,
+    command: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let commit = git_commit(root);
+    let mut written = Vec::new();
+    for paper in papers {
+        let results: Vec<SpecResult> = paper
+            .specs
+            .iter()
+            .map(|s| spec_result(root, s, out))
+            .collect::<Result<_, _>>()?;
+        let assets = pages_dir.join(paper.page.trim_end_matches(".md"));
+        std::fs::create_dir_all(&assets)
+            .map_err(|e| format!("{}: cannot create: {e}", assets.display()))?;
+        copy_assets(&results, &assets)?;
+        let page = render(paper, &results, &commit, command, &assets, pages_dir)?;
+        let path = pages_dir.join(&paper.page);
+        store::write_atomic(&path, page.as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Copies each spec's figure and summary next to the page (never the raw records).
+fn copy_assets(results: &[SpecResult], assets: &Path) -> Result<(), String> {
+    for r in results {
+        let files: &[(&str, &str)] = if r.study.is_some() {
+            &[("report.md", "md")]
+        } else {
+            &[("report.svg", "svg"), ("summary.csv", "csv")]
+        };
+        for (from, ext) in files {
+            let src = r.dir.join(from);
+            if src.is_file() {
+                let dst = assets.join(format!("{}.{ext}", r.name));
+                std::fs::copy(&src, &dst)
+                    .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), dst.display()))?;
+            }
+        }
+        if let Some(study) = &r.study {
+            for f in &study.figures {
+                let src = r.dir.join(format!("{}.svg", f.name));
+                if src.is_file() {
+                    let dst = assets.join(format!("{}-{}.svg", r.name, f.name));
+                    std::fs::copy(&src, &dst).map_err(|e| format!("{}: {e}", src.display()))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The page of one paper.
+fn render(
+    paper: &Paper,
+    results: &[SpecResult],
+    commit: &str,
+    command: &str,
+    assets: &Path,
+    pages_dir: &Path,
+) -> Result<String, String> {
+    let rel = assets
+        .strip_prefix(pages_dir)
+        .unwrap_or(assets)
+        .display()
+        .to_string();
+    let mut out = String::new();
+    let _ = writeln!(out, "# {} — {}\n", paper.id, paper.title);
+    let _ = writeln!(
+        out,
+        "<!-- Written by `{command}`; edit docs/reproductions/gallery.yaml, not this page. -->\n"
+    );
+    let _ = writeln!(
+        out,
+        "The paper is `../shared/seeds/{}`. Numbers are medians over replications at the \
+         budget (evaluations within the budget; see README, \"At the budget\"). *Provisional*: \
+         fewer replications than the paper's or runs still missing.\n",
+        paper.seed
+    );
+    let _ = writeln!(out, "## Claims\n");
+    let _ = writeln!(out, "| claim | where | cabo measured | replications (cabo / paper) | verdict |");
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for claim in &paper.claims {
+        let r = results
+            .iter()
+            .find(|r| r.spec.path == claim.spec)
+            .ok_or_else(|| format!("claim {:?}: spec {} is not in the paper's specs", claim.claim, claim.spec))?;
+        let measured = evaluate_claim(claim, r)?;
+        let (v, so_far) = verdict(measured.as_ref(), r);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} / {} | {}{so_far} |",
+            claim.claim,
+            claim.source,
+            measured.as_ref().map_or("—".to_string(), |(m, _)| m.clone()),
+            replications(r),
+            r.spec.paper_replications,
+            v.word()
+        );
+    }
+    let _ = writeln!(out, "\n## Figures and summaries\n");
+    for r in results {
+        let _ = writeln!(out, "### `{}`\n", r.spec.path);
+        if let Some(study) = &r.study {
+            for f in &study.figures {
+                let _ = writeln!(out, "![{}]({rel}/{}-{}.svg)\n", f.name, r.name, f.name);
+            }
+            let _ = writeln!(out, "Tables and findings: [{}.md]({rel}/{}.md)\n", r.name, r.name);
+        } else if r.report.is_some() {
+            let _ = writeln!(
+                out,
+                "![{}]({rel}/{}.svg)\n\nEvery policy at every grid point: [{}.csv]({rel}/{}.csv)\n",
+                r.name, r.name, r.name, r.name
+            );
+        } else {
+            let _ = writeln!(out, "No results yet.\n");
+        }
+    }
+    let _ = writeln!(out, "## How to run\n");
+    let _ = writeln!(
+        out,
+        "```sh\ncargo xtask reproduce {}          # the gallery's replications\ncargo xtask reproduce {} --full   # the paper's\n```\n",
+        paper.id, paper.id
+    );
+    let _ = writeln!(out, "Made at commit `{commit}` from:\n");
+    let _ = writeln!(out, "| spec | fingerprint | runs complete | CPU time |");
+    let _ = writeln!(out, "|---|---|---:|---:|");
+    let mut total = 0.0;
+    for r in results {
+        total += r.cpu_seconds;
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} / {} | {} |",
+            r.spec.path,
+            r.fingerprint,
+            r.runs_complete,
+            r.runs_total,
+            crate::status::duration(r.cpu_seconds)
+        );
+    }
+    let _ = writeln!(out, "\nCPU time in all: {} (from the runs' `times.jsonl`).\n", crate::status::duration(total));
+    if !paper.remaining.is_empty() {
+        let _ = writeln!(out, "## What remains for a cluster\n");
+        let _ = writeln!(out, "| runs | CPU-hours (estimate) | command |\n|---|---:|---|");
+        for rem in &paper.remaining {
+            let _ = writeln!(out, "| {} | {} | `{}` |", rem.what, rem.cpu_hours, rem.command);
+        }
+        out.push('\n');
+    }
+    for r in results {
+        let _ = writeln!(out, "{SPEC_LINE}{} {} -->", r.spec.path, r.fingerprint);
+    }
+    Ok(out)
+}
+
+/// The current commit of the repository at `root`, or `unknown`.
+fn git_commit(root: &Path) -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// A page whose recorded fingerprints differ from the specs now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StalePage {
+    /// The page.
+    pub page: PathBuf,
+    /// (spec path, recorded fingerprint, current fingerprint or the error reading it).
+    pub changed: Vec<(String, String, String)>,
+    /// Whether the page says it is stale.
+    pub marked: bool,
+}
+
+/// The pages under `pages_dir` whose specs (paths relative to `root`) changed since they were
+/// written.
+pub fn stale_pages(root: &Path, pages_dir: &Path) -> Result<Vec<StalePage>, String> {
+    let mut stale = Vec::new();
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(pages_dir)
+        .map_err(|e| format!("{}: {e}", pages_dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
+        let mut changed = Vec::new();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix(SPEC_LINE) else {
+                continue;
+            };
+            let mut parts = rest.trim_end_matches("-->").split_whitespace();
+            let (Some(path), Some(recorded)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let now = spec_fingerprint(&root.join(path)).unwrap_or_else(|e| format!("unreadable: {e}"));
+            if now != recorded {
+                changed.push((path.to_string(), recorded.to_string(), now));
+            }
+        }
+        if !changed.is_empty() {
+            stale.push(StalePage {
+                page,
+                marked: text.contains(STALE_LINE),
+                changed,
+            });
+        }
+    }
+    Ok(stale)
+}
+
+/// Marks each unmarked stale page under `pages_dir` as stale since `root`'s current commit;
+/// returns the pages marked.
+pub fn mark_stale(root: &Path, pages_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let commit = git_commit(root);
+    let mut marked = Vec::new();
+    for s in stale_pages(root, pages_dir)?.into_iter().filter(|s| !s.marked) {
+        let text = std::fs::read_to_string(&s.page).map_err(|e| format!("{}: {e}", s.page.display()))?;
+        let specs: Vec<&str> = s.changed.iter().map(|(p, ..)| p.as_str()).collect();
+        let (title, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        let note = format!(
+            "{title}\n\n{STALE_LINE}{commit} -->\n> **Stale**: since commit `{commit}` these specs differ from the ones this page was made \
+             from: {}. Its numbers are those of the earlier specs; `cargo xtask reproduce` \
+             rewrites it.\n{rest}",
+            specs.join(", ")
+        );
+        store::write_atomic(&s.page, note.as_bytes()).map_err(|e| format!("{}: {e}", s.page.display()))?;
+        marked.push(s.page);
+    }
+    Ok(marked)
+}
+
+/// The specs of `papers`, with the replications a reproduction runs: the gallery's quick
+/// count, or the spec's own with `full`.
+pub fn plan(papers: &[&Paper], full: bool) -> Vec<(String, Option<usize>)> {
+    let mut specs: Vec<(String, Option<usize>)> = Vec::new();
+    for p in papers {
+        for s in &p.specs {
+            if specs.iter().any(|(path, _)| path == &s.path) {
+                continue;
+            }
+            specs.push((s.path.clone(), if full { None } else { s.quick_replications }));
+        }
+    }
+    specs
+}
