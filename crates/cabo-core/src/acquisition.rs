@@ -58,6 +58,12 @@ pub trait AcquisitionSpec: Debug + Send + Sync + dyn_clone::DynClone {
     fn needs_posterior(&self) -> bool {
         true
     }
+    /// Whether the acquisition needs an observation before its first decision (it uses the
+    /// best observed value as its incumbent); the runner then rejects a spec whose initial
+    /// design has no point.
+    fn needs_incumbent(&self) -> bool {
+        false
+    }
 }
 
 dyn_clone::clone_trait_object!(AcquisitionSpec);

@@ -32,6 +32,12 @@ pub trait CostFunctionSpec: Debug + Send + Sync + dyn_clone::DynClone {
     /// Builds the cost function for one replication of `problem` (cost functions written in
     /// the problem's own units use [`Problem::to_native`]).
     fn build(&self, problem: &dyn Problem, seed: u64) -> Result<Box<dyn CostFunction>>;
+    /// A lower bound on the cost of one evaluation over every replication, where the spec
+    /// alone tells it; the runner bounds the evaluations of a cost budget with it before
+    /// running (`None`: unknown, and the run is capped at `limits.max_evaluations`).
+    fn min_cost(&self) -> Option<f64> {
+        None
+    }
 }
 
 dyn_clone::clone_trait_object!(CostFunctionSpec);

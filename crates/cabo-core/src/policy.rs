@@ -64,6 +64,11 @@ pub trait PolicySpec: Debug + Send + Sync + dyn_clone::DynClone {
     }
     /// Builds the policy for one run (`ctx.seed` is the run's policy seed).
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>>;
+    /// Whether the policy needs an observation before its first decision (it uses the best
+    /// observed value); the runner then rejects a spec whose initial design has no point.
+    fn needs_incumbent(&self) -> bool {
+        false
+    }
 }
 
 dyn_clone::clone_trait_object!(PolicySpec);

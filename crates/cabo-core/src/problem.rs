@@ -134,6 +134,19 @@ pub trait ProblemSpec: Debug + Send + Sync + dyn_clone::DynClone {
 
     /// Builds the problem instance of one replication (`seed` is shared by every policy).
     fn build(&self, seed: u64) -> Result<Box<dyn Problem>>;
+
+    /// The directory of the spec file this problem was read from: relative file paths in
+    /// the spec (a data table's `path:`) resolve against it, as in other configuration
+    /// formats, so a spec runs the same from any working directory. The runner calls it
+    /// right after parsing; a spec that wraps another problem forwards it. What the spec
+    /// serialises must not change (run fingerprints must not depend on where cabo runs).
+    fn set_spec_dir(&mut self, _dir: &std::path::Path) {}
+
+    /// The names of the metrics [`Problem::metrics`] records (every name it may return), so
+    /// that a report asking for `metric:NAME` is checked before anything runs.
+    fn metric_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 dyn_clone::clone_trait_object!(ProblemSpec);

@@ -34,6 +34,11 @@ pub fn render(json: bool) -> String {
     out
 }
 
+/// Examples are written as they would appear in a spec under `specs/<folder>/` (a data
+/// file's `path:` is relative to the spec file's directory), so relative paths in them
+/// resolve from here, relative to the workspace root.
+pub const EXAMPLE_SPEC_DIR: &str = "specs/benchmarks";
+
 /// Parses a plugin's example YAML as a spec of its kind and runs its `validate` hook for a
 /// dimension the example implies (problems report their own; others are checked at d = 2
 /// unless the example needs another, which is what `dim_hint` is for).
@@ -56,7 +61,8 @@ pub fn check_example(info: &PluginInfo) -> Result<(), String> {
     check_type(&type_name)?;
     match info.kind {
         Kind::Problem => {
-            let s: Box<dyn ProblemSpec> = crate::error::parse_yaml(path, text).map_err(err)?;
+            let mut s: Box<dyn ProblemSpec> = crate::error::parse_yaml(path, text).map_err(err)?;
+            s.set_spec_dir(Path::new(EXAMPLE_SPEC_DIR));
             s.dim().map(|_| ()).map_err(|e| e.to_string())
         }
         Kind::CostFunction => crate::error::parse_yaml::<Box<dyn CostFunctionSpec>>(path, text)

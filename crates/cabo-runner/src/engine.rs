@@ -362,6 +362,17 @@ impl Run<'_> {
                 self.save_checkpoint()?;
                 return Ok(None);
             }
+            // A cost budget whose smallest cost is unknown cannot be bounded before the run,
+            // so the evaluation cap is enforced here; otherwise validation guarantees it.
+            let cap = self.spec.max_evaluations();
+            if self.data.len() >= cap {
+                return Err(Error::invalid(format!(
+                    "the run reached limits.max_evaluations = {cap} evaluations before its \
+                     budget was spent (the smallest cost per evaluation is not known in \
+                     advance, so the budget could not be checked); raise the limit in the \
+                     spec's `limits:` section or lower the budget"
+                )));
+            }
             if let Some(reason) = self.step()? {
                 return Ok(Some(reason));
             }

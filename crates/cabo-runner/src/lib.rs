@@ -279,6 +279,8 @@ pub fn load_experiments(paths: &[PathBuf], opts: &RunOptions) -> Result<Experime
             Err(e) => errors.push(e),
         }
     }
+    // Results go to `<out>/<name>/`: names equal but for case share that directory on
+    // case-insensitive file systems (macOS, Windows), so they collide too.
     let mut seen = std::collections::BTreeMap::new();
     let named = found
         .comparisons
@@ -291,9 +293,16 @@ pub fn load_experiments(paths: &[PathBuf], opts: &RunOptions) -> Result<Experime
                 .map(|s| (&s.file.name, &s.path, s.error_at("name", ""))),
         );
     for (name, path, mut at) in named {
-        if let Some(other) = seen.insert(name.clone(), path.clone()) {
+        if let Some((other_name, other)) =
+            seen.insert(name.to_lowercase(), (name.clone(), path.clone()))
+        {
+            let same = if other_name == *name {
+                String::new()
+            } else {
+                format!(" (as {other_name:?}, the same directory on case-insensitive file systems)")
+            };
             at.message = format!(
-                "spec name {name:?} is also used by {}: results would collide",
+                "spec name {name:?} is also used by {}{same}: results would collide",
                 other.display()
             );
             errors.push(at);

@@ -236,7 +236,8 @@ fn smoke_spec(kind: &str, name: &str, type_name: &str) -> String {
          initial_design: {{ type: sobol, points: 3 }}\n\
          {model}\
          policies:\n  - name: {name}\n{policy}\n\
-         optimizer: {{ raw_samples: 32, restarts: 2, max_iters: 30 }}\n"
+         optimizer: {{ raw_samples: 32, restarts: 2, max_iters: 30 }}\n\
+         smoke: {{ replications: 1 }}\n"
     )
 }
 

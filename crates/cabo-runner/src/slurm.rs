@@ -83,6 +83,44 @@ fn absolute(p: &Path) -> Result<PathBuf, String> {
     std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
+/// Checks `--time` against Slurm's formats: `MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`,
+/// `D-HH:MM:SS` (every field a whole number), so that a typo fails here and not at `sbatch`.
+pub fn check_time(t: &str) -> Result<(), String> {
+    let whole = |f: &str| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit());
+    let ok = match t.split_once('-') {
+        Some((days, rest)) => {
+            let parts: Vec<&str> = rest.split(':').collect();
+            whole(days) && parts.len() <= 3 && parts.iter().all(|p| whole(p))
+        }
+        None => {
+            let parts: Vec<&str> = t.split(':').collect();
+            parts.len() <= 3 && parts.iter().all(|p| whole(p))
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--time {t:?}: expected a Slurm time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or \
+             D-HH:MM:SS (e.g. 02:00:00 or 1-12)"
+        ))
+    }
+}
+
+/// Checks `--mem` against Slurm's form: a whole number with an optional `K`, `M`, `G` or
+/// `T` suffix (megabytes without one).
+pub fn check_mem(m: &str) -> Result<(), String> {
+    let digits = m.strip_suffix(['K', 'M', 'G', 'T']).unwrap_or(m);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "--mem {m:?}: expected a whole number with an optional K, M, G or T suffix \
+             (e.g. 4G; megabytes without a suffix)"
+        ))
+    }
+}
+
 /// The files written by [`write_scripts`].
 #[derive(Debug, Clone)]
 pub struct SlurmScripts {
@@ -117,6 +155,12 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
     if o.cpus_per_task == 0 {
         return Err("--cpus-per-task must be at least 1".into());
     }
+    if let Some(t) = &o.time {
+        check_time(t)?;
+    }
+    if let Some(m) = &o.mem {
+        check_mem(m)?;
+    }
     let workdir = absolute(Path::new("."))?;
     let dir = absolute(&o.dir)?;
     let binary = match &o.binary {
@@ -132,6 +176,8 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
             .unwrap_or_else(|| "sweep".into());
         format!("cabo-{stem}")
     });
+    // The job name becomes the scripts' file names under `--dir`.
+    crate::spec::check_name("--job-name: job", &job)?;
     std::fs::create_dir_all(dir.join("logs"))
         .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
     let spec_args: Vec<String> = specs

@@ -1,12 +1,15 @@
 //! The experiment spec: the YAML file a researcher writes, parsed and validated in full before
 //! anything runs.
 
+pub mod limits;
+
 use crate::error::SpecError;
 use crate::locate::Locator;
 use cabo_core::{
     AcquisitionSpec, Budget, CostFunctionSpec, CostModelSpec, Expr, ModelSpec, OptimizerSpec,
     PolicySpec, ProblemSpec,
 };
+use limits::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -51,11 +54,67 @@ pub struct Spec {
     /// How reports aggregate the results.
     #[serde(default)]
     pub report: ReportSpec,
+    /// Resource limits checked before anything runs (see [`crate::spec::limits`]); not serialised
+    /// when unset, so specs without them keep their fingerprints.
+    #[serde(default, skip_serializing_if = "Limits::is_default")]
+    pub limits: Limits,
 }
 
 fn one() -> usize {
     1
 }
+
+/// The longest name, in bytes, of a spec, study, policy or Slurm job.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// Checks a name that becomes a directory or file name (a spec's or study's results
+/// directory, a policy's, a Slurm job's scripts): it must not be empty, `.` or `..`, contain
+/// `/`, `\` or a control character (NUL included), or exceed [`MAX_NAME_BYTES`]. Names are
+/// checked rather than sanitised, so that results never land outside the output directory
+/// and two names never share a directory unnoticed. `kind` names the name in the message.
+pub fn check_name(kind: &str, name: &str) -> Result<(), String> {
+    let why = if name.is_empty() {
+        "is empty".to_string()
+    } else if name == "." || name == ".." {
+        "is a relative directory".to_string()
+    } else if name.contains(['/', '\\']) {
+        "contains a path separator (`/` or `\\`)".to_string()
+    } else if name.chars().any(char::is_control) {
+        "contains a control character".to_string()
+    } else if name.len() > MAX_NAME_BYTES {
+        format!("is {} bytes long", name.len())
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{kind} name {} {why}: names become directory and file names, so they must be \
+         non-empty, at most {MAX_NAME_BYTES} bytes, not `.` or `..`, and free of `/`, `\\` and \
+         control characters",
+        shown(name)
+    ))
+}
+
+/// A name quoted for a message, cut short when long.
+fn shown(name: &str) -> String {
+    const SHOWN: usize = 40;
+    match name.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("{:?}…", &name[..i]),
+        None => format!("{name:?}"),
+    }
+}
+
+/// Policy result directories that would clash with the files of a spec's results
+/// directory or with the directory of its smoke results (compared case-insensitively, as
+/// some file systems do).
+pub const RESERVED_POLICY_NAMES: &[&str] = &[
+    "smoke",
+    "spec.json",
+    "run.json",
+    "summary.csv",
+    "report.md",
+    "report.svg",
+    "report.png",
+];
 
 /// One compared policy: either an acquisition maximised by the standard optimiser or a whole
 /// policy, with optional overrides of the spec-level model, cost model and optimiser.
@@ -288,8 +347,19 @@ impl LoadedSpec {
 
     /// Parses and validates spec text (`path` is used in messages).
     pub fn parse(path: &Path, text: &str, smoke: bool) -> Result<Self, SpecError> {
-        let spec: Spec = crate::error::parse_yaml(path, text)?;
+        let mut spec: Spec = crate::error::parse_yaml(path, text)?;
         let locator = Locator::new(text);
+        if smoke && spec.smoke.is_none() {
+            return Err(SpecError::new(
+                path,
+                None,
+                "",
+                "the spec has no `smoke:` section: --smoke runs a spec's scaled-down variant \
+                 (add one, e.g. `smoke: { replications: 1 }`, or run without --smoke)"
+                    .into(),
+            ));
+        }
+        set_spec_dir(&mut spec, path);
         let spec = if smoke { apply_smoke(spec) } else { spec };
         let mut loaded = LoadedSpec {
             path: path.to_path_buf(),
@@ -306,9 +376,21 @@ impl LoadedSpec {
         SpecError::new(&self.path, self.locator.find(key), key, message.into())
     }
 
+    /// The most evaluations one run may make ([`Limits::max_evaluations`]); the run loop
+    /// stops with an error there when its budget could not be bounded in advance.
+    pub fn max_evaluations(&self) -> usize {
+        self.spec.limits.evaluations()
+    }
+
     fn validate(&self) -> Result<usize, SpecError> {
         let s = &self.spec;
         let at = |key: &str, e: cabo_core::Error| self.error_at(key, e.to_string());
+        check_name("spec", &s.name).map_err(|m| self.error_at("name", m))?;
+        s.limits
+            .validate()
+            .map_err(|m| self.error_at("limits", m))?;
+        // Before anything is sized by the replication count.
+        limits::check_runs(s).map_err(|m| self.error_at("replications", m))?;
         let dim = s.problem.dim().map_err(|e| at("problem", e))?;
         if dim == 0 {
             return Err(self.error_at("problem", "the problem has dimension 0"));
@@ -317,7 +399,8 @@ impl LoadedSpec {
             return Err(self.error_at("replications", "must be at least 1"));
         }
         s.budget.validate().map_err(|e| at("budget", e))?;
-        s.initial_design
+        let initial = s
+            .initial_design
             .points
             .count(dim)
             .map_err(|m| self.error_at("initial_design.points", m))?;
@@ -338,34 +421,119 @@ impl LoadedSpec {
             ));
         }
         let mut names = BTreeSet::new();
-        let mut dirs = BTreeSet::new();
+        let mut dirs = std::collections::BTreeMap::new();
+        let mut raw_samples = 0;
         for (i, p) in s.policies.iter().enumerate() {
             let key = format!("policies[{i}]");
-            self.validate_entry(&key, p, dim)?;
+            raw_samples = raw_samples.max(self.validate_entry(&key, p, dim)?);
+            self.check_incumbent(&key, p, initial)?;
             if !names.insert(p.name.as_str()) {
                 return Err(self.error_at(
                     &format!("{key}.name"),
                     format!("duplicate policy name {:?}: names must be unique", p.name),
                 ));
             }
-            if !dirs.insert(crate::store::dir_name(&p.name)) {
+            // Case-insensitively: on macOS and Windows `EI` and `ei` are one directory.
+            let dir = crate::store::dir_name(&p.name).to_lowercase();
+            if let Some(other) = dirs.insert(dir, p.name.as_str()) {
                 return Err(self.error_at(
                     &format!("{key}.name"),
                     format!(
-                        "policy name {:?} maps to the same result directory as another policy",
+                        "policy name {:?} maps to the same result directory as policy {other:?} \
+                         (directory names keep letters, digits and `._-()+=,`, and are compared \
+                         case-insensitively)",
                         p.name
                     ),
                 ));
             }
         }
+        self.check_report_metrics()?;
+        let estimate = limits::estimate(s, dim, initial, raw_samples);
+        limits::check(s, &estimate).map_err(|m| self.error_at("budget", m))?;
         Ok(dim)
     }
 
-    fn validate_entry(&self, key: &str, p: &PolicyEntry, dim: usize) -> Result<(), SpecError> {
+    /// A policy that needs an incumbent from its first decision needs an initial point.
+    fn check_incumbent(&self, key: &str, p: &PolicyEntry, initial: usize) -> Result<(), SpecError> {
+        let needs = p.acquisition.as_ref().is_some_and(|a| a.needs_incumbent())
+            || p.policy.as_ref().is_some_and(|a| a.needs_incumbent());
+        if initial > 0 || !needs {
+            return Ok(());
+        }
+        let what = if p.acquisition.is_some() {
+            "acquisition"
+        } else {
+            "policy"
+        };
+        Err(self.error_at(
+            "initial_design.points",
+            format!(
+                "policy {:?} needs at least one initial point: its {what} (`{key}.{what}`) uses \
+                 the best observed value from the first decision, and the initial design has \
+                 none; set `initial_design.points` to 1 or more",
+                p.name
+            ),
+        ))
+    }
+
+    /// Problem metrics named by `report.y`, `report.marker` and `report.also` must be ones
+    /// the problem records, or the report would fail after every run has been made.
+    fn check_report_metrics(&self) -> Result<(), SpecError> {
+        let r = &self.spec.report;
+        let mut named: Vec<(String, &str)> = Vec::new();
+        if let Metric::Problem(m) = &r.y {
+            named.push(("report.y".into(), m));
+        }
+        if let Some(m) = &r.marker {
+            named.push(("report.marker".into(), m));
+        }
+        for (i, a) in r.also.iter().enumerate() {
+            if let Metric::Problem(m) = a {
+                named.push((format!("report.also[{i}]"), m));
+            }
+        }
+        let known = self.spec.problem.metric_names();
+        let refs: Vec<&str> = known.iter().map(String::as_str).collect();
+        for (key, m) in named {
+            if refs.contains(&m) {
+                continue;
+            }
+            let message = if refs.is_empty() {
+                format!("the problem records no metrics, so there is no metric {m:?} to report")
+            } else {
+                let closest = cabo_core::registry::closest_of(m, &refs)
+                    .map(|c| format!("; did you mean {c:?}?"))
+                    .unwrap_or_default();
+                format!(
+                    "the problem records no metric {m:?}{closest} It records: {}",
+                    refs.join(", ")
+                )
+            };
+            return Err(self.error_at(&key, message));
+        }
+        Ok(())
+    }
+
+    /// Checks one policy entry; returns its optimiser's raw-sample count.
+    fn validate_entry(&self, key: &str, p: &PolicyEntry, dim: usize) -> Result<usize, SpecError> {
         let at =
             |sub: &str, e: cabo_core::Error| self.error_at(&format!("{key}.{sub}"), e.to_string());
+        let name_key = format!("{key}.name");
+        check_name("policy", &p.name).map_err(|m| self.error_at(&name_key, m))?;
         if p.name.trim().is_empty() {
-            return Err(self.error_at(&format!("{key}.name"), "a policy needs a non-empty name"));
+            return Err(self.error_at(&name_key, "a policy needs a non-empty name"));
+        }
+        let dir = crate::store::dir_name(&p.name).to_lowercase();
+        if RESERVED_POLICY_NAMES.contains(&dir.as_str()) {
+            return Err(self.error_at(
+                &name_key,
+                format!(
+                    "policy name {:?} is reserved: its result directory would clash with a \
+                     file or directory of the spec's results ({}, compared case-insensitively)",
+                    p.name,
+                    RESERVED_POLICY_NAMES.join(", ")
+                ),
+            ));
         }
         match (&p.acquisition, &p.policy) {
             (Some(a), None) => {
@@ -402,8 +570,18 @@ impl LoadedSpec {
             .spec
             .optimizer
             .merged(p.optimizer.as_ref().unwrap_or(&OptimizerSpec::default()));
-        opt.resolve(dim).map_err(|e| at("optimizer", e))?;
-        Ok(())
+        let settings = opt.resolve(dim).map_err(|e| at("optimizer", e))?;
+        Ok(settings.raw_samples)
+    }
+}
+
+/// Points relative file paths of the spec's problems (and its smoke problem) at the spec
+/// file's directory.
+fn set_spec_dir(spec: &mut Spec, path: &Path) {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    spec.problem.set_spec_dir(dir);
+    if let Some(p) = spec.smoke.as_mut().and_then(|s| s.problem.as_mut()) {
+        p.set_spec_dir(dir);
     }
 }
 

@@ -69,7 +69,17 @@ impl LoadedStudy {
     pub fn parse(path: &Path, text: &str, smoke: bool) -> Result<Self, SpecError> {
         let mut file: StudyFile = crate::error::parse_yaml(path, text)?;
         let mut key = "study";
-        if smoke && let Some(s) = file.smoke.take() {
+        if smoke {
+            let Some(s) = file.smoke.take() else {
+                return Err(SpecError::new(
+                    path,
+                    None,
+                    "",
+                    "the study has no `smoke:` section: --smoke runs a study's scaled-down \
+                     variant (add one, or run without --smoke)"
+                        .into(),
+                ));
+            };
             file.study = s.study;
             key = "smoke.study";
         }
@@ -79,6 +89,8 @@ impl LoadedStudy {
             smoke,
             locator: Locator::new(text),
         };
+        crate::spec::check_name("study", &loaded.file.name)
+            .map_err(|m| loaded.error_at("name", m))?;
         if loaded.file.name.trim().is_empty() {
             return Err(loaded.error_at("name", "a study needs a non-empty name"));
         }

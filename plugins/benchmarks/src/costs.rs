@@ -62,6 +62,12 @@ impl CostNoise {
     }
 }
 
+/// The smallest cost charged by a cost function whose noise-free costs are at least `base`:
+/// noisy costs are clipped below at `noise.min`, which may be smaller.
+fn noise_floor(base: f64, noise: &Option<CostNoise>) -> f64 {
+    noise.as_ref().map_or(base, |n| n.min)
+}
+
 /// A cost function whose charged costs carry [`CostNoise`].
 #[derive(Debug)]
 pub struct NoisyCost {
@@ -188,6 +194,9 @@ impl CostFunctionSpec for LinearMeanSpec {
         }
         Ok(())
     }
+    fn min_cost(&self) -> Option<f64> {
+        Some(noise_floor(self.scale * self.offset, &self.noise))
+    }
     fn build(&self, problem: &dyn Problem, _seed: u64) -> Result<Box<dyn CostFunction>> {
         self.validate(problem.info().dim)?;
         let c = LinearMeanCost {
@@ -312,6 +321,11 @@ impl CostFunctionSpec for CosineSpec {
         Ok(())
     }
 
+    fn min_cost(&self) -> Option<f64> {
+        // ln c = a · mean cos(…) ≥ −|a|; an unset a is drawn from U[0.75, 1.5].
+        let a = self.a.map_or(1.5, f64::abs);
+        Some(noise_floor((-a).exp(), &self.noise))
+    }
     fn build(&self, problem: &dyn Problem, seed: u64) -> Result<Box<dyn CostFunction>> {
         let d = problem.info().dim;
         self.validate(d)?;
@@ -421,6 +435,9 @@ impl CostFunctionSpec for UniformSpec {
         }
         Ok(())
     }
+    fn min_cost(&self) -> Option<f64> {
+        Some(noise_floor(self.value, &self.noise))
+    }
     fn build(&self, problem: &dyn Problem, _seed: u64) -> Result<Box<dyn CostFunction>> {
         self.validate(problem.info().dim)?;
         with_noise(
@@ -518,6 +535,9 @@ impl CostFunctionSpec for BumpCostSpec {
             n.validate("bump_cost")?;
         }
         Ok(())
+    }
+    fn min_cost(&self) -> Option<f64> {
+        Some(noise_floor(self.low.min(self.high), &self.noise))
     }
     fn build(&self, problem: &dyn Problem, _seed: u64) -> Result<Box<dyn CostFunction>> {
         self.validate(problem.info().dim)?;

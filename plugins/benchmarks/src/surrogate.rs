@@ -13,8 +13,9 @@
 //!   ln seconds; objective = posterior mean of −perplexity, cost = exp(posterior mean of
 //!   ln seconds)/3600 (hours).
 //!
-//! The tables are not part of cabo: the spec's `path` (relative to the working directory)
-//! names them and a missing file is reported with where to get it. Fitted surrogates and
+//! The tables are not part of cabo: the spec's `path` (relative to the spec file's
+//! directory, like paths in other configuration formats) names them, and a missing or
+//! malformed file is reported, with where to get it, when the spec is validated. Fitted surrogates and
 //! their optima are cached per process, so the policies of every replication share one fit.
 
 use crate::gp_prior::{FoundOptimum, cached_optimum};
@@ -28,6 +29,7 @@ use cabo_optim::multistart::{self, Objective};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The posterior mean of a fitted GP as a function on the unit cube, with its gradient.
@@ -126,7 +128,8 @@ impl Table {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::invalid(format!(
                 "{key}.path: cannot read {path} ({e}); it is {origin}, not shipped with cabo: \
-                 see ../shared/data/README.md and point `path:` at your copy"
+                 see ../shared/data/README.md and point `path:` at your copy (a relative \
+                 path is taken from the spec file's directory)"
             ))
         })?;
         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
@@ -224,8 +227,8 @@ pub enum AirfoilFit {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AirfoilSpec {
-    /// Path of `airfoil_self_noise.csv`; default `../shared/data/airfoil_self_noise.csv`.
-    #[serde(default = "airfoil_path")]
+    /// Path of `airfoil_self_noise.csv`, relative to the spec file's directory. Required:
+    /// no default could be right for spec files in different directories.
     pub path: String,
     /// `reference` (default) or `map`.
     #[serde(default)]
@@ -233,10 +236,18 @@ pub struct AirfoilSpec {
     /// Gaussian observation-noise standard deviation (standardised P units); default 0.
     #[serde(default)]
     pub noise_std: f64,
+    /// The spec file's directory, against which a relative `path` resolves. Not serialised,
+    /// so a run's fingerprint does not depend on where cabo was started.
+    #[serde(skip)]
+    pub spec_dir: Option<PathBuf>,
 }
 
-fn airfoil_path() -> String {
-    "../shared/data/airfoil_self_noise.csv".into()
+/// `path` resolved against the spec file's directory when it is relative.
+fn resolve(spec_dir: &Option<PathBuf>, path: &str) -> String {
+    match spec_dir {
+        Some(dir) if Path::new(path).is_relative() => dir.join(path).display().to_string(),
+        _ => path.to_string(),
+    }
 }
 
 const AIRFOIL_ORIGIN: &str =
@@ -298,13 +309,15 @@ impl AirfoilSpec {
 impl ProblemSpec for AirfoilSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
+        // Reading the table here rejects a missing or malformed file before anything runs.
+        airfoil_data(&resolve(&self.spec_dir, &self.path))?;
         Ok(5)
     }
     fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
         self.check()?;
-        let key = format!("airfoil#{}#{:?}", self.path, self.fit);
+        let path = resolve(&self.spec_dir, &self.path);
+        let key = format!("airfoil#{path}#{:?}", self.fit);
         let fit = self.fit;
-        let path = self.path.clone();
         let surfaces = cached_fit(key.clone(), move || {
             let (x, y) = airfoil_data(&path)?;
             let mut gp = ExactGp::new(airfoil_config(fit))?;
@@ -326,6 +339,9 @@ impl ProblemSpec for AirfoilSpec {
             key,
         }))
     }
+    fn set_spec_dir(&mut self, dir: &Path) {
+        self.spec_dir = Some(dir.to_path_buf());
+    }
 }
 
 cabo_core::register_plugin!(
@@ -333,23 +349,23 @@ cabo_core::register_plugin!(
     "airfoil",
     summary: "Airfoil self-noise surrogate: posterior mean of a Matern-5/2 GP on the NASA table (5-D, maximised); needs the data file",
     paper: "seed 002 App. C; seed 004",
-    example: "{ type: airfoil, path: ../shared/data/airfoil_self_noise.csv }",
+    example: "{ type: airfoil, path: ../../../shared/data/airfoil_self_noise.csv }",
 );
 
 /// Spec of the LDA surrogate (`problem: { type: lda }`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LdaSpec {
-    /// Path of `lda_on_grid.csv`; default `../shared/data/lda_on_grid.csv`.
-    #[serde(default = "lda_path")]
+    /// Path of `lda_on_grid.csv`, relative to the spec file's directory. Required: no
+    /// default could be right for spec files in different directories.
     pub path: String,
     /// Gaussian observation-noise standard deviation (perplexity units); default 0.
     #[serde(default)]
     pub noise_std: f64,
-}
-
-fn lda_path() -> String {
-    "../shared/data/lda_on_grid.csv".into()
+    /// The spec file's directory, against which a relative `path` resolves. Not serialised,
+    /// so a run's fingerprint does not depend on where cabo was started.
+    #[serde(skip)]
+    pub spec_dir: Option<PathBuf>,
 }
 
 const LDA_ORIGIN: &str =
@@ -398,12 +414,14 @@ impl LdaSpec {
 impl ProblemSpec for LdaSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
+        // Reading the table here rejects a missing or malformed file before anything runs.
+        lda_data(&resolve(&self.spec_dir, &self.path))?;
         Ok(3)
     }
     fn build(&self, _seed: u64) -> Result<Box<dyn Problem>> {
         self.check()?;
-        let key = format!("lda#{}", self.path);
-        let path = self.path.clone();
+        let path = resolve(&self.spec_dir, &self.path);
+        let key = format!("lda#{path}");
         let surfaces = cached_fit(key.clone(), move || {
             let (x, y, lnc) = lda_data(&path)?;
             let mut out = Vec::new();
@@ -429,6 +447,9 @@ impl ProblemSpec for LdaSpec {
             key,
         }))
     }
+    fn set_spec_dir(&mut self, dir: &Path) {
+        self.spec_dir = Some(dir.to_path_buf());
+    }
 }
 
 cabo_core::register_plugin!(
@@ -436,7 +457,7 @@ cabo_core::register_plugin!(
     "lda",
     summary: "Online-LDA surrogate: GP posterior means of -perplexity (objective) and ln seconds (cost in hours) over 3 hyperparameters; needs the data file",
     paper: "seed 001 §5.1, App. E",
-    example: "{ type: lda, path: ../shared/data/lda_on_grid.csv }",
+    example: "{ type: lda, path: ../../../shared/data/lda_on_grid.csv }",
 );
 
 /// A surrogate problem: objective = first surface; cost = exp(second surface)/3600 when

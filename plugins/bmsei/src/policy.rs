@@ -39,6 +39,10 @@ impl PolicySpec for BmseiSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         validate_fantasies(dim, &self.fantasies)
     }
+    fn needs_incumbent(&self) -> bool {
+        // The tree's improvements are over the best observed value.
+        true
+    }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
         Ok(Box::new(TreePolicy::new(
@@ -68,6 +72,10 @@ pub struct MsEiSpec {
 impl PolicySpec for MsEiSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         validate_fantasies(dim, &self.fantasies)
+    }
+    fn needs_incumbent(&self) -> bool {
+        // The tree's improvements are over the best observed value.
+        true
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
@@ -105,6 +113,10 @@ fn default_kg_fantasies() -> usize {
 impl PolicySpec for KgSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         validate_fantasies(dim, &[self.fantasies])
+    }
+    fn needs_incumbent(&self) -> bool {
+        // The one-shot tree is rooted at the data's posterior and needs an observation.
+        true
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;

@@ -96,6 +96,10 @@ impl AcquisitionSpec for BudgetedEiSpec {
         }
         Ok(())
     }
+    fn needs_incumbent(&self) -> bool {
+        // Q₁'s improvement is over the best observed value.
+        true
+    }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Acquisition>> {
         self.validate(ctx.problem.dim)?;
         Ok(Box::new(BudgetedEi {

@@ -54,6 +54,10 @@ impl PolicySpec for EiPsqSpec {
         Ok(())
     }
 
+    fn needs_incumbent(&self) -> bool {
+        // Each path's improvement is over its value at the best observation.
+        true
+    }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
         let setup = CvsSetup::ranking(ctx, self.mc_samples, "ei_psq", self.per_unit_cost)?;

@@ -255,7 +255,27 @@ impl ProblemSpec for CvsSpec {
     fn build(&self, seed: u64) -> Result<Box<dyn Problem>> {
         Ok(Box::new(CvsProblem::new(self, seed)?))
     }
+
+    fn set_spec_dir(&mut self, dir: &std::path::Path) {
+        // The objective's own file paths (an airfoil table) are the spec file's too.
+        self.objective.set_spec_dir(dir);
+    }
+
+    fn metric_names(&self) -> Vec<String> {
+        METRIC_NAMES.iter().map(|m| m.to_string()).collect()
+    }
 }
+
+/// Every metric [`CvsProblem`] records (`Problem::metrics`), for report validation.
+const METRIC_NAMES: [&str; 7] = [
+    "cvs.simple_regret",
+    "cvs.cumulative_regret",
+    "cvs.quality_regret",
+    "cvs.cost_regret",
+    "cvs.plays",
+    "cvs.control_set",
+    "cvs.on_optimal_set",
+];
 
 cabo_core::register_plugin!(
     Kind::Problem,

@@ -221,6 +221,12 @@ impl ProblemSpec for MarkovPathSpec {
         Ok(1)
     }
 
+    fn metric_names(&self) -> Vec<String> {
+        ["expected_reward", "net_value", "value_to_go"]
+            .map(String::from)
+            .to_vec()
+    }
+
     fn build(&self, seed: u64) -> Result<Box<dyn Problem>> {
         let (setup, a, b) = self.setup()?;
         let kernel = crate::prior::Kernel::new(&setup.prior, &setup.grid)?;

@@ -50,6 +50,10 @@ fn run(policy_json: &str, seed: u64) -> (Vec<usize>, String, f64) {
             }
             Decision::Stop(reason) => {
                 let m = problem.metrics(data.observations());
+                // What the spec declares (and `report:` is checked against) is what it records.
+                let recorded: Vec<&String> = m.keys().collect();
+                let declared = spec.metric_names();
+                assert_eq!(recorded, declared.iter().collect::<Vec<_>>());
                 return (sampled, reason, m["net_value"]);
             }
         }

@@ -20,6 +20,10 @@ impl AcquisitionSpec for EiSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         check_best_f(self.best_f)
     }
+    fn needs_incumbent(&self) -> bool {
+        // Without `best_f` the incumbent is the best observed value.
+        self.best_f.is_none()
+    }
     fn build(&self, _ctx: &BuildContext<'_>) -> Result<Box<dyn Acquisition>> {
         check_best_f(self.best_f)?;
         Ok(Box::new(Ei {
