@@ -643,7 +643,9 @@ fn list_gallery(paper: &str, full: bool) -> ExitCode {
 }
 
 fn mark_gallery_stale() -> ExitCode {
-    let pages = std::path::Path::new(GALLERY).parent().unwrap_or(std::path::Path::new("."));
+    let pages = std::path::Path::new(GALLERY)
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
     match cabo_runner::gallery::mark_stale(std::path::Path::new("."), pages) {
         Ok(marked) => {
             for p in &marked {
@@ -688,12 +690,20 @@ fn write_gallery(paper: &str, r: &Reproduction) -> ExitCode {
         Err(e) => return fail(&RunError::Setup(e)),
     };
     let refs: Vec<_> = papers.iter().collect();
-    let pages = std::path::Path::new(GALLERY).parent().unwrap_or(std::path::Path::new("."));
+    let pages = std::path::Path::new(GALLERY)
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
     let mut command = format!("cargo xtask reproduce {paper}");
     if r.full {
         command.push_str(" --full");
     }
-    match cabo_runner::gallery::write_pages(std::path::Path::new("."), &refs, &r.out, pages, &command) {
+    match cabo_runner::gallery::write_pages(
+        std::path::Path::new("."),
+        &refs,
+        &r.out,
+        pages,
+        &command,
+    ) {
         Ok(written) => {
             for p in written {
                 eprintln!("wrote {}", p.display());

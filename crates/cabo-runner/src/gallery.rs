@@ -304,12 +304,17 @@ fn medians(report: &Report) -> Vec<(String, f64, usize)> {
 
 /// "median" or "mean", as [`medians`] takes it.
 fn central(report: &Report) -> &'static str {
-    if report::quartile_bands(report) { "median" } else { "mean" }
+    if report::quartile_bands(report) {
+        "median"
+    } else {
+        "mean"
+    }
 }
 
 /// Whether smaller values of the report's metric are better.
 fn lower_is_better(report: &Report) -> bool {
-    matches!(report.y, Y::SimpleRegret) || matches!(&report.y, Y::Problem(m) if m.contains("regret"))
+    matches!(report.y, Y::SimpleRegret)
+        || matches!(&report.y, Y::Problem(m) if m.contains("regret"))
 }
 
 /// The regret a median stands for (the report's metric may be log10 regret).
@@ -348,13 +353,26 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
     }
     let report = report?;
     let m = medians(report);
-    let get = |name: &str| m.iter().find(|(p, ..)| p == name).filter(|(_, v, n)| *n > 0 && !v.is_nan());
-    let better = |a: f64, b: f64| if lower_is_better(report) { a < b } else { a > b };
+    let get = |name: &str| {
+        m.iter()
+            .find(|(p, ..)| p == name)
+            .filter(|(_, v, n)| *n > 0 && !v.is_nan())
+    };
+    let better = |a: f64, b: f64| {
+        if lower_is_better(report) {
+            a < b
+        } else {
+            a > b
+        }
+    };
     let label = format!("{} {}", central(report), report.y.label(report.log10));
     match check {
         Check::Better { policy, than } => {
             let (_, mine, n) = get(policy)?;
-            let mut parts = vec![format!("{label} at the budget: {policy} {} (n = {n})", sig(*mine))];
+            let mut parts = vec![format!(
+                "{label} at the budget: {policy} {} (n = {n})",
+                sig(*mine)
+            )];
             let mut ok = true;
             for other in than {
                 let (_, theirs, n) = get(other)?;
@@ -389,7 +407,11 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
                 m.iter().filter(|(_, v, n)| *n > 0 && !v.is_nan()).collect();
             ranked.sort_by(|a, b| {
                 let o = a.1.total_cmp(&b.1);
-                if lower_is_better(report) { o } else { o.reverse() }
+                if lower_is_better(report) {
+                    o
+                } else {
+                    o.reverse()
+                }
             });
             let rank = 1 + ranked.iter().filter(|(_, v, _)| better(*v, *mine)).count();
             let order: Vec<String> = ranked
@@ -446,13 +468,16 @@ fn sig(v: f64) -> String {
 /// The verdict of a check on a spec's results: final only on the paper's replications of a
 /// complete spec.
 fn verdict(measured: Option<&(String, bool)>, r: &SpecResult) -> (Verdict, &'static str) {
-    let partial =
-        r.runs_complete < r.runs_total || replications(r) < r.spec.paper_replications;
+    let partial = r.runs_complete < r.runs_total || replications(r) < r.spec.paper_replications;
     match measured {
         None => (Verdict::NotRun, ""),
         Some((_, passed)) if partial => (
             Verdict::Provisional,
-            if *passed { " (holds so far)" } else { " (does not hold so far)" },
+            if *passed {
+                " (holds so far)"
+            } else {
+                " (does not hold so far)"
+            },
         ),
         Some((_, true)) => (Verdict::Holds, ""),
         Some((_, false)) => (Verdict::DoesNotHold, ""),
@@ -516,8 +541,9 @@ fn copy_assets(results: &[SpecResult], assets: &Path) -> Result<(), String> {
             let src = r.dir.join(from);
             if src.is_file() {
                 let dst = assets.join(format!("{}.{ext}", r.name));
-                std::fs::copy(&src, &dst)
-                    .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), dst.display()))?;
+                std::fs::copy(&src, &dst).map_err(|e| {
+                    format!("cannot copy {} to {}: {e}", src.display(), dst.display())
+                })?;
             }
         }
         if let Some(study) = &r.study {
@@ -561,13 +587,21 @@ fn render(
         paper.seed
     );
     let _ = writeln!(out, "## Claims\n");
-    let _ = writeln!(out, "| claim | where | cabo measured | replications (cabo / paper) | verdict |");
+    let _ = writeln!(
+        out,
+        "| claim | where | cabo measured | replications (cabo / paper) | verdict |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|");
     for claim in &paper.claims {
         let r = results
             .iter()
             .find(|r| r.spec.path == claim.spec)
-            .ok_or_else(|| format!("claim {:?}: spec {} is not in the paper's specs", claim.claim, claim.spec))?;
+            .ok_or_else(|| {
+                format!(
+                    "claim {:?}: spec {} is not in the paper's specs",
+                    claim.claim, claim.spec
+                )
+            })?;
         let measured = evaluate_claim(claim, r)?;
         let (v, so_far) = verdict(measured.as_ref(), r);
         let _ = writeln!(
@@ -575,7 +609,9 @@ fn render(
             "| {} | {} | {} | {} / {} | {}{so_far} |",
             claim.claim,
             claim.source,
-            measured.as_ref().map_or("—".to_string(), |(m, _)| m.clone()),
+            measured
+                .as_ref()
+                .map_or("—".to_string(), |(m, _)| m.clone()),
             replications(r),
             r.spec.paper_replications,
             v.word()
@@ -588,7 +624,11 @@ fn render(
             for f in &study.figures {
                 let _ = writeln!(out, "![{}]({rel}/{}-{}.svg)\n", f.name, r.name, f.name);
             }
-            let _ = writeln!(out, "Tables and findings: [{}.md]({rel}/{}.md)\n", r.name, r.name);
+            let _ = writeln!(
+                out,
+                "Tables and findings: [{}.md]({rel}/{}.md)\n",
+                r.name, r.name
+            );
         } else if r.report.is_some() {
             let _ = writeln!(
                 out,
@@ -621,12 +661,23 @@ fn render(
             crate::status::duration(r.cpu_seconds)
         );
     }
-    let _ = writeln!(out, "\nCPU time in all: {} (from the runs' `times.jsonl`).\n", crate::status::duration(total));
+    let _ = writeln!(
+        out,
+        "\nCPU time in all: {} (from the runs' `times.jsonl`).\n",
+        crate::status::duration(total)
+    );
     if !paper.remaining.is_empty() {
         let _ = writeln!(out, "## What remains for a cluster\n");
-        let _ = writeln!(out, "| runs | CPU-hours (estimate) | command |\n|---|---:|---|");
+        let _ = writeln!(
+            out,
+            "| runs | CPU-hours (estimate) | command |\n|---|---:|---|"
+        );
         for rem in &paper.remaining {
-            let _ = writeln!(out, "| {} | {} | `{}` |", rem.what, rem.cpu_hours, rem.command);
+            let _ = writeln!(
+                out,
+                "| {} | {} | `{}` |",
+                rem.what, rem.cpu_hours, rem.command
+            );
         }
         out.push('\n');
     }
@@ -671,7 +722,8 @@ pub fn stale_pages(root: &Path, pages_dir: &Path) -> Result<Vec<StalePage>, Stri
         .collect();
     pages.sort();
     for page in pages {
-        let text = std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
+        let text =
+            std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
         let mut changed = Vec::new();
         for line in text.lines() {
             let Some(rest) = line.strip_prefix(SPEC_LINE) else {
@@ -681,7 +733,8 @@ pub fn stale_pages(root: &Path, pages_dir: &Path) -> Result<Vec<StalePage>, Stri
             let (Some(path), Some(recorded)) = (parts.next(), parts.next()) else {
                 continue;
             };
-            let now = spec_fingerprint(&root.join(path)).unwrap_or_else(|e| format!("unreadable: {e}"));
+            let now =
+                spec_fingerprint(&root.join(path)).unwrap_or_else(|e| format!("unreadable: {e}"));
             if now != recorded {
                 changed.push((path.to_string(), recorded.to_string(), now));
             }
@@ -702,8 +755,12 @@ pub fn stale_pages(root: &Path, pages_dir: &Path) -> Result<Vec<StalePage>, Stri
 pub fn mark_stale(root: &Path, pages_dir: &Path) -> Result<Vec<PathBuf>, String> {
     let commit = git_commit(root);
     let mut marked = Vec::new();
-    for s in stale_pages(root, pages_dir)?.into_iter().filter(|s| !s.marked) {
-        let text = std::fs::read_to_string(&s.page).map_err(|e| format!("{}: {e}", s.page.display()))?;
+    for s in stale_pages(root, pages_dir)?
+        .into_iter()
+        .filter(|s| !s.marked)
+    {
+        let text =
+            std::fs::read_to_string(&s.page).map_err(|e| format!("{}: {e}", s.page.display()))?;
         let specs: Vec<&str> = s.changed.iter().map(|(p, ..)| p.as_str()).collect();
         let (title, rest) = text.split_once('\n').unwrap_or((&text, ""));
         let note = format!(
@@ -712,7 +769,8 @@ pub fn mark_stale(root: &Path, pages_dir: &Path) -> Result<Vec<PathBuf>, String>
              rewrites it.\n{rest}",
             specs.join(", ")
         );
-        store::write_atomic(&s.page, note.as_bytes()).map_err(|e| format!("{}: {e}", s.page.display()))?;
+        store::write_atomic(&s.page, note.as_bytes())
+            .map_err(|e| format!("{}: {e}", s.page.display()))?;
         marked.push(s.page);
     }
     Ok(marked)
@@ -727,7 +785,10 @@ pub fn plan(papers: &[&Paper], full: bool) -> Vec<(String, Option<usize>)> {
             if specs.iter().any(|(path, _)| path == &s.path) {
                 continue;
             }
-            specs.push((s.path.clone(), if full { None } else { s.quick_replications }));
+            specs.push((
+                s.path.clone(),
+                if full { None } else { s.quick_replications },
+            ));
         }
     }
     specs

@@ -104,10 +104,11 @@ fn shown(name: &str) -> String {
 }
 
 /// Policy result directories that would clash with the files of a spec's results
-/// directory or with the directory of its smoke results (compared case-insensitively, as
+/// directory or with its `smoke` and `superseded` folders (compared case-insensitively, as
 /// some file systems do).
 pub const RESERVED_POLICY_NAMES: &[&str] = &[
-    "smoke",
+    crate::store::SMOKE,
+    crate::store::SUPERSEDED,
     "spec.json",
     "run.json",
     "summary.csv",

@@ -1,0 +1,96 @@
+//! The reproduction gallery stays true to `specs/`: every page under `docs/reproductions/`
+//! records the fingerprints of the specs it was made from, and a page whose specs changed
+//! since must be rewritten (`cargo xtask reproduce`) or marked stale
+//! (`cargo xtask reproduce all --mark-stale`).
+
+use std::path::Path;
+
+#[test]
+fn no_page_of_the_gallery_is_silently_stale() {
+    cabo::init().expect("plugins registered");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pages = root.join("docs/reproductions");
+    let stale = cabo_runner::gallery::stale_pages(root, &pages).expect("the pages are readable");
+    let unmarked: Vec<String> = stale
+        .iter()
+        .filter(|s| !s.marked)
+        .map(|s| {
+            let specs: Vec<String> = s
+                .changed
+                .iter()
+                .map(|(p, was, now)| format!("{p} (page: {was}, now: {now})"))
+                .collect();
+            format!("{}: {}", s.page.display(), specs.join("; "))
+        })
+        .collect();
+    assert!(
+        unmarked.is_empty(),
+        "pages made from specs that have changed since (rerun `cargo xtask reproduce <paper>` \
+         or mark them with `cargo xtask reproduce all --mark-stale`):\n{}",
+        unmarked.join("\n")
+    );
+}
+
+#[test]
+fn every_page_records_the_fingerprint_of_each_spec_it_draws_on() {
+    cabo::init().expect("plugins registered");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let gallery = cabo_runner::gallery::load(&root.join("docs/reproductions/gallery.yaml"))
+        .expect("the gallery file parses");
+    for paper in &gallery.papers {
+        let page = std::fs::read_to_string(root.join("docs/reproductions").join(&paper.page))
+            .unwrap_or_else(|e| panic!("{}: {e}", paper.page));
+        for spec in &paper.specs {
+            assert!(
+                page.contains(&format!("<!-- gallery-spec {} ", spec.path)),
+                "{} does not record {}",
+                paper.page,
+                spec.path
+            );
+        }
+        for claim in &paper.claims {
+            assert!(
+                paper.specs.iter().any(|s| s.path == claim.spec),
+                "{}: claim {:?} names a spec the paper does not list",
+                paper.page,
+                claim.claim
+            );
+        }
+    }
+}
+
+#[test]
+fn a_changed_spec_makes_its_page_stale_until_marked() {
+    cabo::init().expect("plugins registered");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let spec_text = std::fs::read_to_string(root.join("specs/quickstart.yaml")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("specs")).unwrap();
+    let spec = tmp.path().join("specs/q.yaml");
+    std::fs::write(&spec, &spec_text).unwrap();
+    let print = cabo_runner::gallery::spec_fingerprint(&spec).unwrap();
+    let pages = tmp.path().join("pages");
+    std::fs::create_dir_all(&pages).unwrap();
+    let page = pages.join("p.md");
+    std::fs::write(
+        &page,
+        format!("# p\n\ntext\n<!-- gallery-spec specs/q.yaml {print} -->\n"),
+    )
+    .unwrap();
+    let stale = |root: &Path| cabo_runner::gallery::stale_pages(root, &pages).unwrap();
+    assert!(stale(tmp.path()).is_empty());
+    std::fs::write(
+        &spec,
+        spec_text.replace("budget: { cost: 150 }", "budget: { cost: 151 }"),
+    )
+    .unwrap();
+    let found = stale(tmp.path());
+    assert_eq!(found.len(), 1);
+    assert!(!found[0].marked);
+    let marked = cabo_runner::gallery::mark_stale(tmp.path(), &pages).unwrap();
+    assert_eq!(marked, vec![page.clone()]);
+    assert!(stale(tmp.path())[0].marked);
+    let text = std::fs::read_to_string(&page).unwrap();
+    assert!(text.starts_with("# p\n\n<!-- gallery-stale "), "{text}");
+    assert!(text.contains("specs/q.yaml"), "{text}");
+}
