@@ -4,7 +4,7 @@
 //! first appeared, where an unclosed bracket was opened).
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::{DuplicateKeyPolicy, Spanned};
+use serde_saphyr::{DuplicateKeyPolicy, NonFiniteFloatPolicy, Spanned};
 use std::fmt;
 
 /// The key tree of a YAML document with the location of every node.
@@ -34,8 +34,12 @@ struct Entry {
 impl Locator {
     /// Indexes `text` (an unparsable document gives an empty index).
     pub fn new(text: &str) -> Self {
+        // Read `.nan` and `.inf` too: a check after parsing may be about one of them.
+        let options = serde_saphyr::options! {
+            non_finite_float_policy: NonFiniteFloatPolicy::PassThrough,
+        };
         Locator {
-            root: serde_saphyr::from_str::<Node>(text).ok(),
+            root: serde_saphyr::from_str_with_options::<Node>(text, options).ok(),
         }
     }
 
