@@ -48,11 +48,11 @@ impl std::error::Error for SpecError {}
 
 /// Deserialises YAML text, turning parser errors into [`SpecError`]s with the key path
 /// (tracked by `serde_path_to_error`), the location (reported by serde-saphyr) and a message
-/// in the researcher's words rather than the parser's (see [`describe`]).
+/// in the researcher's words rather than the parser's.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, SpecError> {
     let (key, error) = match deserialize_tracked::<T>(text) {
         Ok(v) => return Ok(v),
-        Err(failure) => failure,
+        Err(failure) => *failure,
     };
     // A broken document (an unclosed `{`, a repeated key, …) often surfaces first as a type
     // error where the parser misread the text; reading the document without the schema
@@ -70,7 +70,7 @@ type Loc = (u64, u64);
 /// Deserialises `T`, returning on failure the key path and the parser's error.
 fn deserialize_tracked<T: serde::de::DeserializeOwned>(
     text: &str,
-) -> Result<T, (String, serde_saphyr::Error)> {
+) -> Result<T, Box<(String, serde_saphyr::Error)>> {
     let mut tracked = None;
     let result =
         serde_saphyr::with_deserializer_from_str(
@@ -85,12 +85,12 @@ fn deserialize_tracked<T: serde::de::DeserializeOwned>(
         );
     match (result, tracked) {
         (Ok(Some(v)), _) => Ok(v),
-        (_, Some(failure)) => Err(failure),
-        (Err(e), None) => Err((String::new(), e)),
-        (Ok(None), None) => Err((
+        (_, Some(failure)) => Err(Box::new(failure)),
+        (Err(e), None) => Err(Box::new((String::new(), e))),
+        (Ok(None), None) => Err(Box::new((
             String::new(),
             serde::de::Error::custom("the spec could not be read"),
-        )),
+        ))),
     }
 }
 
@@ -165,7 +165,7 @@ fn describe<T: serde::de::DeserializeOwned>(
             "unknown variant `{variant}`, expected one of {}",
             quoted_list(expected)
         ),
-        E::SerdeMissingField { field, .. } => format!("missing key `{field}`"),
+        E::SerdeMissingField { field, .. } => format!("missing field `{field}`"),
         E::Unexpected { expected, .. } => {
             mismatch_from_schema::<T>(text, key, shape_expected(expected))
         }

@@ -306,4 +306,19 @@ mod tests {
         // A missing leaf falls back to its deepest existing parent.
         assert_eq!(l.find("policies[1].nonexistent").map(|p| p.0), Some(5));
     }
+
+    #[test]
+    fn finds_the_bracket_left_open_past_quotes_comments_and_plain_text() {
+        let text = "name: \"a { b\"  # a [ comment\ndescription: it's {not} open\nproblem: { type: x, dim: [1, 2], f: '}'\nbudget: 3\n";
+        assert_eq!(open_bracket_before(text, (4, 7)), Some(('{', (3, 10))));
+        // Before it is opened nothing is open; closed brackets are not reported.
+        assert_eq!(open_bracket_before(text, (3, 1)), None);
+    }
+
+    #[test]
+    fn finds_the_first_of_a_repeated_key_in_its_own_mapping() {
+        let text = "a: 1\nb:\n  a: 2\n  c: 3\n  a: 4\n";
+        assert_eq!(first_occurrence(text, "a", (5, 3)), Some((3, 3)));
+        assert_eq!(first_occurrence(text, "a", (9, 9)), None);
+    }
 }
