@@ -22,6 +22,7 @@ const INTERNALS: &[&str] = &[
     "struct ",
     "dyn ",
     "sequence",
+    "configured policy",
     "panicked",
 ];
 
@@ -53,6 +54,10 @@ const GIST: &[(&str, &str)] = &[
     (
         "plugin-field-list.yaml",
         "`problem.dim`: expected an integer, found a list",
+    ),
+    (
+        "plugin-field-nan.yaml",
+        "`problem.noise_std`: `.nan` is not a finite number",
     ),
     (
         "plugin-field-text.yaml",

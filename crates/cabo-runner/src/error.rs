@@ -173,6 +173,7 @@ fn describe<T: serde::de::DeserializeOwned>(
             mismatch_from_schema::<T>(text, key, Some(plain_expected(ty)))
         }
         E::NullIntoString { .. } => "expected text, found an empty value".into(),
+        E::NonFiniteFloat { value, .. } => format!("`{value}` is not a finite number"),
         other => {
             let message = plain_message(other);
             // Plugins' specs (typetag) pass the parser's errors on as plain text.
@@ -319,6 +320,9 @@ fn plain_expected(expected: &str) -> String {
         _ if e.starts_with("struct ") || e.contains("tagged enum") => "a mapping",
         // A plugin (typetag): a mapping naming its `type`.
         _ if e.starts_with("dyn ") => "a mapping with a `type` key",
+        _ if e.starts_with("tuple of size ") => {
+            return format!("a list of {} values", &e["tuple of size ".len()..]);
+        }
         _ if e.starts_with("tuple") || e.starts_with("a sequence") || e.starts_with("an array") => {
             "a list"
         }
