@@ -137,7 +137,7 @@ fn an_acquisition_without_a_model_is_rejected_before_running() {
 #[test]
 fn wrong_value_type_is_located() {
     let text = VALID.replace("replications: 1", "replications: many");
-    assert_rejected(&text, &[":2:", "`replications`", "invalid"]);
+    assert_rejected(&text, &[":2:", "`replications`", "expected an integer"]);
 }
 
 #[test]

@@ -6,9 +6,9 @@ use crate::cpu_time::thread_cpu_seconds;
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
 use cabo_core::{
-    BudgetState, BuildContext, CostFunction, CostModel, Dataset, Decision, DecisionContext,
-    Diagnostics, Domain, Error, Model, Observation, OptimizerSpec, Outcome, Phase, Policy, Problem,
-    ProblemInfo, Query, Result, Rng, derive_seed,
+    BudgetState, BuildContext, CostFunction, CostFunctionSpec, CostModel, Dataset, Decision,
+    DecisionContext, Diagnostics, Domain, Error, Model, Observation, OptimizerSpec, Outcome, Phase,
+    Policy, Problem, ProblemInfo, Query, Result, Rng, derive_seed,
 };
 use serde::Serialize;
 use std::cell::RefCell;
@@ -91,13 +91,7 @@ struct Setup {
 fn build(spec: &LoadedSpec, entry: &PolicyEntry, pseed: u64, qseed: u64) -> Result<Setup> {
     let s = &spec.spec;
     let problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
-    let cost: Option<Arc<dyn CostFunction>> = match &s.cost {
-        Some(c) => Some(Arc::from(
-            c.build(problem.as_ref(), derive_seed(&[&pseed, &"cost"]))
-                .map_err(|e| e.at("cost"))?,
-        )),
-        None => None,
-    };
+    let cost = known_cost(s.cost.as_deref(), problem.as_ref(), pseed)?;
     let mut info = problem.info().clone();
     if info.dim != spec.dim {
         return Err(Error::invalid(format!(
@@ -155,6 +149,21 @@ fn build(spec: &LoadedSpec, entry: &PolicyEntry, pseed: u64, qseed: u64) -> Resu
         policy,
         optimizer,
     })
+}
+
+/// The known cost function of a spec's `cost:` entry for a problem built from `pseed`
+/// (shared with `inspect`, so both see the same cost at the same point).
+pub(crate) fn known_cost(
+    spec: Option<&dyn CostFunctionSpec>,
+    problem: &dyn Problem,
+    pseed: u64,
+) -> Result<Option<Arc<dyn CostFunction>>> {
+    spec.map(|c| {
+        c.build(problem, derive_seed(&[&pseed, &"cost"]))
+            .map(Arc::from)
+            .map_err(|e| e.at("cost"))
+    })
+    .transpose()
 }
 
 /// The initial design's points.

@@ -3,11 +3,14 @@
 //! debugs with.
 
 use crate::error::{SpecError, parse_yaml};
+use crate::locate::Locator;
 use cabo_core::{
-    AcquisitionSpec, Budget, BudgetState, BuildContext, CostModelSpec, Dataset, DecisionContext,
-    ModelSpec, Observation, OptimizerSettings, ProblemInfo,
+    AcquisitionSpec, Budget, BudgetState, BuildContext, CostFunctionSpec, CostModelSpec, Dataset,
+    DecisionContext, Error, ModelSpec, Observation, OptimizerSettings, Outcome, Problem,
+    ProblemInfo, Query,
 };
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,7 +26,10 @@ pub struct InspectInput {
     pub data: InspectData,
     /// The objective model.
     pub model: Box<dyn ModelSpec>,
-    /// The cost model (needs `data.cost`).
+    /// A known cost function, as a run spec's `cost:` (the `known` cost model uses it).
+    #[serde(default)]
+    pub cost: Option<Box<dyn CostFunctionSpec>>,
+    /// The cost model (one that learns costs needs `data.cost`).
     #[serde(default)]
     pub cost_model: Option<Box<dyn CostModelSpec>>,
     /// An acquisition to evaluate.
@@ -113,15 +119,19 @@ pub fn inspect_file(path: &Path) -> Result<String, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let input: InspectInput = parse_yaml(path, &text).map_err(|e: SpecError| e.to_string())?;
+    check_input(&input).map_err(|(key, message)| {
+        SpecError::new(path, Locator::new(&text).find(&key), &key, message).to_string()
+    })?;
     let report = inspect(&input).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
 }
 
 /// Evaluates an [`InspectInput`].
 pub fn inspect(input: &InspectInput) -> Result<InspectReport, String> {
+    check_input(input).map_err(|(key, message)| format!("`{key}`: {message}"))?;
     let d = input.dim;
     let data = dataset(input)?;
-    let info = ProblemInfo::continuous("inspect", d);
+    let info = problem_info(input)?;
     let ctx = BuildContext {
         problem: &info,
         seed: input.seed,
@@ -202,6 +212,111 @@ pub fn inspect(input: &InspectInput) -> Result<InspectReport, String> {
         posterior: posterior.diagnostics(),
         points,
     })
+}
+
+/// The problem `inspect` works on: the unit cube of dimension `dim`, with the known cost
+/// function of `cost:` built as a run builds it.
+fn problem_info(input: &InspectInput) -> Result<ProblemInfo, String> {
+    let cube = UnitCube {
+        info: ProblemInfo::continuous("inspect", input.dim),
+    };
+    if let Some(c) = &input.cost {
+        c.validate(input.dim).map_err(|e| format!("cost: {e}"))?;
+    }
+    let cost = crate::engine::known_cost(input.cost.as_deref(), &cube, input.seed)
+        .map_err(|e| e.to_string())?;
+    let mut info = cube.info;
+    info.known_cost = cost;
+    Ok(info)
+}
+
+/// The stand-in problem a cost function is built for: `inspect` has points, not an
+/// objective, and its points are in the unit cube.
+struct UnitCube {
+    info: ProblemInfo,
+}
+
+impl Problem for UnitCube {
+    fn info(&self) -> &ProblemInfo {
+        &self.info
+    }
+
+    fn evaluate(&self, _query: &Query, _seed: u64) -> cabo_core::Result<Outcome> {
+        Err(Error::invalid("inspect evaluates no objective"))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A plugin spec's `type` as written in the file, in backticks.
+fn type_name<S: Serialize>(spec: Option<&S>) -> String {
+    let value = spec.and_then(|s| serde_json::to_value(s).ok());
+    match value.as_ref().and_then(|v| v.get("type")?.as_str()) {
+        Some(t) => format!("`{t}`"),
+        None => "(this one)".into(),
+    }
+}
+
+/// Rejects inputs `inspect` would otherwise evaluate silently wrong. Returns (key, message).
+fn check_input(input: &InspectInput) -> Result<(), (String, String)> {
+    check_finite(input)?;
+    check_costs(input)
+}
+
+/// A cost model that learns from costs (its prior is not known exactly) needs the observed
+/// costs: without `data.cost` every cost would read as 1 (ln c = 0).
+fn check_costs(input: &InspectInput) -> Result<(), (String, String)> {
+    let (Some(spec), None) = (&input.cost_model, &input.data.cost) else {
+        return Ok(());
+    };
+    if input.data.y.is_empty() {
+        return Ok(()); // the prior: there are no costs to give
+    }
+    // Errors here are left for `inspect` to report with its own context.
+    let Ok(info) = problem_info(input) else {
+        return Ok(());
+    };
+    let ctx = BuildContext {
+        problem: &info,
+        seed: input.seed,
+    };
+    let learns = spec
+        .build(&ctx)
+        .and_then(|mut m| m.fit(&Dataset::new(input.dim), input.seed))
+        .is_ok_and(|prior| !prior.is_known());
+    if learns {
+        let name = type_name(Some(spec));
+        return Err((
+            "cost_model".into(),
+            format!("cost model {name} needs observed costs: give `data.cost`"),
+        ));
+    }
+    Ok(())
+}
+
+/// Every number `inspect` reads must be finite: serde-saphyr reads `.nan` and `.inf`, and a
+/// NaN point would otherwise come out as `null` in the report. Returns (key, message).
+fn check_finite(input: &InspectInput) -> Result<(), (String, String)> {
+    let data = &input.data;
+    for (key, rows) in [("points", &input.points), ("data.x", &data.x)] {
+        for (i, row) in rows.iter().enumerate() {
+            finite(&format!("{key}[{i}]"), row)?;
+        }
+    }
+    finite("data.y", &data.y)?;
+    finite("data.cost", data.cost.as_deref().unwrap_or_default())
+}
+
+fn finite(key: &str, values: &[f64]) -> Result<(), (String, String)> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(j) => Err((
+            format!("{key}[{j}]"),
+            format!("{} where a finite number is needed", values[j]),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn dataset(input: &InspectInput) -> Result<Dataset, String> {

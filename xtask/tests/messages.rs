@@ -1,0 +1,226 @@
+//! What a researcher reads when a spec (or an `inspect` input) is wrong: every file in
+//! `bad-input/` is validated (or inspected) by the real binary, and its message is kept as a
+//! snapshot. Messages name the file, line, column and key, in the researcher's words: never
+//! a Rust type, a parser option or a library function.
+
+mod common;
+
+use common::{workspace_root, xtask};
+use std::path::Path;
+
+/// Words of the parser's and serde's internals that must never reach a researcher.
+const INTERNALS: &[&str] = &[
+    "u64",
+    "usize",
+    "f64",
+    "DuplicateKeyPolicy",
+    "from_str_multiple",
+    "Depth {",
+    "scalar",
+    "variant",
+    "invalid type",
+    "struct ",
+    "dyn ",
+    "sequence",
+    "configured policy",
+    "panicked",
+];
+
+/// The gist each corpus file's message must carry (a file without an entry fails the test,
+/// so every case states what it expects).
+const GIST: &[(&str, &str)] = &[
+    (
+        "budget-number.yaml",
+        "`budget`: expected a mapping, found the number 20",
+    ),
+    ("deep-nesting.yaml", "nesting deeper than 64 levels"),
+    (
+        "duplicate-key.yaml",
+        ":5:1: duplicate key `budget` (first at 4:1)",
+    ),
+    (
+        "inspect-log-gp-without-cost.yaml",
+        "`cost_model`: cost model `log_gp` needs observed costs: give `data.cost`",
+    ),
+    ("inspect-nan-point.yaml", ":9:11: `points[1][1]`: NaN"),
+    (
+        "inspect-seed-text.yaml",
+        "`seed`: expected an integer, found text \"random\"",
+    ),
+    (
+        "plugin-as-list.yaml",
+        "`problem`: expected a mapping with a `type` key, found a list",
+    ),
+    (
+        "plugin-field-list.yaml",
+        "`problem.dim`: expected an integer, found a list",
+    ),
+    (
+        "plugin-field-nan.yaml",
+        "`problem.noise_std`: `.nan` is not a finite number",
+    ),
+    (
+        "plugin-field-text.yaml",
+        "`problem.noise_std`: expected a number, found text \"small\"",
+    ),
+    (
+        "replications-list.yaml",
+        ":2:15: `replications`: expected an integer, found a list",
+    ),
+    (
+        "replications-text.yaml",
+        "`replications`: expected an integer, found text \"many\"",
+    ),
+    (
+        "study-duplicate-key.yaml",
+        ":6:3: duplicate key `x_levels` (first at 4:3)",
+    ),
+    (
+        "study-seed-list.yaml",
+        "`seed`: expected an integer, found a list",
+    ),
+    (
+        "two-documents.yaml",
+        ":9:1: a spec file holds one YAML document",
+    ),
+    ("unclosed-brace-at-end.yaml", "unclosed `{` opened at 7:10"),
+    ("unclosed-brace.yaml", "unclosed `{` opened at 3:10"),
+    ("unclosed-list.yaml", "unclosed `[` opened at 5:27"),
+    (
+        "unknown-fixed-name.yaml",
+        "`model.fit`: unknown value `fixd`",
+    ),
+    (
+        "untagged-form.yaml",
+        "`model.kernel.lengthscale`: the value has none of the forms",
+    ),
+];
+
+/// Validates (or, for `inspect-*` files, inspects) a corpus file by its path relative to the
+/// workspace root, so messages do not depend on where the workspace is; returns (exit code,
+/// stderr).
+fn check(relative: &str) -> (i32, String) {
+    let name = Path::new(relative).file_name().unwrap().to_str().unwrap();
+    let command = if name.starts_with("inspect-") {
+        "inspect"
+    } else {
+        "validate"
+    };
+    let out = xtask(&[command, relative]);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn bad_input_messages() {
+    let root = workspace_root();
+    insta::glob!("bad-input/*.yaml", |path| {
+        let relative = path.strip_prefix(&root).unwrap().to_str().unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let (code, stderr) = check(relative);
+        assert_eq!(code, 2, "{name}: expected exit code 2, stderr:\n{stderr}");
+        assert!(
+            stderr.contains(&format!("{relative}:")),
+            "{name}: the message does not name the file:\n{stderr}"
+        );
+        for word in INTERNALS {
+            assert!(
+                !stderr.contains(word),
+                "{name}: the message leaks {word:?}:\n{stderr}"
+            );
+        }
+        let gist = GIST
+            .iter()
+            .find(|(file, _)| *file == name)
+            .map(|(_, gist)| *gist)
+            .unwrap_or_else(|| panic!("{name}: add the gist of its message to GIST"));
+        assert!(
+            stderr.contains(gist),
+            "{name}: the message lacks {gist:?}:\n{stderr}"
+        );
+        insta::assert_snapshot!(stderr);
+    });
+}
+
+/// The JSON report of `inspect` on `docs/inspect-known-cost.yaml` with its acquisition
+/// replaced.
+fn inspect_known_cost(acquisition: &str) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(workspace_root().join("docs/inspect-known-cost.yaml")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("acquisition:"))
+        .expect("the example has an acquisition");
+    let text = text.replace(line, &format!("acquisition: {acquisition}"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inspect.yaml");
+    std::fs::write(&path, text).unwrap();
+    let out = xtask(&["inspect", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "inspect failed:\n{stderr}");
+    serde_json::from_slice(&out.stdout).expect("inspect prints JSON")
+}
+
+/// The acquisition value at each point of an `inspect` report.
+fn acquisition_values(report: &serde_json::Value) -> Vec<f64> {
+    report["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            p["acquisition"]
+                .as_f64()
+                .expect("a finite acquisition value")
+        })
+        .collect()
+}
+
+fn assert_close(a: f64, b: f64, what: &str) {
+    assert!(
+        a.is_finite() && (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+        "{what}: {a} vs {b}"
+    );
+}
+
+#[test]
+fn inspect_evaluates_known_cost_acquisitions() {
+    let eipc = inspect_known_cost("{ type: ei_per_cost }");
+    let ei = acquisition_values(&inspect_known_cost("{ type: ei }"));
+    let lambda = 1e-4;
+    let pbgi = acquisition_values(&inspect_known_cost(&format!(
+        "{{ type: pbgi, lambda: {lambda} }}"
+    )));
+    for (i, point) in eipc["points"].as_array().unwrap().iter().enumerate() {
+        let x: Vec<f64> = point["x"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        // The example's cost function: linear_mean with scale 20 and offset 0.05.
+        let c = 20.0 * (0.05 + x.iter().sum::<f64>() / x.len() as f64);
+        let reported = point["cost"]["expected"].as_f64().unwrap();
+        assert_close(reported, c, &format!("c(x) at point {i}"));
+        let eipc_value = point["acquisition"].as_f64().unwrap();
+        assert_close(
+            eipc_value,
+            ei[i] / c,
+            &format!("EIPC = EI / c at point {i}"),
+        );
+        // PBGI's index g solves EI(x; g) = λ c(x): EI with the incumbent at g gives λ c.
+        let at_g = acquisition_values(&inspect_known_cost(&format!(
+            "{{ type: ei, best_f: {:?} }}",
+            pbgi[i]
+        )));
+        let tolerance = 1e-9 * lambda * c;
+        assert!(
+            (at_g[i] - lambda * c).abs() <= tolerance,
+            "PBGI at point {i}: EI(x; g = {}) = {} but λ c = {}",
+            pbgi[i],
+            at_g[i],
+            lambda * c
+        );
+    }
+}
