@@ -110,6 +110,22 @@ pub enum Check {
         /// The worst rank that bears the claim out.
         at_most: usize,
     },
+    /// Every row of a study table has `left` ≤ `right` + `slack` × `slack_column` (e.g. a
+    /// simulated mean below a computed value, within so many standard errors).
+    StudyAtMost {
+        /// The table's name.
+        table: String,
+        /// The column that must not exceed.
+        left: String,
+        /// The column it must not exceed.
+        right: String,
+        /// The column of the tolerance's unit (a standard error), if any.
+        #[serde(default)]
+        slack_column: Option<String>,
+        /// How many of those units are tolerated.
+        #[serde(default)]
+        slack: f64,
+    },
     /// Every row of a study table's column is at least `at_least`.
     StudyMin {
         /// The table's name.
@@ -343,13 +359,29 @@ fn evaluate_claim(claim: &Claim, r: &SpecResult) -> Result<Option<(String, bool)
 /// The numbers a check measured on `report` (or a study), and whether it passed; `None`
 /// without results.
 fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(String, bool)> {
-    if let Check::StudyMin {
-        table,
-        column,
-        at_least,
-    } = check
-    {
-        return study_min(r.study.as_ref()?, table, column, *at_least);
+    match check {
+        Check::StudyMin {
+            table,
+            column,
+            at_least,
+        } => return study_min(r.study.as_ref()?, table, column, *at_least),
+        Check::StudyAtMost {
+            table,
+            left,
+            right,
+            slack_column,
+            slack,
+        } => {
+            let columns = [left, right].map(String::as_str);
+            return study_at_most(
+                r.study.as_ref()?,
+                table,
+                columns,
+                slack_column.as_deref(),
+                *slack,
+            );
+        }
+        _ => {}
     }
     let report = report?;
     let m = medians(report);
@@ -427,8 +459,67 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
                 rank <= *at_most,
             ))
         }
-        Check::StudyMin { .. } => None,
+        Check::StudyMin { .. } | Check::StudyAtMost { .. } => None,
     }
+}
+
+/// A study table's numeric columns by name, row by row (`None` where a cell is not a number).
+fn study_columns(
+    out: &cabo_core::StudyOutput,
+    table: &str,
+    names: &[&str],
+) -> Option<Vec<Vec<Option<f64>>>> {
+    use cabo_core::study::Cell;
+    let t = out.tables.iter().find(|t| t.name == table)?;
+    let idx: Vec<usize> = names
+        .iter()
+        .map(|n| t.columns.iter().position(|c| c == n))
+        .collect::<Option<_>>()?;
+    Some(
+        t.rows
+            .iter()
+            .map(|r| {
+                idx.iter()
+                    .map(|&i| match r.get(i) {
+                        Some(Cell::Number(v)) => Some(*v),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// Whether every row has `left ≤ right + slack × slack_column`.
+fn study_at_most(
+    out: &cabo_core::StudyOutput,
+    table: &str,
+    [left, right]: [&str; 2],
+    slack_column: Option<&str>,
+    slack: f64,
+) -> Option<(String, bool)> {
+    let mut names = vec![left, right];
+    names.extend(slack_column);
+    let rows = study_columns(out, table, &names)?;
+    let ok = rows
+        .iter()
+        .filter(|r| r[..2].iter().all(Option::is_some))
+        .filter(|r| {
+            let unit = r.get(2).copied().flatten().unwrap_or(0.0);
+            r[0].unwrap_or(f64::NAN) <= r[1].unwrap_or(f64::NAN) + slack * unit
+        })
+        .count();
+    let tolerance = match slack_column {
+        Some(c) if slack > 0.0 => format!(" + {} × `{c}`", sig(slack)),
+        _ => String::new(),
+    };
+    Some((
+        format!(
+            "`{left}` ≤ `{right}`{tolerance} in {ok} of {} rows",
+            rows.len()
+        ),
+        ok == rows.len(),
+    ))
 }
 
 /// The smallest value of a study table's column.
@@ -438,16 +529,9 @@ fn study_min(
     column: &str,
     at_least: f64,
 ) -> Option<(String, bool)> {
-    use cabo_core::study::Cell;
-    let t = out.tables.iter().find(|t| t.name == table)?;
-    let c = t.columns.iter().position(|c| c == column)?;
-    let values: Vec<f64> = t
-        .rows
-        .iter()
-        .filter_map(|r| match r.get(c) {
-            Some(Cell::Number(v)) => Some(*v),
-            _ => None,
-        })
+    let values: Vec<f64> = study_columns(out, table, &[column])?
+        .into_iter()
+        .filter_map(|r| r[0])
         .collect();
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     Some((
@@ -541,9 +625,7 @@ fn copy_assets(results: &[SpecResult], assets: &Path) -> Result<(), String> {
             let src = r.dir.join(from);
             if src.is_file() {
                 let dst = assets.join(format!("{}.{ext}", r.name));
-                std::fs::copy(&src, &dst).map_err(|e| {
-                    format!("cannot copy {} to {}: {e}", src.display(), dst.display())
-                })?;
+                copy_asset(&src, &dst, r)?;
             }
         }
         if let Some(study) = &r.study {
@@ -557,6 +639,24 @@ fn copy_assets(results: &[SpecResult], assets: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Copies one file next to the page; a study's report links its figures as the PNGs of its
+/// results directory, which the page replaces by the SVGs copied beside it.
+fn copy_asset(src: &Path, dst: &Path, r: &SpecResult) -> Result<(), String> {
+    let fail =
+        |e: std::io::Error| format!("cannot copy {} to {}: {e}", src.display(), dst.display());
+    let Some(study) = &r.study else {
+        return std::fs::copy(src, dst).map(|_| ()).map_err(fail);
+    };
+    let mut text = std::fs::read_to_string(src).map_err(fail)?;
+    for f in &study.figures {
+        text = text.replace(
+            &format!("]({}.png)", f.name),
+            &format!("]({}-{}.svg)", r.name, f.name),
+        );
+    }
+    std::fs::write(dst, text).map_err(fail)
 }
 
 /// The page of one paper.
