@@ -2,23 +2,11 @@
 //! exit (never a panic), `list` shows the catalogue, and an interrupted sweep resumes without
 //! redoing completed runs.
 
+mod common;
+
+use common::{result_files, workspace_root, xtask};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(workspace_root())
-        .output()
-        .expect("xtask runs")
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 const VALID: &str = "\
 name: bad-input
@@ -352,27 +340,6 @@ fn a_killed_sweep_resumes_without_redoing_completed_runs() {
         let twin_jsonl = twin.with_extension("jsonl");
         assert!(std::fs::read(&jsonl).unwrap() == std::fs::read(&twin_jsonl).unwrap());
     }
-}
-
-/// Every file of a results tree except wall times, with its bytes.
-fn result_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
-                out.push((
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn run_ok(args: &[&str]) -> String {

@@ -2,17 +2,12 @@
 //! mixes or silently accepts a damaged result, and the report always describes the whole
 //! spec as it is now.
 
+mod common;
+
+use common::xtask;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap())
-        .output()
-        .expect("xtask runs")
-}
+use std::process::Output;
 
 /// A spec file and a results directory in a temporary directory.
 struct Sweep {
@@ -66,23 +61,9 @@ impl Sweep {
     }
 }
 
-/// Every file under `root` with its bytes, by path relative to `root` (times files, whose
-/// wall times differ between runs, left out).
+/// Every file under `root` but wall times, with its bytes, by path relative to `root`.
 fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut found = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
-                let rel = p.strip_prefix(root).unwrap().to_path_buf();
-                found.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    found
+    common::result_files(root).into_iter().collect()
 }
 
 /// Whether `status`'s total line counts `done` (as "complete/total").

@@ -5,24 +5,11 @@
 //! as a snapshot; specs are written into a temporary directory and named relative to it, so
 //! the messages do not depend on where the test runs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// Runs the command line in `dir`.
-fn xtask_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("xtask runs")
-}
+use common::{workspace_root, xtask_in};
+use std::path::Path;
+use std::process::Output;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
@@ -115,15 +102,20 @@ fn spec_names_that_leave_the_output_directory_are_refused() {
         ("spec_name_dot", "\".\""),
         ("spec_name_empty", "\"\""),
     ] {
-        let text = with_name(name);
-        let err = rejected(&text);
-        assert_eq!(
-            err,
-            run_writes_nothing(&text),
-            "{case}: validate and run differ"
-        );
-        insta::assert_snapshot!(case, err);
+        assert_refused_by_validate_and_run(case, &with_name(name));
     }
+}
+
+/// Asserts that `validate` refuses `text` with the message `run` gives while writing
+/// nothing, and keeps the message as snapshot `case`.
+fn assert_refused_by_validate_and_run(case: &str, text: &str) {
+    let err = rejected(text);
+    assert_eq!(
+        err,
+        run_writes_nothing(text),
+        "{case}: validate and run differ"
+    );
+    insta::assert_snapshot!(case, err);
 }
 
 #[test]
@@ -144,14 +136,7 @@ fn policy_names_that_leave_or_overwrite_the_spec_directory_are_refused() {
         ("policy_name_report", "Report.md"),
         ("policy_name_spec_json", "spec.json"),
     ] {
-        let text = with_policy_name(name);
-        let err = rejected(&text);
-        assert_eq!(
-            err,
-            run_writes_nothing(&text),
-            "{case}: validate and run differ"
-        );
-        insta::assert_snapshot!(case, err);
+        assert_refused_by_validate_and_run(case, &with_policy_name(name));
     }
 }
 
