@@ -216,7 +216,10 @@ struct SpecResult {
     study: Option<cabo_core::StudyOutput>,
     runs_complete: usize,
     runs_total: usize,
+    /// CPU time of the runs' own threads (or a study's computing time), in seconds.
     cpu_seconds: f64,
+    /// Wall time of the runs' decisions and evaluations (a study's computing time).
+    wall_seconds: f64,
 }
 
 /// Loads a gallery spec (comparison or study) as `run` would and reads its results under
@@ -242,6 +245,7 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
             runs_complete: complete,
             runs_total: 1,
             cpu_seconds: seconds,
+            wall_seconds: seconds,
         });
     }
     let s = LoadedSpec::parse(&path, &text, false).map_err(|e| e.to_string())?;
@@ -255,11 +259,13 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
     }
     let runs_total = s.spec.policies.len() * s.spec.replications;
     let runs_complete = runs_total - report.as_ref().map_or(runs_total, |r| r.left_out.len());
+    let (cpu_seconds, wall_seconds) = crate::status::complete_run_seconds(&s, &dir);
     Ok(SpecResult {
         spec: spec.clone(),
         name: s.spec.name.clone(),
         fingerprint: store::fingerprint(&s.spec),
-        cpu_seconds: crate::status::complete_cpu_seconds(&s, &dir),
+        cpu_seconds,
+        wall_seconds,
         dir,
         report,
         spec_json: Some(value),
@@ -746,25 +752,33 @@ fn render(
         paper.id, paper.id
     );
     let _ = writeln!(out, "Made at commit `{commit}` from:\n");
-    let _ = writeln!(out, "| spec | fingerprint | runs complete | CPU time |");
-    let _ = writeln!(out, "|---|---|---:|---:|");
-    let mut total = 0.0;
+    let _ = writeln!(
+        out,
+        "| spec | fingerprint | runs complete | CPU time (run threads) | wall time |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    let (mut cpu, mut wall) = (0.0, 0.0);
     for r in results {
-        total += r.cpu_seconds;
+        cpu += r.cpu_seconds;
+        wall += r.wall_seconds;
         let _ = writeln!(
             out,
-            "| `{}` | `{}` | {} / {} | {} |",
+            "| `{}` | `{}` | {} / {} | {} | {} |",
             r.spec.path,
             r.fingerprint,
             r.runs_complete,
             r.runs_total,
-            crate::status::duration(r.cpu_seconds)
+            crate::status::duration(r.cpu_seconds),
+            crate::status::duration(r.wall_seconds)
         );
     }
     let _ = writeln!(
         out,
-        "\nCPU time in all: {} (from the runs' `times.jsonl`).\n",
-        crate::status::duration(total)
+        "\nIn all {} of CPU time on the runs' own threads and {} of wall time, summed over the \
+         complete runs' `times.jsonl` (GP linear algebra a run hands to the thread pool counts in \
+         its wall time only; the wall time of runs sharing cores with other work is inflated).\n",
+        crate::status::duration(cpu),
+        crate::status::duration(wall)
     );
     if !paper.remaining.is_empty() {
         let _ = writeln!(out, "## What remains for a cluster\n");
