@@ -503,11 +503,21 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
     }
 }
 
+/// Set by the first Ctrl-C or SIGTERM.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
 /// The flag that asks runs to stop, set by the first Ctrl-C or SIGTERM (a Slurm time limit or
 /// pre-emption): each run then saves a checkpoint at its next decision boundary and no new
 /// run starts. A second signal exits at once.
 fn interrupt_flag() -> &'static AtomicBool {
-    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+    // `reproduce` runs one sweep after another: the handler is installed once.
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(install_interrupt_handler);
+    &INTERRUPTED
+}
+
+/// Catches Ctrl-C and SIGTERM into [`INTERRUPTED`].
+fn install_interrupt_handler() {
     let installed = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::Relaxed) {
             std::process::exit(130);
@@ -522,7 +532,6 @@ fn interrupt_flag() -> &'static AtomicBool {
             "warning: cannot catch interrupts ({e}); a killed run resumes from its last periodic checkpoint"
         );
     }
-    &INTERRUPTED
 }
 
 /// A results directory to report, with the spec to check its runs against when the target
