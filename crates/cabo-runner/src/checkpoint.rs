@@ -108,8 +108,11 @@ impl Checkpoint {
                 None
             }
             Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e,
-                    "unreadable checkpoint discarded, the run starts again");
+                // The decoder's own words stay in the debug log; the warning says what it means.
+                tracing::debug!(path = %path.display(), error = %e, "checkpoint not decoded");
+                tracing::warn!(path = %path.display(),
+                    "checkpoint cut short or written by another version of cabo: discarded, \
+                     the run starts again");
                 None
             }
         }
