@@ -335,11 +335,12 @@ fn main() -> ExitCode {
                 out,
                 threads,
             };
-            match (list, mark_stale, pages_only) {
-                (true, _, _) => list_gallery(&paper, full),
-                (_, true, _) => mark_gallery_stale(),
-                (_, _, true) => write_gallery(&paper, &r),
-                _ => reproduce(&paper, &r),
+            if list {
+                list_gallery(&paper, full)
+            } else if mark_stale {
+                mark_gallery_stale()
+            } else {
+                reproduce(&paper, &r, pages_only)
             }
         }
         Command::Status { sweep } => {
@@ -600,8 +601,9 @@ fn report_one(target: &ReportTarget) -> Result<(), String> {
         Some(spec) => spec.clone(),
         None => cabo_runner::report::read_spec_json(d)?,
     };
-    let w = cabo_runner::report::write_report_for(d, &spec)?;
-    let built = cabo_runner::report::build_for(d, &spec, None)?;
+    let runs = cabo_runner::report::load(d, &spec)?;
+    let built = runs.report(None)?;
+    let w = cabo_runner::report::write(d, &runs, &built)?;
     eprintln!(
         "{}: wrote {}, {}, {} and {}",
         d.display(),
@@ -622,7 +624,8 @@ fn report_one(target: &ReportTarget) -> Result<(), String> {
     Ok(())
 }
 
-/// The gallery file and the folder of its pages.
+/// The folder of the reproduction gallery's pages, and its gallery file.
+const PAGES: &str = "docs/reproductions";
 const GALLERY: &str = "docs/reproductions/gallery.yaml";
 
 /// How `reproduce` runs.
@@ -633,29 +636,29 @@ struct Reproduction {
     threads: Option<usize>,
 }
 
-fn gallery_papers(paper: &str) -> Result<Vec<cabo_runner::gallery::Paper>, String> {
-    let g = cabo_runner::gallery::load(std::path::Path::new(GALLERY))?;
-    Ok(g.select(paper)?.into_iter().cloned().collect())
+/// The gallery's papers named by `paper` (an id, an alias or `all`).
+fn gallery_papers(paper: &str) -> Result<Vec<cabo_runner::gallery::Paper>, ExitCode> {
+    let g = cabo_runner::gallery::load(std::path::Path::new(GALLERY))
+        .map_err(|e| fail(&RunError::Setup(e)))?;
+    let selected = g.select(paper).map_err(|e| fail(&RunError::Setup(e)))?;
+    Ok(selected.into_iter().cloned().collect())
 }
 
 fn list_gallery(paper: &str, full: bool) -> ExitCode {
     match gallery_papers(paper) {
         Ok(papers) => {
-            let refs: Vec<_> = papers.iter().collect();
-            for (path, _) in cabo_runner::gallery::plan(&refs, full) {
+            for (path, _) in cabo_runner::gallery::plan(&papers, full) {
                 println!("{path}");
             }
             ExitCode::SUCCESS
         }
-        Err(e) => fail(&RunError::Setup(e)),
+        Err(code) => code,
     }
 }
 
 fn mark_gallery_stale() -> ExitCode {
-    let pages = std::path::Path::new(GALLERY)
-        .parent()
-        .unwrap_or(std::path::Path::new("."));
-    match cabo_runner::gallery::mark_stale(std::path::Path::new("."), pages) {
+    let root = std::path::Path::new(".");
+    match cabo_runner::gallery::mark_stale(root, std::path::Path::new(PAGES)) {
         Ok(marked) => {
             for p in &marked {
                 eprintln!("{}: marked stale", p.display());
@@ -669,14 +672,18 @@ fn mark_gallery_stale() -> ExitCode {
     }
 }
 
-/// Runs the gallery's specs for `paper`, then writes its pages.
-fn reproduce(paper: &str, r: &Reproduction) -> ExitCode {
+/// Runs the gallery's specs for `paper` unless `pages_only`, then writes its pages.
+fn reproduce(paper: &str, r: &Reproduction, pages_only: bool) -> ExitCode {
     let papers = match gallery_papers(paper) {
         Ok(p) => p,
-        Err(e) => return fail(&RunError::Setup(e)),
+        Err(code) => return code,
     };
-    let refs: Vec<_> = papers.iter().collect();
-    for (path, quick) in cabo_runner::gallery::plan(&refs, r.full) {
+    let runs = if pages_only {
+        Vec::new()
+    } else {
+        cabo_runner::gallery::plan(&papers, r.full)
+    };
+    for (path, quick) in runs {
         let opts = RunOptions {
             replications: r.replications.or(quick),
             out: r.out.clone(),
@@ -689,30 +696,13 @@ fn reproduce(paper: &str, r: &Reproduction) -> ExitCode {
             return code;
         }
     }
-    write_gallery(paper, r)
-}
-
-/// Rewrites the pages of `paper` from the results under `r.out`.
-fn write_gallery(paper: &str, r: &Reproduction) -> ExitCode {
-    let papers = match gallery_papers(paper) {
-        Ok(p) => p,
-        Err(e) => return fail(&RunError::Setup(e)),
-    };
-    let refs: Vec<_> = papers.iter().collect();
-    let pages = std::path::Path::new(GALLERY)
-        .parent()
-        .unwrap_or(std::path::Path::new("."));
     let mut command = format!("cargo xtask reproduce {paper}");
     if r.full {
         command.push_str(" --full");
     }
-    match cabo_runner::gallery::write_pages(
-        std::path::Path::new("."),
-        &refs,
-        &r.out,
-        pages,
-        &command,
-    ) {
+    let root = std::path::Path::new(".");
+    let pages = std::path::Path::new(PAGES);
+    match cabo_runner::gallery::write_pages(root, &papers, &r.out, pages, &command) {
         Ok(written) => {
             for p in written {
                 eprintln!("wrote {}", p.display());

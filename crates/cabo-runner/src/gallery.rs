@@ -211,8 +211,8 @@ struct SpecResult {
     fingerprint: String,
     dir: PathBuf,
     report: Option<Report>,
-    /// The resolved spec, for reports of other metrics.
-    spec_json: Option<serde_json::Value>,
+    /// The runs that count, for reports of other metrics.
+    runs: Option<report::Runs>,
     study: Option<cabo_core::StudyOutput>,
     runs_complete: usize,
     runs_total: usize,
@@ -225,54 +225,95 @@ struct SpecResult {
 /// Loads a gallery spec (comparison or study) as `run` would and reads its results under
 /// `out`.
 fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult, String> {
-    let path = root.join(&spec.path);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    if crate::study::is_study(&text) {
-        let s = crate::study::LoadedStudy::parse(&path, &text, false).map_err(|e| e.to_string())?;
-        let dir = crate::study::result_dir(&s, out);
-        let study = crate::study::read_output(&dir).ok();
-        let complete = usize::from(crate::study::is_complete(&s, out));
-        let seconds = study_seconds(&dir);
-        return Ok(SpecResult {
-            spec: spec.clone(),
-            name: s.file.name.clone(),
-            fingerprint: study_fingerprint(&s)?,
-            dir,
-            report: None,
-            spec_json: None,
-            study: study.filter(|_| complete == 1),
-            runs_complete: complete,
-            runs_total: 1,
-            cpu_seconds: seconds,
-            wall_seconds: seconds,
-        });
-    }
-    let s = LoadedSpec::parse(&path, &text, false).map_err(|e| e.to_string())?;
+    let loaded = load_spec(&root.join(&spec.path))?;
+    let fingerprint = loaded.fingerprint()?;
+    let s = match loaded {
+        Loaded::Study(s) => {
+            let dir = crate::study::result_dir(&s, out);
+            let complete = crate::study::is_complete(&s, out);
+            let seconds = study_seconds(&dir);
+            return Ok(SpecResult {
+                spec: spec.clone(),
+                name: s.file.name.clone(),
+                fingerprint,
+                study: crate::study::read_output(&dir).ok().filter(|_| complete),
+                dir,
+                report: None,
+                runs: None,
+                runs_complete: usize::from(complete),
+                runs_total: 1,
+                cpu_seconds: seconds,
+                wall_seconds: seconds,
+            });
+        }
+        Loaded::Comparison(s) => s,
+    };
     let dir = store::spec_dir(out, &s.spec.name, false);
     let value = serde_json::to_value(&s.spec).map_err(|e| e.to_string())?;
-    // The figure on the page must be the one of these numbers, so the report is written
-    // anew (for an incomplete spec too: it lists what is missing).
-    let report = report::build_for(&dir, &value, None).ok();
-    if report.is_some() {
-        report::write_report_for(&dir, &value)?;
+    let runs = report::load(&dir, &value).ok();
+    let report = runs.as_ref().map(|r| r.report(None)).transpose()?;
+    let (mut cpu_seconds, mut wall_seconds) = (0.0, 0.0);
+    if let (Some(runs), Some(report)) = (&runs, &report) {
+        // The figure on the page must be the one of these numbers, so the report is
+        // written anew (for an incomplete spec too: it lists what is missing).
+        report::write(&dir, runs, report)?;
+        for (policy, rep) in runs.counted() {
+            let (cpu, wall) =
+                crate::status::run_times(&store::RunFiles::new(&dir, policy, rep).times);
+            cpu_seconds += cpu;
+            wall_seconds += wall;
+        }
     }
-    let runs_total = s.spec.policies.len() * s.spec.replications;
-    let runs_complete = runs_total - report.as_ref().map_or(runs_total, |r| r.left_out.len());
-    let (cpu_seconds, wall_seconds) = crate::status::complete_run_seconds(&s, &dir);
+    let runs_complete = runs.as_ref().map_or(0, report::Runs::len);
     Ok(SpecResult {
         spec: spec.clone(),
         name: s.spec.name.clone(),
-        fingerprint: store::fingerprint(&s.spec),
+        fingerprint,
         cpu_seconds,
         wall_seconds,
         dir,
         report,
-        spec_json: Some(value),
+        runs,
         study: None,
         runs_complete,
-        runs_total,
+        runs_total: s.spec.policies.len() * s.spec.replications,
     })
+}
+
+/// A gallery spec file, loaded as `run` would load it.
+enum Loaded {
+    /// A study file.
+    Study(crate::study::LoadedStudy),
+    /// A comparison spec.
+    Comparison(Box<LoadedSpec>),
+}
+
+/// Reads and parses the spec file at `path` (not its smoke variant).
+fn load_spec(path: &Path) -> Result<Loaded, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    Ok(if crate::study::is_study(&text) {
+        Loaded::Study(
+            crate::study::LoadedStudy::parse(path, &text, false).map_err(|e| e.to_string())?,
+        )
+    } else {
+        Loaded::Comparison(Box::new(
+            LoadedSpec::parse(path, &text, false).map_err(|e| e.to_string())?,
+        ))
+    })
+}
+
+impl Loaded {
+    /// The fingerprint a page records: the resolved spec's, or the study file's as written
+    /// (smoke section included: the page records the file, not one variant).
+    fn fingerprint(&self) -> Result<String, String> {
+        match self {
+            Loaded::Comparison(s) => Ok(store::fingerprint(&s.spec)),
+            Loaded::Study(s) => serde_json::to_value(&s.file)
+                .map(|v| store::fingerprint(&v))
+                .map_err(|e| e.to_string()),
+        }
+    }
 }
 
 /// A study's computing time: the sum of the seconds `study.times.json` records (its wall
@@ -289,24 +330,9 @@ fn study_seconds(dir: &Path) -> f64 {
         })
 }
 
-/// The fingerprint of a study file as written (smoke section included: the page records the
-/// file, not one variant).
-fn study_fingerprint(s: &crate::study::LoadedStudy) -> Result<String, String> {
-    serde_json::to_value(&s.file)
-        .map(|v| store::fingerprint(&v))
-        .map_err(|e| e.to_string())
-}
-
 /// The fingerprint the gallery records for the spec file at `path`.
 pub fn spec_fingerprint(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    if crate::study::is_study(&text) {
-        let s = crate::study::LoadedStudy::parse(path, &text, false).map_err(|e| e.to_string())?;
-        return study_fingerprint(&s);
-    }
-    let s = LoadedSpec::parse(path, &text, false).map_err(|e| e.to_string())?;
-    Ok(store::fingerprint(&s.spec))
+    load_spec(path)?.fingerprint()
 }
 
 /// Each policy's central value at the budget, by name: the median, or the mean where the
@@ -355,10 +381,10 @@ fn evaluate_claim(claim: &Claim, r: &SpecResult) -> Result<Option<(String, bool)
     };
     let metric = crate::spec::Metric::parse(name)
         .ok_or_else(|| format!("claim {:?}: unknown metric {name:?}", claim.claim))?;
-    let (Some(value), Some(_)) = (&r.spec_json, &r.report) else {
+    let Some(runs) = &r.runs else {
         return Ok(None);
     };
-    let report = report::build_for(&r.dir, value, Some(&metric))?;
+    let report = runs.report(Some(&metric))?;
     Ok(evaluate(&claim.check, r, Some(&report)))
 }
 
@@ -593,7 +619,7 @@ const STALE_LINE: &str = "<!-- gallery-stale ";
 /// repository root, where spec paths start); returns the pages written.
 pub fn write_pages(
     root: &Path,
-    papers: &[&Paper],
+    papers: &[Paper],
     out: &Path,
     pages_dir: &Path,
     command: &str,
@@ -892,7 +918,7 @@ pub fn mark_stale(root: &Path, pages_dir: &Path) -> Result<Vec<PathBuf>, String>
 
 /// The specs of `papers`, with the replications a reproduction runs: the gallery's quick
 /// count, or the spec's own with `full`.
-pub fn plan(papers: &[&Paper], full: bool) -> Vec<(String, Option<usize>)> {
+pub fn plan(papers: &[Paper], full: bool) -> Vec<(String, Option<usize>)> {
     let mut specs: Vec<(String, Option<usize>)> = Vec::new();
     for p in papers {
         for s in &p.specs {

@@ -433,8 +433,6 @@ pub struct SpecOutcome {
     pub skipped: usize,
     /// Runs skipped because another process is running them (it holds their lock).
     pub elsewhere: usize,
-    /// Summaries of the runs this invocation executed or found complete.
-    pub runs: Vec<RunSummary>,
     /// Whether every run of the spec is complete (from any invocation or shard); `run.json`
     /// is written then.
     pub complete: bool,
@@ -690,19 +688,6 @@ fn write_spec_json(dir: &Path, s: &LoadedSpec) -> Result<(), RunError> {
     store::write_atomic(&path, &spec_json).map_err(|e| setup("write to the output directory", e))
 }
 
-/// Summaries of every run of a spec — every policy, every replication, whatever this
-/// invocation selected — if all are complete on disk (written by this or any other
-/// invocation, such as another shard), ordered by (policy, replication).
-fn all_complete(spec: &LoadedSpec, prints: &SpecPrints) -> Option<Vec<RunSummary>> {
-    let mut out = Vec::new();
-    for p in 0..spec.spec.policies.len() {
-        for r in 0..spec.spec.replications {
-            out.push(prints.completed(spec, p, r)?);
-        }
-    }
-    Some(out)
-}
-
 /// What a sweep may do with one of its runs.
 enum Claim {
     /// Run it, holding its lock (released, and its file removed, once it completes).
@@ -787,7 +772,6 @@ fn collect_outcomes(
             resumed: 0,
             skipped: 0,
             elsewhere: 0,
-            runs: Vec::new(),
             complete: false,
             report: None,
             summary: None,
@@ -809,7 +793,6 @@ fn collect_outcomes(
                     o.executed += 1;
                     o.resumed += usize::from(done.resumed_after.is_some());
                 }
-                o.runs.push(done.summary);
             }
             Ok(None) => incomplete[si] = true,
             Err(e) => {
@@ -825,29 +808,29 @@ fn collect_outcomes(
         }
     }
     for (si, o) in outcomes.iter_mut().enumerate() {
-        let built = report::build(&o.dir);
-        o.summary = built.as_ref().ok().map(summary::of_report);
-        if incomplete[si] {
-            continue;
-        }
         // Read back from disk rather than using this invocation's runs: with shards, the
         // invocation that completes the last run writes the manifest and the report, and
         // their bytes must not depend on which one it was.
-        let Some(all) = all_complete(&specs[si], &prints[si]) else {
-            continue;
+        let spec_json =
+            serde_json::to_value(&specs[si].spec).map_err(|e| RunError::Setup(e.to_string()))?;
+        let runs = report::load(&o.dir, &spec_json);
+        let built = runs
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|r| r.report(None));
+        o.summary = built.as_ref().ok().map(summary::of_report);
+        let runs = match runs {
+            Ok(runs) if runs.complete() && !incomplete[si] => runs,
+            _ => continue,
         };
         let built = built.map_err(|e| RunError::Setup(format!("report: {e}")))?;
         o.complete = true;
-        let run_json = summary::run_manifest(
-            &specs[si],
-            &prints[si].whole,
-            &all,
-            summary::of_report(&built),
-        );
+        let summary = summary::of_report(&built);
+        let run_json = summary::run_manifest(&specs[si], &prints[si].whole, runs.len(), summary);
         store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
             .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
         if opts.report {
-            let written = report::write_report(&o.dir)
+            let written = report::write(&o.dir, &runs, &built)
                 .map_err(|e| RunError::Setup(format!("report: {e}")))?;
             tracing::info!(report = %written.markdown.display(), "report written");
             o.report = Some(written);

@@ -130,22 +130,15 @@ fn count_run(s: &LoadedSpec, prints: &SpecPrints, id: crate::RunId, status: &mut
     }
 }
 
-/// The run time of every complete run of `s` in its results directory `dir`, in seconds: the
-/// CPU time of each run's own thread where recorded (work it hands to the thread pool is not
-/// counted), else wall time; and the wall time of its decisions and evaluations.
-pub fn complete_run_seconds(s: &LoadedSpec, dir: &Path) -> (f64, f64) {
-    let (mut seconds, mut wall) = (0.0, 0.0);
-    for (p, entry) in s.spec.policies.iter().enumerate() {
-        let fingerprint = crate::store::run_fingerprint(&s.spec, p);
-        for r in 0..s.spec.replications {
-            let files = crate::store::RunFiles::new(dir, &entry.name, r);
-            if crate::store::completed(&files, &fingerprint).is_some() {
-                seconds += run_seconds(&files.times, u64::MAX);
-                wall += times(&files.times, u64::MAX).map(|t| t.wall()).sum::<f64>();
-            }
-        }
-    }
-    (seconds, wall)
+/// A run's time from its times file, in seconds: the CPU time of the run's own thread where
+/// recorded (work it hands to the thread pool is not counted), else wall time; and the wall
+/// time of its fits, decisions and evaluations.
+pub fn run_times(path: &Path) -> (f64, f64) {
+    times(path, u64::MAX)
+        .iter()
+        .fold((0.0, 0.0), |(cpu, wall), t| {
+            (cpu + t.seconds(), wall + t.wall())
+        })
 }
 
 /// One line of `rep-<r>.times.jsonl`.
@@ -174,18 +167,17 @@ impl Times {
 /// [`Times::seconds`] (0 when the file is missing; unreadable lines are skipped: the times
 /// are informative, never part of a result).
 fn run_seconds(path: &Path, len: u64) -> f64 {
-    times(path, len).map(|t| t.seconds()).sum()
+    times(path, len).iter().map(Times::seconds).sum()
 }
 
 /// The readable lines among the first `len` bytes of a run's times file.
-fn times(path: &Path, len: u64) -> impl Iterator<Item = Times> {
+fn times(path: &Path, len: u64) -> Vec<Times> {
     let bytes = std::fs::read(path).unwrap_or_default();
     let end = bytes.len().min(usize::try_from(len).unwrap_or(usize::MAX));
     String::from_utf8_lossy(&bytes[..end])
         .lines()
         .filter_map(|l| serde_json::from_str::<Times>(l).ok())
-        .collect::<Vec<_>>()
-        .into_iter()
+        .collect()
 }
 
 /// A table of `specs` (and whether each study is complete): per policy the replications

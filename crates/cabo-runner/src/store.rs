@@ -327,14 +327,6 @@ pub fn spec_dir(out: &Path, name: &str, smoke: bool) -> PathBuf {
     if smoke { dir.join(SMOKE) } else { dir }
 }
 
-/// A complete run's summary, if the run is complete for `fingerprint` with intact records.
-pub fn completed(files: &RunFiles, fingerprint: &str) -> Option<RunSummary> {
-    match completion(files, fingerprint) {
-        Completion::Complete(summary) => Some(summary),
-        _ => None,
-    }
-}
-
 /// The fingerprint of what one policy's runs depend on: the spec without its description,
 /// replication count, report options, smoke variant and other policies (a run's seeds come
 /// from the spec name, the policy name and the replication index, never from those). Runs

@@ -4,7 +4,6 @@
 
 use crate::report::{Report, Y};
 use crate::spec::LoadedSpec;
-use crate::store::RunSummary;
 use serde::Serialize;
 
 /// Final numbers of one policy across replications.
@@ -86,7 +85,7 @@ pub fn of_report(report: &Report) -> SpecSummary {
 pub fn run_manifest(
     spec: &LoadedSpec,
     fingerprint: &str,
-    runs: &[RunSummary],
+    runs: usize,
     summary: SpecSummary,
 ) -> String {
     #[derive(Serialize)]
@@ -99,15 +98,13 @@ pub fn run_manifest(
         runs: usize,
         summary: SpecSummary,
     }
-    let mut ordered: Vec<RunSummary> = runs.to_vec();
-    ordered.sort_by(|a, b| (&a.policy, a.replication).cmp(&(&b.policy, b.replication)));
     let m = Manifest {
         spec: &spec.spec.name,
         source: spec.path.display().to_string(),
         fingerprint,
         replications: spec.spec.replications,
         policies: spec.spec.policies.iter().map(|p| p.name.as_str()).collect(),
-        runs: ordered.len(),
+        runs,
         summary,
     };
     serde_json::to_string_pretty(&m).unwrap_or_default()

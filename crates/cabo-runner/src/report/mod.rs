@@ -136,7 +136,7 @@ pub enum Absence {
     Damaged(String),
 }
 
-/// Files written by [`write_report`].
+/// Files written by [`write`].
 #[derive(Debug, Clone)]
 pub struct Written {
     /// `summary.csv`.
@@ -363,24 +363,22 @@ fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool)
     Trace { replication, steps }
 }
 
-/// Builds the report of a results directory from its files, for the spec in its
-/// `spec.json`. Only runs complete for that spec count; the others are listed, not guessed.
-pub fn build(dir: &Path) -> Result<Report, String> {
-    build_for(dir, &read_spec_json(dir)?, None)
+/// The runs of a results directory that count for a spec, read and checked once, from which
+/// a report of any metric is aggregated.
+#[derive(Debug, Clone)]
+pub struct Runs {
+    input: ReportInput,
+    /// (policy, replication, its lines within the budget) of every run that counts.
+    runs: Vec<(usize, usize, Vec<Line>)>,
+    left_out: Vec<LeftOut>,
 }
 
-/// Builds the report of the runs in `dir` of the resolved spec `spec` (as JSON), with the
-/// metric replaced by `metric` when given (one of `report.also`).
-pub fn build_for(
-    dir: &Path,
-    spec: &serde_json::Value,
-    metric: Option<&Metric>,
-) -> Result<Report, String> {
-    let mut input = input_of(spec, &dir.join("spec.json"))?;
-    if let Some(m) = metric {
-        input.report.y = m.clone();
-    }
-    let mut runs: Vec<(usize, usize, Vec<Line>)> = Vec::new();
+/// Reads the runs in `dir` of the resolved spec `spec` (as JSON): each is checked against
+/// the spec's run fingerprints and its completion marker (see [`store::completion`]) and
+/// either counts, with its lines within the budget, or is left out with the reason.
+pub fn load(dir: &Path, spec: &serde_json::Value) -> Result<Runs, String> {
+    let input = input_of(spec, &dir.join("spec.json"))?;
+    let mut runs = Vec::new();
     let mut left_out = Vec::new();
     for (p, policy) in input.policies.iter().enumerate() {
         for r in 0..input.replications {
@@ -409,65 +407,103 @@ pub fn build_for(
             describe_left_out(&left_out)
         ));
     }
-    let lines_only: Vec<&Vec<Line>> = runs.iter().map(|(_, _, l)| l).collect();
-    let (y, log10) = resolve_metric(&input.report.y, &lines_only)?;
-    if let Some(m) = &input.report.marker {
-        check_recorded("report.marker", "", m, &lines_only)?;
-    }
-    let axis = input.report.x;
-    let traces: Vec<(usize, Trace)> = runs
-        .iter()
-        .map(|(p, r, lines)| (*p, trace_of(*r, lines, axis, &y, log10)))
-        .collect();
-    let limit = match axis {
-        XAxis::CumulativeCost => input.cost_limit,
-        XAxis::Iteration => input.iteration_limit.map(|n| n as f64),
-    };
-    let every: Vec<&Trace> = traces.iter().map(|(_, t)| t).collect();
-    let grid = aggregate::grid(axis, limit, &every);
-    let curves = input
-        .policies
-        .iter()
-        .enumerate()
-        .map(|(p, name)| {
-            let mine: Vec<&Trace> = traces
-                .iter()
-                .filter(|(q, _)| *q == p)
-                .map(|(_, t)| t)
-                .collect();
-            let my_lines: Vec<&Vec<Line>> = runs
-                .iter()
-                .filter(|(q, _, _)| *q == p)
-                .map(|(_, _, l)| l)
-                .collect();
-            let median_of = |f: &dyn Fn(&Vec<Line>) -> f64| {
-                let mut v: Vec<f64> = my_lines.iter().map(|l| f(l)).collect();
-                v.sort_by(f64::total_cmp);
-                crate::summary::quantile(&v, 0.5)
-            };
-            Curve {
-                policy: name.clone(),
-                runs: mine.len(),
-                points: aggregate::aggregate(&grid, &mine),
-                evaluations_median: median_of(&|l| {
-                    l.iter().filter(|l| l.phase != "initial").count() as f64
-                }),
-                cost_median: median_of(&|l| l.last().map_or(0.0, |l| l.cum_cost)),
-                marker: input
-                    .report
-                    .marker
-                    .as_deref()
-                    .map(|m| marker_of(&my_lines, axis, m)),
-            }
-        })
-        .collect();
-    Ok(Report {
+    Ok(Runs {
         input,
-        y,
-        log10,
-        curves,
+        runs,
         left_out,
     })
+}
+
+impl Runs {
+    /// Whether every run of the spec counts.
+    pub fn complete(&self) -> bool {
+        self.left_out.is_empty()
+    }
+
+    /// The number of runs that count.
+    pub fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The runs that count, as (policy name, replication).
+    pub fn counted(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.runs
+            .iter()
+            .map(|(p, r, _)| (self.input.policies[*p].as_str(), *r))
+    }
+
+    /// Whether no run counts (never: [`load`] fails then).
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The report of these runs, of the spec's metric or of `metric` (one of `report.also`).
+    pub fn report(&self, metric: Option<&Metric>) -> Result<Report, String> {
+        let mut input = self.input.clone();
+        if let Some(m) = metric {
+            input.report.y = m.clone();
+        }
+        let runs = &self.runs;
+        let lines_only: Vec<&Vec<Line>> = runs.iter().map(|(_, _, l)| l).collect();
+        let (y, log10) = resolve_metric(&input.report.y, &lines_only)?;
+        if let Some(m) = &input.report.marker {
+            check_recorded("report.marker", "", m, &lines_only)?;
+        }
+        let axis = input.report.x;
+        let traces: Vec<(usize, Trace)> = runs
+            .iter()
+            .map(|(p, r, lines)| (*p, trace_of(*r, lines, axis, &y, log10)))
+            .collect();
+        let limit = match axis {
+            XAxis::CumulativeCost => input.cost_limit,
+            XAxis::Iteration => input.iteration_limit.map(|n| n as f64),
+        };
+        let every: Vec<&Trace> = traces.iter().map(|(_, t)| t).collect();
+        let grid = aggregate::grid(axis, limit, &every);
+        let curves = input
+            .policies
+            .iter()
+            .enumerate()
+            .map(|(p, name)| {
+                let mine: Vec<&Trace> = traces
+                    .iter()
+                    .filter(|(q, _)| *q == p)
+                    .map(|(_, t)| t)
+                    .collect();
+                let my_lines: Vec<&Vec<Line>> = runs
+                    .iter()
+                    .filter(|(q, _, _)| *q == p)
+                    .map(|(_, _, l)| l)
+                    .collect();
+                let median_of = |f: &dyn Fn(&Vec<Line>) -> f64| {
+                    let mut v: Vec<f64> = my_lines.iter().map(|l| f(l)).collect();
+                    v.sort_by(f64::total_cmp);
+                    crate::summary::quantile(&v, 0.5)
+                };
+                Curve {
+                    policy: name.clone(),
+                    runs: mine.len(),
+                    points: aggregate::aggregate(&grid, &mine),
+                    evaluations_median: median_of(&|l| {
+                        l.iter().filter(|l| l.phase != "initial").count() as f64
+                    }),
+                    cost_median: median_of(&|l| l.last().map_or(0.0, |l| l.cum_cost)),
+                    marker: input
+                        .report
+                        .marker
+                        .as_deref()
+                        .map(|m| marker_of(&my_lines, axis, m)),
+                }
+            })
+            .collect();
+        Ok(Report {
+            input,
+            y,
+            log10,
+            curves,
+            left_out: self.left_out.clone(),
+        })
+    }
 }
 
 /// " (3 missing, 4 of an earlier version of the spec, 1 damaged)", or nothing.
@@ -532,34 +568,28 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Builds and writes the report of a results directory for the spec in its `spec.json`.
-pub fn write_report(dir: &Path) -> Result<Written, String> {
-    write_report_for(dir, &read_spec_json(dir)?)
-}
-
-/// Builds and writes the report of the runs in `dir` of the resolved spec `spec` (as JSON).
-pub fn write_report_for(dir: &Path, spec: &serde_json::Value) -> Result<Written, String> {
-    let report = build_for(dir, spec, None)?;
-    let w = Written {
+/// Writes `report` (the report of `runs`, of the spec's own metric) and one figure and table
+/// per metric of `report.also` into `dir`.
+pub fn write(dir: &Path, runs: &Runs, report: &Report) -> Result<Written, String> {
+    let mut w = Written {
         csv: dir.join("summary.csv"),
         markdown: dir.join("report.md"),
         svg: dir.join("report.svg"),
         png: dir.join("report.png"),
         extra: Vec::new(),
     };
-    let mut w = w;
     let io = |p: &Path| {
         let p = p.display().to_string();
         move |e: std::io::Error| format!("{p}: cannot write: {e}")
     };
-    store::write_atomic(&w.csv, csv(&report).as_bytes()).map_err(io(&w.csv))?;
-    let svg = plot::svg(&report)?;
+    store::write_atomic(&w.csv, csv(report).as_bytes()).map_err(io(&w.csv))?;
+    let svg = plot::svg(report)?;
     store::write_atomic(&w.svg, svg.as_bytes()).map_err(io(&w.svg))?;
-    let png = plot::png(&report)?;
+    let png = plot::png(report)?;
     store::write_atomic(&w.png, &png).map_err(io(&w.png))?;
-    let mut md = markdown::render(&report);
+    let mut md = markdown::render(report);
     for m in &report.input.report.also {
-        let extra = build_for(dir, spec, Some(m))?;
+        let extra = runs.report(Some(m))?;
         let stem = format!("report-{}", store::dir_name(&m.name()));
         for (ext, bytes) in [
             ("svg", plot::svg(&extra)?.into_bytes()),

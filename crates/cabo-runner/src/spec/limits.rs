@@ -154,7 +154,9 @@ pub fn check(spec: &Spec, e: &Estimate) -> Result<(), String> {
     let mut over = Vec::new();
     let cap = spec.limits.evaluations();
     let n = e.initial as f64 + e.policy.unwrap_or(0.0);
-    if e.initial > cap || e.policy.is_some_and(|_| n > cap as f64) {
+    // Memory and records grow with the evaluations: past the cap, that is the message.
+    let too_many = e.initial > cap || e.policy.is_some_and(|_| n > cap as f64);
+    if too_many {
         let policy = e.policy.map_or("an unbounded number of".into(), fmt_count);
         over.push(format!(
             "up to {} evaluations per run ({} initial + {policy} allowed by the budget), more \
@@ -163,16 +165,15 @@ pub fn check(spec: &Spec, e: &Estimate) -> Result<(), String> {
             e.initial
         ));
     }
-    // Memory and records grow with the evaluations: past the cap, that is the message.
     let memory_gb = spec.limits.max_memory_gb.unwrap_or(MAX_MEMORY_GB);
-    if over.is_empty() && e.memory > memory_gb * 1e9 {
+    if !too_many && e.memory > memory_gb * 1e9 {
         over.push(format!(
             "an estimated {} of memory per run, more than limits.max_memory_gb = {memory_gb}",
             fmt_gb(e.memory)
         ));
     }
     let records_gb = spec.limits.max_records_gb.unwrap_or(MAX_RECORDS_GB);
-    if e.records > records_gb * 1e9 && !over.iter().any(|o| o.contains("evaluations")) {
+    if !too_many && e.records > records_gb * 1e9 {
         over.push(format!(
             "an estimated {} of records per run, more than limits.max_records_gb = {records_gb}",
             fmt_gb(e.records)
