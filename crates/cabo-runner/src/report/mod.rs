@@ -136,7 +136,7 @@ pub enum Absence {
     Damaged(String),
 }
 
-/// Files written by [`write`].
+/// Files written by [`write()`].
 #[derive(Debug, Clone)]
 pub struct Written {
     /// `summary.csv`.
