@@ -51,6 +51,35 @@ pub struct Paper {
     /// Full-size runs that need a cluster, with their cost.
     #[serde(default)]
     pub remaining: Vec<Remaining>,
+    /// The paper's runtimes, set beside cabo's on the page.
+    #[serde(default)]
+    pub runtimes: Option<Runtimes>,
+}
+
+/// A paper's table of runtimes per policy and problem.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runtimes {
+    /// Where the paper reports them (`Table 1`).
+    pub source: String,
+    /// What the paper's numbers are, in one sentence (what was timed, on what).
+    pub what: String,
+    /// The policies of the columns, by the specs' names.
+    pub policies: Vec<String>,
+    /// One row per problem.
+    pub rows: Vec<RuntimeRow>,
+}
+
+/// One problem's runtimes in the paper.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeRow {
+    /// The problem's name in the paper.
+    pub problem: String,
+    /// The gallery spec that runs it.
+    pub spec: String,
+    /// Seconds per decision, one per policy of [`Runtimes::policies`].
+    pub paper: Vec<f64>,
 }
 
 /// A spec of the gallery.
@@ -93,6 +122,10 @@ pub enum Check {
         policy: String,
         /// The policies it should beat.
         than: Vec<String>,
+        /// Where on the x-axis, as a share of its range (default 1: at the budget), for
+        /// claims about how soon a policy gets somewhere.
+        #[serde(default)]
+        at: Option<f64>,
     },
     /// The median regret of `worse` is at least `at_least` times that of `better`.
     RegretRatio {
@@ -125,6 +158,22 @@ pub enum Check {
         /// How many of those units are tolerated.
         #[serde(default)]
         slack: f64,
+    },
+    /// The largest value of a study table's column is at least `at_least` (e.g. a ratio that
+    /// grows without bound along the table's grid).
+    StudyMax {
+        /// The table's name.
+        table: String,
+        /// The column's name.
+        column: String,
+        /// The bound.
+        at_least: f64,
+    },
+    /// `policy` takes the longest per decision (model fits and the decision, mean wall time
+    /// over the recorded decisions) of the spec's policies.
+    Slowest {
+        /// The policy.
+        policy: String,
     },
     /// Every row of a study table's column is at least `at_least`.
     StudyMin {
@@ -216,6 +265,8 @@ struct SpecResult {
     study: Option<cabo_core::StudyOutput>,
     runs_complete: usize,
     runs_total: usize,
+    /// Per policy, its counted runs' decisions.
+    decision_seconds: Vec<(String, DecisionTime)>,
     /// CPU time of the runs' own threads (or a study's computing time), in seconds.
     cpu_seconds: f64,
     /// Wall time of the runs' decisions and evaluations (a study's computing time).
@@ -242,6 +293,7 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
                 runs: None,
                 runs_complete: usize::from(complete),
                 runs_total: 1,
+                decision_seconds: Vec::new(),
                 cpu_seconds: seconds,
                 wall_seconds: seconds,
             });
@@ -253,15 +305,23 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
     let runs = report::load(&dir, &value).ok();
     let report = runs.as_ref().map(|r| r.report(None)).transpose()?;
     let (mut cpu_seconds, mut wall_seconds) = (0.0, 0.0);
+    let mut decision_seconds: Vec<(String, DecisionTime)> = Vec::new();
     if let (Some(runs), Some(report)) = (&runs, &report) {
         // The figure on the page must be the one of these numbers, so the report is
         // written anew (for an incomplete spec too: it lists what is missing).
         report::write(&dir, runs, report)?;
         for (policy, rep) in runs.counted() {
-            let (cpu, wall) =
-                crate::status::run_times(&store::RunFiles::new(&dir, policy, rep).times);
+            let times = store::RunFiles::new(&dir, policy, rep).times;
+            let (cpu, wall) = crate::status::run_times(&times);
             cpu_seconds += cpu;
             wall_seconds += wall;
+            let (decisions, seconds) = crate::status::decision_times(&times);
+            match decision_seconds.iter_mut().find(|(p, _)| p == policy) {
+                Some((_, t)) => t.add(decisions, seconds),
+                None => {
+                    decision_seconds.push((policy.to_string(), DecisionTime { decisions, seconds }))
+                }
+            }
         }
     }
     let runs_complete = runs.as_ref().map_or(0, report::Runs::len);
@@ -269,6 +329,7 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
         spec: spec.clone(),
         name: s.spec.name.clone(),
         fingerprint,
+        decision_seconds,
         cpu_seconds,
         wall_seconds,
         dir,
@@ -278,6 +339,26 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
         runs_complete,
         runs_total: s.spec.policies.len() * s.spec.replications,
     })
+}
+
+/// A policy's decisions over its counted runs.
+#[derive(Debug, Clone, Copy, Default)]
+struct DecisionTime {
+    decisions: usize,
+    /// Wall seconds of the fits and decisions.
+    seconds: f64,
+}
+
+impl DecisionTime {
+    fn add(&mut self, decisions: usize, seconds: f64) {
+        self.decisions += decisions;
+        self.seconds += seconds;
+    }
+
+    /// Mean seconds per decision (NaN without decisions).
+    fn mean(&self) -> f64 {
+        self.seconds / self.decisions as f64
+    }
 }
 
 /// A gallery spec file, loaded as `run` would load it.
@@ -335,15 +416,19 @@ pub fn spec_fingerprint(path: &Path) -> Result<String, String> {
     load_spec(path)?.fingerprint()
 }
 
-/// Each policy's central value at the budget, by name: the median, or the mean where the
-/// spec reports means with standard errors (as the paper behind it does).
-fn medians(report: &Report) -> Vec<(String, f64, usize)> {
+/// Each policy's central value at the share `at` of the x-axis (1: at the budget), by name:
+/// the median, or the mean where the spec reports means with standard errors (as the paper
+/// behind it does).
+fn medians(report: &Report, at: f64) -> Vec<(String, f64, usize)> {
     let quartiles = report::quartile_bands(report);
     report
         .curves
         .iter()
         .map(|c| {
-            let p = c.points.last();
+            let last = c.points.len().saturating_sub(1);
+            let p = c
+                .points
+                .get((at.clamp(0.0, 1.0) * last as f64).round() as usize);
             let v = p.map_or(f64::NAN, |p| if quartiles { p.median } else { p.mean });
             (c.policy.clone(), v, c.runs)
         })
@@ -397,6 +482,12 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
             column,
             at_least,
         } => return study_min(r.study.as_ref()?, table, column, *at_least),
+        Check::StudyMax {
+            table,
+            column,
+            at_least,
+        } => return study_max(r.study.as_ref()?, table, column, *at_least),
+        Check::Slowest { policy } => return slowest(&r.decision_seconds, policy),
         Check::StudyAtMost {
             table,
             left,
@@ -416,7 +507,11 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
         _ => {}
     }
     let report = report?;
-    let m = medians(report);
+    let at = match check {
+        Check::Better { at: Some(at), .. } => *at,
+        _ => 1.0,
+    };
+    let m = medians(report, at);
     let get = |name: &str| {
         m.iter()
             .find(|(p, ..)| p == name)
@@ -430,11 +525,16 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
         }
     };
     let label = format!("{} {}", central(report), report.y.label(report.log10));
+    let place = if at >= 1.0 {
+        "at the budget".to_string()
+    } else {
+        format!("at {} of the budget", percent(at))
+    };
     match check {
-        Check::Better { policy, than } => {
+        Check::Better { policy, than, .. } => {
             let (_, mine, n) = get(policy)?;
             let mut parts = vec![format!(
-                "{label} at the budget: {policy} {} (n = {n})",
+                "{label} {place}: {policy} {} (n = {n})",
                 sig(*mine)
             )];
             let mut ok = true;
@@ -491,7 +591,10 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
                 rank <= *at_most,
             ))
         }
-        Check::StudyMin { .. } | Check::StudyAtMost { .. } => None,
+        Check::StudyMin { .. }
+        | Check::StudyMax { .. }
+        | Check::StudyAtMost { .. }
+        | Check::Slowest { .. } => None,
     }
 }
 
@@ -554,6 +657,16 @@ fn study_at_most(
     ))
 }
 
+/// The numbers of a study table's column.
+fn study_column(out: &cabo_core::StudyOutput, table: &str, column: &str) -> Option<Vec<f64>> {
+    Some(
+        study_columns(out, table, &[column])?
+            .into_iter()
+            .filter_map(|r| r[0])
+            .collect(),
+    )
+}
+
 /// The smallest value of a study table's column.
 fn study_min(
     out: &cabo_core::StudyOutput,
@@ -561,10 +674,7 @@ fn study_min(
     column: &str,
     at_least: f64,
 ) -> Option<(String, bool)> {
-    let values: Vec<f64> = study_columns(out, table, &[column])?
-        .into_iter()
-        .filter_map(|r| r[0])
-        .collect();
+    let values = study_column(out, table, column)?;
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     Some((
         format!(
@@ -577,8 +687,52 @@ fn study_min(
     ))
 }
 
+/// The largest value of a study table's column.
+fn study_max(
+    out: &cabo_core::StudyOutput,
+    table: &str,
+    column: &str,
+    at_least: f64,
+) -> Option<(String, bool)> {
+    let values = study_column(out, table, column)?;
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((
+        format!(
+            "largest `{column}` over {} rows: {} (claim: ≥ {})",
+            values.len(),
+            sig(max),
+            sig(at_least)
+        ),
+        !values.is_empty() && max >= at_least,
+    ))
+}
+
+/// Whether `policy` has the largest mean time per decision.
+fn slowest(times: &[(String, DecisionTime)], policy: &str) -> Option<(String, bool)> {
+    let timed = times.iter().filter(|(_, t)| t.decisions > 0);
+    let mine = timed.clone().find(|(p, _)| p == policy)?.1.mean();
+    let mut order: Vec<(&str, f64)> = timed.map(|(p, t)| (p.as_str(), t.mean())).collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let listed: Vec<String> = order
+        .iter()
+        .map(|(p, t)| format!("{p} {} s", sig(*t)))
+        .collect();
+    Some((
+        format!(
+            "mean wall time per decision (fit + decision): {}",
+            listed.join(" > ")
+        ),
+        order.first().is_some_and(|(_, t)| *t <= mine),
+    ))
+}
+
 fn sig(v: f64) -> String {
     report::markdown::sig(v)
+}
+
+/// A share as a percentage ("25 %").
+fn percent(share: f64) -> String {
+    format!("{} %", (share * 100.0).round())
 }
 
 /// The verdict of a check on a spec's results: final only on the paper's replications of a
@@ -734,7 +888,10 @@ fn render(
                     claim.claim, claim.spec
                 )
             })?;
-        let measured = evaluate_claim(claim, r)?;
+        let measured = evaluate_claim(claim, r)?.map(|(text, ok)| match &r.report {
+            Some(rep) => (with_diamonds(text, rep), ok),
+            None => (text, ok),
+        });
         let (v, so_far) = verdict(measured.as_ref(), r);
         let _ = writeln!(
             out,
@@ -748,6 +905,9 @@ fn render(
             r.spec.paper_replications,
             v.word()
         );
+    }
+    if let Some(rt) = &paper.runtimes {
+        out.push_str(&runtimes_section(rt, results)?);
     }
     let _ = writeln!(out, "\n## Figures and summaries\n");
     for r in results {
@@ -823,6 +983,70 @@ fn render(
     }
     for r in results {
         let _ = writeln!(out, "{SPEC_LINE}{} {} -->", r.spec.path, r.fingerprint);
+    }
+    Ok(out)
+}
+
+/// A claim's numbers followed by the report's diamonds, where the spec draws them.
+fn with_diamonds(text: String, report: &Report) -> String {
+    let (Some(metric), marks) = (
+        &report.input.report.marker,
+        report::markdown::diamonds(report),
+    ) else {
+        return text;
+    };
+    format!(
+        "{text}; diamonds (mean {} after which `{metric}` stays 1): {}",
+        report::markdown::x_name(report),
+        marks.join(", ")
+    )
+}
+
+/// The paper's runtimes beside cabo's mean wall time per decision on the same problems.
+fn runtimes_section(rt: &Runtimes, results: &[SpecResult]) -> Result<String, String> {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n## Runtimes ({})\n", rt.source);
+    let _ = writeln!(
+        out,
+        "The paper: {} cabo: the mean wall time of a decision (model fits and the decision; \
+         the initial design excluded) over the complete runs' `times.jsonl`, on the machine \
+         that made this page, sharing its cores with other work (so an upper bound).\n",
+        rt.what
+    );
+    let _ = writeln!(
+        out,
+        "| problem | policy | paper (s) | cabo (s) | paper / cabo |\n|---|---|---:|---:|---:|"
+    );
+    for row in &rt.rows {
+        if row.paper.len() != rt.policies.len() {
+            return Err(format!(
+                "runtimes of {}: {} numbers for {} policies",
+                row.problem,
+                row.paper.len(),
+                rt.policies.len()
+            ));
+        }
+        let r = results
+            .iter()
+            .find(|r| r.spec.path == row.spec)
+            .ok_or_else(|| format!("runtimes: spec {} is not in the paper's specs", row.spec))?;
+        for (policy, paper_s) in rt.policies.iter().zip(&row.paper) {
+            let mine = r
+                .decision_seconds
+                .iter()
+                .find(|(p, t)| p == policy && t.decisions > 0)
+                .map(|(_, t)| t.mean());
+            let (cabo, ratio) = match mine {
+                Some(m) => (sig(m), format!("{}×", sig(paper_s / m))),
+                None => ("—".into(), "—".into()),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {policy} | {} | {cabo} | {ratio} |",
+                row.problem,
+                sig(*paper_s)
+            );
+        }
     }
     Ok(out)
 }
@@ -932,4 +1156,71 @@ pub fn plan(papers: &[Paper], full: bool) -> Vec<(String, Option<usize>)> {
         }
     }
     specs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cabo_core::study::{Cell, Table};
+
+    fn study(rows: &[[f64; 2]]) -> cabo_core::StudyOutput {
+        cabo_core::StudyOutput {
+            figures: Vec::new(),
+            tables: vec![Table {
+                name: "t".into(),
+                title: "t".into(),
+                columns: vec!["bound".into(), "ratio".into()],
+                rows: rows
+                    .iter()
+                    .map(|r| r.iter().map(|v| Cell::Number(*v)).collect())
+                    .collect(),
+            }],
+            findings: Vec::new(),
+            data: serde_json::Value::Null,
+            measurements: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn study_checks_read_the_named_columns() {
+        let out = study(&[[1.0, 2.0], [5.0, 4.0], [9.0, 12.0]]);
+        assert!(study_max(&out, "t", "ratio", 12.0).unwrap().1);
+        assert!(!study_max(&out, "t", "ratio", 12.5).unwrap().1);
+        assert!(study_min(&out, "t", "ratio", 2.0).unwrap().1);
+        let (text, ok) = study_at_most(&out, "t", ["bound", "ratio"], None, 0.0).unwrap();
+        assert!(!ok && text.contains("2 of 3 rows"), "{text}");
+        assert!(study_max(&out, "t", "missing", 0.0).is_none());
+        assert!(study_max(&out, "other", "ratio", 0.0).is_none());
+    }
+
+    #[test]
+    fn the_slowest_policy_is_the_one_with_the_largest_mean_decision() {
+        let t = |decisions, seconds| DecisionTime { decisions, seconds };
+        let times = vec![
+            ("EI".to_string(), t(10, 0.5)),
+            ("B-MS-EI".to_string(), t(4, 8.0)),
+            ("never decided".to_string(), t(0, 0.0)),
+        ];
+        let (text, ok) = slowest(&times, "B-MS-EI").unwrap();
+        assert!(ok, "{text}");
+        assert!(text.starts_with("mean wall time per decision"), "{text}");
+        assert!(!slowest(&times, "EI").unwrap().1);
+        assert!(slowest(&times, "never decided").is_none());
+    }
+
+    #[test]
+    fn a_runtime_row_must_have_a_number_per_policy() {
+        let rt = Runtimes {
+            source: "Table 1".into(),
+            what: "seconds.".into(),
+            policies: vec!["EI".into(), "KG".into()],
+            rows: vec![RuntimeRow {
+                problem: "Dropwave".into(),
+                spec: "specs/x.yaml".into(),
+                paper: vec![1.0],
+            }],
+        };
+        let e = runtimes_section(&rt, &[]).unwrap_err();
+        assert!(e.contains("1 numbers for 2 policies"), "{e}");
+    }
 }

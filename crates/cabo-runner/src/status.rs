@@ -141,6 +141,13 @@ pub fn run_times(path: &Path) -> (f64, f64) {
         })
 }
 
+/// A run's decisions from its times file: their number and their summed wall time (model
+/// fits and the decision, without the evaluation).
+pub fn decision_times(path: &Path) -> (usize, f64) {
+    let t = times(path, u64::MAX);
+    (t.len(), t.iter().map(|t| t.fit_s + t.decide_s).sum())
+}
+
 /// One line of `rep-<r>.times.jsonl`.
 #[derive(Deserialize)]
 struct Times {

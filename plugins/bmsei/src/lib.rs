@@ -22,7 +22,10 @@
 //!   local search, kept when it ends higher.
 //! - [`kg`]: KG's one-stage tree over an exact GP in `O(n·d)` per fantasy point (one solve at
 //!   the root, one for the leaves' pull on it), equal to the general tree to rounding.
-//! - [`belief`]: what a tree needs from a posterior, for exact GPs, known and unit costs.
+//! - [`belief`]: what a tree needs from a posterior, for exact GPs, known and unit costs;
+//!   [`arms`]: independent normal arms with known costs, the finite instances of Theorem 1.
+//! - [`theorem1`]: the study `bmsei_theorem1`, Theorem 1's approximation ratios of EI-PUC and
+//!   EI measured exactly, by simulating the rules, and against the proof's bounds.
 //!
 //! The crate needs the objective model to be `exact_gp` (it downcasts to
 //! [`cabo_gp::GpPosterior`]) and the cost model to be `log_gp`, `known` or `uniform`. On
@@ -30,11 +33,13 @@
 
 pub(crate) mod dual;
 
+pub mod arms;
 pub mod belief;
 pub mod kg;
 pub mod policy;
 pub mod q1;
 pub mod schedule;
+pub mod theorem1;
 pub mod tree;
 
 pub use kg::KgObjective;

@@ -3,64 +3,9 @@
 //! program computed independently by quadrature, and the Theorem 1 instance.
 
 use cabo_baselines::numerics::{ei, h};
-use cabo_bmsei::belief::{PathBelief, PointCache};
+use cabo_bmsei::arms::{IndependentArms, KnownArmCosts};
 use cabo_bmsei::{BaseSamples, NodeValue, Tree, TreeObjective};
 use cabo_core::normal;
-
-/// Independent arms at x = i/(K − 1) in [0, 1]: a query means its nearest arm. Noise-free.
-struct Arms {
-    mean: Vec<f64>,
-    sd: Vec<f64>,
-}
-
-impl Arms {
-    fn arm(&self, x: &[f64]) -> usize {
-        let k = self.mean.len();
-        ((x[0] * (k - 1) as f64).round() as usize).min(k - 1)
-    }
-    fn point(&self, a: usize) -> Vec<f64> {
-        vec![a as f64 / (self.mean.len() - 1) as f64]
-    }
-}
-
-impl PathBelief for Arms {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn noise(&self) -> f64 {
-        0.0
-    }
-    fn prepare(&self, x: &[f64], _grad: bool, c: &mut PointCache) {
-        let a = self.arm(x);
-        c.mean = self.mean[a];
-        c.var = self.sd[a] * self.sd[a];
-        c.x = x.to_vec();
-        c.v = vec![a as f64];
-    }
-    fn cov(&self, a: &PointCache, b: &PointCache, _: &mut [f64], _: &mut [f64]) -> f64 {
-        if a.v[0] == b.v[0] { a.var } else { 0.0 }
-    }
-}
-
-/// Known costs per arm: ln c with zero variance.
-struct Costs(Vec<f64>, Arms);
-
-impl PathBelief for Costs {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn noise(&self) -> f64 {
-        0.0
-    }
-    fn prepare(&self, x: &[f64], _grad: bool, c: &mut PointCache) {
-        c.mean = self.0[self.1.arm(x)].ln();
-        c.var = 0.0;
-        c.x = x.to_vec();
-    }
-    fn cov(&self, _: &PointCache, _: &PointCache, _: &mut [f64], _: &mut [f64]) -> f64 {
-        0.0
-    }
-}
 
 /// Exact DP: V(best, left, unobserved, steps) = max over arms of the value of measuring it,
 /// where measuring an unaffordable arm ends the accrual, re-measuring a known arm only spends,
@@ -129,22 +74,12 @@ fn tree_value(
     budget: f64,
     fantasies: &[usize],
 ) -> (f64, usize) {
-    let arms = Arms {
-        mean: mean.to_vec(),
-        sd: sd.to_vec(),
-    };
-    let costs = Costs(
-        cost.to_vec(),
-        Arms {
-            mean: mean.to_vec(),
-            sd: sd.to_vec(),
-        },
-    );
+    let arms = IndependentArms::new(mean.to_vec(), sd.to_vec());
+    let costs = KnownArmCosts::new(cost);
     let tree = Tree::new(1, fantasies, BaseSamples::Quantiles).unwrap();
     let obj =
         TreeObjective::new(&tree, &arms, &costs, best, budget, NodeValue::BudgetedEi).unwrap();
-    let cands: Vec<Vec<f64>> = (0..mean.len()).map(|a| arms.point(a)).collect();
-    obj.solve_finite(&cands).unwrap()
+    obj.solve_finite(&arms.points()).unwrap()
 }
 
 #[test]

@@ -23,7 +23,29 @@ pub fn sig(v: f64) -> String {
     }
 }
 
-fn x_name(report: &Report) -> &'static str {
+/// Per policy, where its curve's diamond sits: "`policy`: x (k of n runs)", or "never".
+pub fn diamonds(report: &Report) -> Vec<String> {
+    report
+        .curves
+        .iter()
+        .filter_map(|c| {
+            let k = c.marker?;
+            Some(if k.settled == 0 {
+                format!("{}: never ({} runs)", c.policy, c.runs)
+            } else {
+                format!(
+                    "{}: {} ({} of {} runs)",
+                    c.policy,
+                    sig(k.x_mean),
+                    k.settled,
+                    c.runs
+                )
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn x_name(report: &Report) -> &'static str {
     match report.input.report.x {
         XAxis::CumulativeCost => "cumulative cost",
         XAxis::Iteration => "iteration",
@@ -71,30 +93,12 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "- the regret axis is logarithmic");
     }
     if let Some(m) = &inp.report.marker {
-        let each: Vec<String> = report
-            .curves
-            .iter()
-            .filter_map(|c| {
-                let k = c.marker?;
-                Some(if k.settled == 0 {
-                    format!("{}: never ({} runs)", c.policy, c.runs)
-                } else {
-                    format!(
-                        "{}: {} ({} of {} runs)",
-                        c.policy,
-                        sig(k.x_mean),
-                        k.settled,
-                        c.runs
-                    )
-                })
-            })
-            .collect();
         let _ = writeln!(
             out,
             "- diamonds: mean {} after which `{m}` stays 1 for the rest of a run (over the \
              runs where it does): {}",
             x_name(report),
-            each.join("; ")
+            diamonds(report).join("; ")
         );
     }
     let _ = writeln!(out, "\n![{}](report.svg)\n", inp.name);
