@@ -35,6 +35,10 @@ const GIST: &[(&str, &str)] = &[
     ),
     ("deep-nesting.yaml", "nesting deeper than 64 levels"),
     (
+        "marker-equals-without-marker.yaml",
+        "`report.marker_equals`: marker_equals says which value of report.marker counts",
+    ),
+    (
         "duplicate-key.yaml",
         ":5:1: duplicate key `budget` (first at 4:1)",
     ),

@@ -996,8 +996,9 @@ fn with_diamonds(text: String, report: &Report) -> String {
         return text;
     };
     format!(
-        "{text}; diamonds (mean {} after which `{metric}` stays 1): {}",
+        "{text}; diamonds (mean {} after which `{metric}` stays {}): {}",
         report::markdown::x_name(report),
+        report.input.report.marker_equals.unwrap_or(1),
         marks.join(", ")
     )
 }

@@ -317,6 +317,11 @@ pub struct ReportSpec {
     /// 002's "budget after which an algorithm only chooses the optimal control set").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker: Option<String>,
+    /// The whole value of `marker` that counts as settled, for a metric that is not a 0/1
+    /// flag (e.g. `marker: cvs.control_set` with `marker_equals: 6`, the full set that seed
+    /// 002 calls optimal); without it the metric counts as settled when it is 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_equals: Option<i64>,
     /// More metrics, each drawn in its own figure against the same x-axis
     /// (`report-<metric>.svg/png`) with its own table in `report.md` (e.g. seed 004's
     /// quality and cost regrets and the number of evaluations).
@@ -481,6 +486,13 @@ impl LoadedSpec {
     /// the problem records, or the report would fail after every run has been made.
     fn check_report_metrics(&self) -> Result<(), SpecError> {
         let r = &self.spec.report;
+        if r.marker_equals.is_some() && r.marker.is_none() {
+            return Err(self.error_at(
+                "report.marker_equals",
+                "marker_equals says which value of report.marker counts as settled, but the \
+                 report has no marker: add `marker: <metric>` or remove marker_equals",
+            ));
+        }
         let mut named: Vec<(String, &str)> = Vec::new();
         if let Metric::Problem(m) = &r.y {
             named.push(("report.y".into(), m));

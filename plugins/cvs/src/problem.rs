@@ -126,7 +126,9 @@ pub struct CvsSpec {
     /// Monte Carlo samples of the open variables for `value` and the optimum; default 1024.
     #[serde(default = "default_value_samples")]
     pub value_samples: usize,
-    /// Tolerance α of the quality and cost regrets (seed 004); default 0.1.
+    /// Tolerance α of the quality and cost regrets (seed 004) and of the set
+    /// `cvs.on_optimal_set` names: the cheapest set whose optimum is within α of the best.
+    /// Default 0.1; `0` names seed 002's optimal set, the one with the best optimum.
     #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// How each control set's optimum is searched.

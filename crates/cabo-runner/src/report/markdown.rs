@@ -95,9 +95,10 @@ pub fn render(report: &Report) -> String {
     if let Some(m) = &inp.report.marker {
         let _ = writeln!(
             out,
-            "- diamonds: mean {} after which `{m}` stays 1 for the rest of a run (over the \
+            "- diamonds: mean {} after which `{m}` stays {} for the rest of a run (over the \
              runs where it does): {}",
             x_name(report),
+            inp.report.marker_equals.unwrap_or(1),
             diamonds(report).join("; ")
         );
     }

@@ -294,9 +294,28 @@ fn value_of(line: &Line, y: &Y, log10: bool) -> f64 {
     if log10 { v.max(1e-300).log10() } else { v }
 }
 
-/// The x spent before the first policy evaluation from which `metric` is 1 at every later
-/// evaluation of the run, or `None` if the run never settles.
-fn settle_x(lines: &[Line], axis: XAxis, metric: &str) -> Option<f64> {
+/// When a run counts as settled at an evaluation: `metric` equals `equals`, or is 1 (a 0/1
+/// flag) without it.
+#[derive(Debug, Clone, Copy)]
+struct MarkerRule<'a> {
+    metric: &'a str,
+    equals: Option<i64>,
+}
+
+impl MarkerRule<'_> {
+    fn holds(&self, line: &Line) -> bool {
+        line.metrics
+            .get(self.metric)
+            .is_some_and(|v| match self.equals {
+                Some(target) => *v == target as f64,
+                None => *v >= 0.5,
+            })
+    }
+}
+
+/// The x spent before the first policy evaluation from which the marker's rule holds at
+/// every later evaluation of the run, or `None` if the run never settles.
+fn settle_x(lines: &[Line], axis: XAxis, rule: MarkerRule<'_>) -> Option<f64> {
     let mut iteration = 0usize;
     let mut before = 0.0;
     let mut settled: Option<f64> = None;
@@ -309,7 +328,7 @@ fn settle_x(lines: &[Line], axis: XAxis, metric: &str) -> Option<f64> {
             };
             continue;
         }
-        let on = l.metrics.get(metric).is_some_and(|v| *v >= 0.5);
+        let on = rule.holds(l);
         match (on, settled) {
             (true, None) => settled = Some(before),
             (false, _) => settled = None,
@@ -325,10 +344,10 @@ fn settle_x(lines: &[Line], axis: XAxis, metric: &str) -> Option<f64> {
 }
 
 /// The marker of one policy's runs.
-fn marker_of(runs: &[&Vec<Line>], axis: XAxis, metric: &str) -> Marker {
+fn marker_of(runs: &[&Vec<Line>], axis: XAxis, rule: MarkerRule<'_>) -> Marker {
     let xs: Vec<f64> = runs
         .iter()
-        .filter_map(|l| settle_x(l, axis, metric))
+        .filter_map(|l| settle_x(l, axis, rule))
         .collect();
     Marker {
         x_mean: xs.iter().sum::<f64>() / xs.len().max(1) as f64,
@@ -488,11 +507,10 @@ impl Runs {
                         l.iter().filter(|l| l.phase != "initial").count() as f64
                     }),
                     cost_median: median_of(&|l| l.last().map_or(0.0, |l| l.cum_cost)),
-                    marker: input
-                        .report
-                        .marker
-                        .as_deref()
-                        .map(|m| marker_of(&my_lines, axis, m)),
+                    marker: input.report.marker.as_deref().map(|metric| {
+                        let equals = input.report.marker_equals;
+                        marker_of(&my_lines, axis, MarkerRule { metric, equals })
+                    }),
                 }
             })
             .collect();
@@ -627,6 +645,32 @@ mod tests {
         }
     }
 
+    fn flag() -> MarkerRule<'static> {
+        MarkerRule {
+            metric: "on",
+            equals: None,
+        }
+    }
+
+    #[test]
+    fn a_marker_can_wait_for_a_value_of_a_metric() {
+        // "on" holds a control set's index here: settled once it stays 6.
+        let lines = vec![
+            line("initial", 0.0, None),
+            line("policy", 1.0, Some(6.0)),
+            line("policy", 2.0, Some(1.0)),
+            line("policy", 4.0, Some(6.0)),
+            line("policy", 5.0, Some(6.0)),
+        ];
+        let six = MarkerRule {
+            metric: "on",
+            equals: Some(6),
+        };
+        assert_eq!(settle_x(&lines, XAxis::CumulativeCost, six), Some(2.0));
+        // As a flag, every nonzero index would count from the start.
+        assert_eq!(settle_x(&lines, XAxis::CumulativeCost, flag()), Some(0.0));
+    }
+
     #[test]
     fn a_marker_sits_before_the_first_evaluation_of_the_final_run_of_ones() {
         let lines = vec![
@@ -637,25 +681,25 @@ mod tests {
             line("policy", 7.0, Some(1.0)),
         ];
         // Settled from the third policy evaluation on: 3 cost units / 2 iterations before it.
-        assert_eq!(settle_x(&lines, XAxis::CumulativeCost, "on"), Some(3.0));
-        assert_eq!(settle_x(&lines, XAxis::Iteration, "on"), Some(2.0));
+        assert_eq!(settle_x(&lines, XAxis::CumulativeCost, flag()), Some(3.0));
+        assert_eq!(settle_x(&lines, XAxis::Iteration, flag()), Some(2.0));
         // A final 0 (or a missing metric) means the run never settles.
         let mut unsettled = lines.clone();
         unsettled.push(line("policy", 8.0, Some(0.0)));
-        assert_eq!(settle_x(&unsettled, XAxis::Iteration, "on"), None);
+        assert_eq!(settle_x(&unsettled, XAxis::Iteration, flag()), None);
         let mut missing = lines.clone();
         missing.push(line("policy", 8.0, None));
-        assert_eq!(settle_x(&missing, XAxis::Iteration, "on"), None);
+        assert_eq!(settle_x(&missing, XAxis::Iteration, flag()), None);
         // Initial points paid for shift the cost axis; ones from the start settle at that cost.
         let from_start = vec![line("initial", 2.0, None), line("policy", 5.0, Some(1.0))];
         assert_eq!(
-            settle_x(&from_start, XAxis::CumulativeCost, "on"),
+            settle_x(&from_start, XAxis::CumulativeCost, flag()),
             Some(2.0)
         );
         let m = marker_of(
             &[&lines, &unsettled, &from_start],
             XAxis::CumulativeCost,
-            "on",
+            flag(),
         );
         assert_eq!(
             m,
