@@ -108,6 +108,10 @@ pub struct Claim {
     /// The metric checked, in the spec's `report.y` spelling (default: the spec's own).
     #[serde(default)]
     pub metric: Option<String>,
+    /// What was checked beyond the numbers, in one line: why a claim that does not hold is
+    /// not a cabo bug, or how cabo's setting differs from the paper's.
+    #[serde(default)]
+    pub note: Option<String>,
     /// The check.
     pub check: Check,
 }
@@ -893,9 +897,13 @@ fn render(
             None => (text, ok),
         });
         let (v, so_far) = verdict(measured.as_ref(), r);
+        let note = claim
+            .note
+            .as_deref()
+            .map_or(String::new(), |n| format!(" — {n}"));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} / {} | {}{so_far} |",
+            "| {} | {} | {} | {} / {} | {}{so_far}{note} |",
             claim.claim,
             claim.source,
             measured
