@@ -140,6 +140,13 @@ pub enum Check {
         /// The smallest ratio that bears the claim out.
         at_least: f64,
     },
+    /// `policy` performs comparably to the best policy: its median (mean) at the budget lies
+    /// within the best policy's band, the one the spec draws (quartiles, or ± one standard
+    /// error).
+    Comparable {
+        /// The policy.
+        policy: String,
+    },
     /// `policy` ranks at most `at_most` (1 = best) by median among the spec's policies.
     Rank {
         /// The policy.
@@ -595,6 +602,7 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
                 rank <= *at_most,
             ))
         }
+        Check::Comparable { policy } => comparable(report, policy, &label),
         Check::StudyMin { .. }
         | Check::StudyMax { .. }
         | Check::StudyAtMost { .. }
@@ -688,6 +696,52 @@ fn study_min(
             sig(at_least)
         ),
         min >= at_least,
+    ))
+}
+
+/// Whether `policy`'s central value at the budget lies within the band of the best policy's.
+fn comparable(report: &Report, policy: &str, label: &str) -> Option<(String, bool)> {
+    let quartiles = report::quartile_bands(report);
+    let lower = lower_is_better(report);
+    let finals: Vec<(&str, f64, f64, f64)> = report
+        .curves
+        .iter()
+        .filter(|c| c.runs > 0)
+        .filter_map(|c| {
+            let p = c.points.last()?;
+            let (v, lo, hi) = if quartiles {
+                (p.median, p.q25, p.q75)
+            } else {
+                (p.mean, p.mean - p.stderr, p.mean + p.stderr)
+            };
+            (!v.is_nan()).then_some((c.policy.as_str(), v, lo, hi))
+        })
+        .collect();
+    let mine = finals.iter().find(|f| f.0 == policy)?.1;
+    let best = finals.iter().copied().reduce(|a, b| {
+        let b_better = if lower { b.1 < a.1 } else { b.1 > a.1 };
+        if b_better { b } else { a }
+    })?;
+    let ok = if lower {
+        mine <= best.3
+    } else {
+        mine >= best.2
+    };
+    let band = if quartiles {
+        "quartile band"
+    } else {
+        "± 1 s.e. band"
+    };
+    Some((
+        format!(
+            "{label} at the budget: {policy} {} against the best, {} {} (its {band} {} to {})",
+            sig(mine),
+            best.0,
+            sig(best.1),
+            sig(best.2),
+            sig(best.3)
+        ),
+        ok,
     ))
 }
 
