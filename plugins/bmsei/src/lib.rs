@@ -19,7 +19,9 @@
 //!   (one-shot knowledge gradient). Every decision point of the tree is optimised jointly by
 //!   cabo-optim's multi-start L-BFGS-B; the previous decision's tree (the first-stage branch
 //!   whose fantasy is closest to the observed value, shifted up one level) is one extra
-//!   local search, kept when it ends higher.
+//!   local search, kept when it ends higher. Trees of one-step values (`bmsei`, `ms_ei`)
+//!   get two more, rooted at the maximisers of the one-step value Q₁ and of the posterior
+//!   mean, so the tree returned is never worth less than the one-step optimum found.
 //! - [`kg`]: KG's one-stage tree over an exact GP in `O(n·d)` per fantasy point (one solve at
 //!   the root, one for the leaves' pull on it), equal to the general tree to rounding.
 //! - [`belief`]: what a tree needs from a posterior, for exact GPs, known and unit costs;
