@@ -686,16 +686,35 @@ fn study_min(
     column: &str,
     at_least: f64,
 ) -> Option<(String, bool)> {
+    study_extreme(out, table, column, at_least, false)
+}
+
+/// The smallest (or with `largest`, the largest) value of a study table's column, against
+/// `at_least`.
+fn study_extreme(
+    out: &cabo_core::StudyOutput,
+    table: &str,
+    column: &str,
+    at_least: f64,
+    largest: bool,
+) -> Option<(String, bool)> {
     let values = study_column(out, table, column)?;
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let pick = if largest { f64::max } else { f64::min };
+    let start = if largest {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    let extreme = values.iter().copied().fold(start, pick);
     Some((
         format!(
-            "smallest `{column}` over {} rows: {} (claim: ≥ {})",
+            "{} `{column}` over {} rows: {} (claim: ≥ {})",
+            if largest { "largest" } else { "smallest" },
             values.len(),
-            sig(min),
+            sig(extreme),
             sig(at_least)
         ),
-        min >= at_least,
+        !values.is_empty() && extreme >= at_least,
     ))
 }
 
@@ -752,17 +771,7 @@ fn study_max(
     column: &str,
     at_least: f64,
 ) -> Option<(String, bool)> {
-    let values = study_column(out, table, column)?;
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some((
-        format!(
-            "largest `{column}` over {} rows: {} (claim: ≥ {})",
-            values.len(),
-            sig(max),
-            sig(at_least)
-        ),
-        !values.is_empty() && max >= at_least,
-    ))
+    study_extreme(out, table, column, at_least, true)
 }
 
 /// Whether `policy` has the largest mean time per decision.

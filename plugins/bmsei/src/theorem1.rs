@@ -308,7 +308,7 @@ fn output(delta: f64, rows: &[Row]) -> StudyOutput {
             "Part 1: cheap arms N(0, ε²) of cost ε, one N(0, 1) arm of cost 1 + δ = {}",
             1.0 + delta
         ),
-        columns: [
+        columns: columns(&[
             "epsilon",
             "N",
             "V(EI-PUC) exact",
@@ -319,9 +319,7 @@ fn output(delta: f64, rows: &[Row]) -> StudyOutput {
             "proof's lower bound",
             "B-MS-EI first arm",
             "B-MS-EI value",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ]),
         rows: rows
             .iter()
             .map(|r| {
@@ -343,7 +341,7 @@ fn output(delta: f64, rows: &[Row]) -> StudyOutput {
     let part2 = Table {
         name: "theorem1-ei".into(),
         title: "Part 2: cheap arms N(0, (1 − ε)²) of cost ε, the same expensive arm".into(),
-        columns: [
+        columns: columns(&[
             "epsilon",
             "N",
             "V(EI) exact",
@@ -357,9 +355,7 @@ fn output(delta: f64, rows: &[Row]) -> StudyOutput {
             "proof's lower bound",
             "B-MS-EI first arm",
             "B-MS-EI value",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ]),
         rows: rows
             .iter()
             .map(|r| {
@@ -388,6 +384,10 @@ fn output(delta: f64, rows: &[Row]) -> StudyOutput {
         data: serde_json::Value::Null,
         measurements: Vec::new(),
     }
+}
+
+fn columns(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
 }
 
 fn figure(rows: &[Row]) -> Figure {
