@@ -427,21 +427,41 @@ pub fn spec_fingerprint(path: &Path) -> Result<String, String> {
     load_spec(path)?.fingerprint()
 }
 
-/// Each policy's central value at the share `at` of the x-axis (1: at the budget), by name:
-/// the median, or the mean where the spec reports means with standard errors (as the paper
-/// behind it does).
-fn medians(report: &Report, at: f64) -> Vec<(String, f64, usize)> {
+/// A policy's standing at one point of the x-axis.
+#[derive(Debug, Clone)]
+struct Standing {
+    policy: String,
+    /// The median, or the mean where the spec reports means with standard errors (as the
+    /// paper behind it does).
+    value: f64,
+    /// The band the spec draws around it: quartiles, or ± one standard error.
+    band: (f64, f64),
+    runs: usize,
+}
+
+/// Each policy with runs and a value at the share `at` of the x-axis (1: at the budget).
+fn standings(report: &Report, at: f64) -> Vec<Standing> {
     let quartiles = report::quartile_bands(report);
     report
         .curves
         .iter()
-        .map(|c| {
+        .filter(|c| c.runs > 0)
+        .filter_map(|c| {
             let last = c.points.len().saturating_sub(1);
             let p = c
                 .points
-                .get((at.clamp(0.0, 1.0) * last as f64).round() as usize);
-            let v = p.map_or(f64::NAN, |p| if quartiles { p.median } else { p.mean });
-            (c.policy.clone(), v, c.runs)
+                .get((at.clamp(0.0, 1.0) * last as f64).round() as usize)?;
+            let (value, band) = if quartiles {
+                (p.median, (p.q25, p.q75))
+            } else {
+                (p.mean, (p.mean - p.stderr, p.mean + p.stderr))
+            };
+            (!value.is_nan()).then(|| Standing {
+                policy: c.policy.clone(),
+                value,
+                band,
+                runs: c.runs,
+            })
         })
         .collect()
 }
@@ -522,12 +542,8 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
         Check::Better { at: Some(at), .. } => *at,
         _ => 1.0,
     };
-    let m = medians(report, at);
-    let get = |name: &str| {
-        m.iter()
-            .find(|(p, ..)| p == name)
-            .filter(|(_, v, n)| *n > 0 && !v.is_nan())
-    };
+    let m = standings(report, at);
+    let get = |name: &str| m.iter().find(|s| s.policy == name);
     let better = |a: f64, b: f64| {
         if lower_is_better(report) {
             a < b
@@ -543,16 +559,21 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
     };
     match check {
         Check::Better { policy, than, .. } => {
-            let (_, mine, n) = get(policy)?;
+            let mine = get(policy)?;
             let mut parts = vec![format!(
-                "{label} {place}: {policy} {} (n = {n})",
-                sig(*mine)
+                "{label} {place}: {policy} {} (n = {})",
+                sig(mine.value),
+                mine.runs
             )];
             let mut ok = true;
             for other in than {
-                let (_, theirs, n) = get(other)?;
-                ok &= better(*mine, *theirs);
-                parts.push(format!("{other} {} (n = {n})", sig(*theirs)));
+                let theirs = get(other)?;
+                ok &= better(mine.value, theirs.value);
+                parts.push(format!(
+                    "{other} {} (n = {})",
+                    sig(theirs.value),
+                    theirs.runs
+                ));
             }
             Some((parts.join(", "), ok))
         }
@@ -561,15 +582,15 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
             better: good,
             at_least,
         } => {
-            let (_, w, _) = get(worse)?;
-            let (_, b, _) = get(good)?;
-            let ratio = as_regret(report, *w) / as_regret(report, *b);
+            let w = as_regret(report, get(worse)?.value);
+            let b = as_regret(report, get(good)?.value);
+            let ratio = w / b;
             Some((
                 format!(
                     "{} regret {worse} / {good} = {} / {} = {} (claim: ≥ {})",
                     central(report),
-                    sig(as_regret(report, *w)),
-                    sig(as_regret(report, *b)),
+                    sig(w),
+                    sig(b),
                     sig(ratio),
                     sig(*at_least)
                 ),
@@ -577,21 +598,20 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
             ))
         }
         Check::Rank { policy, at_most } => {
-            let (_, mine, _) = get(policy)?;
-            let mut ranked: Vec<&(String, f64, usize)> =
-                m.iter().filter(|(_, v, n)| *n > 0 && !v.is_nan()).collect();
+            let mine = get(policy)?.value;
+            let mut ranked: Vec<&Standing> = m.iter().collect();
             ranked.sort_by(|a, b| {
-                let o = a.1.total_cmp(&b.1);
+                let o = a.value.total_cmp(&b.value);
                 if lower_is_better(report) {
                     o
                 } else {
                     o.reverse()
                 }
             });
-            let rank = 1 + ranked.iter().filter(|(_, v, _)| better(*v, *mine)).count();
+            let rank = 1 + ranked.iter().filter(|s| better(s.value, mine)).count();
             let order: Vec<String> = ranked
                 .iter()
-                .map(|(p, v, _)| format!("{p} {}", sig(*v)))
+                .map(|s| format!("{} {}", s.policy, sig(s.value)))
                 .collect();
             Some((
                 format!(
@@ -602,7 +622,33 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
                 rank <= *at_most,
             ))
         }
-        Check::Comparable { policy } => comparable(report, policy, &label),
+        Check::Comparable { policy } => {
+            let mine = get(policy)?.value;
+            let best = m
+                .iter()
+                .reduce(|a, b| if better(b.value, a.value) { b } else { a })?;
+            let (low, high) = best.band;
+            let band = if report::quartile_bands(report) {
+                "quartile band"
+            } else {
+                "± 1 s.e. band"
+            };
+            Some((
+                format!(
+                    "{label} {place}: {policy} {} against the best, {} {} (its {band} {} to {})",
+                    sig(mine),
+                    best.policy,
+                    sig(best.value),
+                    sig(low),
+                    sig(high)
+                ),
+                if lower_is_better(report) {
+                    mine <= high
+                } else {
+                    mine >= low
+                },
+            ))
+        }
         Check::StudyMin { .. }
         | Check::StudyMax { .. }
         | Check::StudyAtMost { .. }
@@ -715,52 +761,6 @@ fn study_extreme(
             sig(at_least)
         ),
         !values.is_empty() && extreme >= at_least,
-    ))
-}
-
-/// Whether `policy`'s central value at the budget lies within the band of the best policy's.
-fn comparable(report: &Report, policy: &str, label: &str) -> Option<(String, bool)> {
-    let quartiles = report::quartile_bands(report);
-    let lower = lower_is_better(report);
-    let finals: Vec<(&str, f64, f64, f64)> = report
-        .curves
-        .iter()
-        .filter(|c| c.runs > 0)
-        .filter_map(|c| {
-            let p = c.points.last()?;
-            let (v, lo, hi) = if quartiles {
-                (p.median, p.q25, p.q75)
-            } else {
-                (p.mean, p.mean - p.stderr, p.mean + p.stderr)
-            };
-            (!v.is_nan()).then_some((c.policy.as_str(), v, lo, hi))
-        })
-        .collect();
-    let mine = finals.iter().find(|f| f.0 == policy)?.1;
-    let best = finals.iter().copied().reduce(|a, b| {
-        let b_better = if lower { b.1 < a.1 } else { b.1 > a.1 };
-        if b_better { b } else { a }
-    })?;
-    let ok = if lower {
-        mine <= best.3
-    } else {
-        mine >= best.2
-    };
-    let band = if quartiles {
-        "quartile band"
-    } else {
-        "± 1 s.e. band"
-    };
-    Some((
-        format!(
-            "{label} at the budget: {policy} {} against the best, {} {} (its {band} {} to {})",
-            sig(mine),
-            best.0,
-            sig(best.1),
-            sig(best.2),
-            sig(best.3)
-        ),
-        ok,
     ))
 }
 
