@@ -30,6 +30,7 @@ pub mod settings;
 pub mod simd;
 pub mod state;
 pub mod study;
+pub mod vector;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
 pub use budget::{Budget, BudgetState};
