@@ -15,6 +15,7 @@
 
 pub mod acquisition;
 pub mod budget;
+pub mod capability;
 pub mod context;
 pub mod cost;
 pub mod data;
@@ -34,6 +35,7 @@ pub mod vector;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
 pub use budget::{Budget, BudgetState};
+pub use capability::{Capabilities, Capability, Requirements};
 pub use context::DecisionContext;
 pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelSpec, LnCost};
 pub use data::{Dataset, Observation, Outcome, Phase, Query};

@@ -1,5 +1,8 @@
 //! Surrogate models of the objective and the posteriors they produce.
 
+use crate::capability::{
+    Capabilities, Covariance, Fantasize, FantasyMeans, FourierSamples, OpenBounds, SamplePaths,
+};
 use crate::{BuildContext, Diagnostics, Result};
 use std::any::Any;
 use std::fmt::Debug;
@@ -96,6 +99,39 @@ pub trait Posterior: Send + Sync {
 
     /// For plugins that work with a concrete posterior type (e.g. multi-step trees).
     fn as_any(&self) -> &dyn Any;
+
+    /// Joint covariances between prepared points ([`crate::capability`]); `None`, the
+    /// default, when the model does not offer them.
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        None
+    }
+
+    /// Conditioning on fantasised observations; `None` by default.
+    fn fantasize(&self) -> Option<&dyn Fantasize> {
+        None
+    }
+
+    /// Functions drawn from the posterior (Thompson sampling); `None` by default.
+    fn sample_paths(&self) -> Option<&dyn SamplePaths> {
+        None
+    }
+
+    /// Draws on a shared random Fourier basis; `None` by default.
+    fn fourier_samples(&self) -> Option<&dyn FourierSamples> {
+        None
+    }
+
+    /// The one-shot knowledge gradient's faster objective; `None` by default (policies then
+    /// use [`Posterior::covariance`]).
+    fn fantasy_means(&self) -> Option<&dyn FantasyMeans> {
+        None
+    }
+
+    /// Faster expected bounds over open variables; `None` by default (policies then use
+    /// [`Posterior::mean_var_batch`] and [`Posterior::mean_var_grad`]).
+    fn open_bounds(&self) -> Option<&dyn OpenBounds> {
+        None
+    }
 }
 
 /// One function drawn from a posterior.
@@ -135,6 +171,11 @@ pub trait ModelSpec: Debug + Send + Sync + dyn_clone::DynClone {
     }
     /// Builds the model for one run.
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Model>>;
+    /// The required capabilities ([`crate::Capability`]) this model's posteriors offer; the
+    /// runner checks policies' [`crate::Requirements`] against them before running.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
 }
 
 dyn_clone::clone_trait_object!(ModelSpec);
