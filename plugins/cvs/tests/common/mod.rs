@@ -3,8 +3,8 @@
 use cabo_core::{MeanVar, MeanVarGrad, Posterior, Result, SamplePath};
 use cabo_gp::GpPosterior;
 
-/// A posterior that hides its concrete type, so policies and bounds take their generic path
-/// (no downcast to the exact GP, hence no closed-form expectations or Fourier paths).
+/// A posterior that offers only means, variances and sample paths, so policies and bounds
+/// take their generic path (no closed-form expectations, no Fourier paths).
 pub struct Opaque(pub GpPosterior);
 
 impl Posterior for Opaque {
@@ -28,6 +28,9 @@ impl Posterior for Opaque {
     }
     fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
         self.0.sample_path(seed)
+    }
+    fn sample_paths(&self) -> Option<&dyn cabo_core::capability::SamplePaths> {
+        self.0.sample_paths()
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
