@@ -7,7 +7,6 @@
 
 use crate::capability::{Capabilities, Covariance, FantasizeCost};
 use crate::{BuildContext, Problem, Result, normal};
-use std::any::Any;
 use std::fmt::Debug;
 
 /// A cost function over the unit cube, known exactly.
@@ -126,8 +125,6 @@ pub trait CostBelief: Send + Sync {
     fn ln_cost_grad(&self, x: &[f64]) -> LnCost;
     /// True when the cost is known exactly (σ = 0 everywhere).
     fn is_known(&self) -> bool;
-    /// For plugins that need the concrete belief (e.g. to fantasise costs with a log-GP).
-    fn as_any(&self) -> &dyn Any;
     /// Joint covariances of ln c between prepared points ([`crate::capability`]); `None`,
     /// the default, when the belief does not offer them. A cost known exactly offers them
     /// trivially (all zero).

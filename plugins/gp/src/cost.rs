@@ -110,10 +110,6 @@ impl CostBelief for LogGpBelief {
         false
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
     fn covariance(&self) -> Option<&dyn Covariance> {
         Some(&self.posterior)
     }
@@ -213,10 +209,6 @@ impl CostBelief for KnownCost {
 
     fn is_known(&self) -> bool {
         true
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 
     fn covariance(&self) -> Option<&dyn Covariance> {
@@ -321,10 +313,6 @@ impl CostBelief for UniformCost {
 
     fn is_known(&self) -> bool {
         true
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 
     fn covariance(&self) -> Option<&dyn Covariance> {

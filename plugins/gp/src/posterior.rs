@@ -648,24 +648,8 @@ impl Posterior for GpPosterior {
         self.transform.scale * self.transform.scale * self.noise
     }
 
-    fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-        GpPosterior::joint(self, xs)
-    }
-
-    fn condition(&self, x: &[f64], y: f64) -> Result<Box<dyn Posterior>> {
-        Ok(Box::new(self.condition_many(x, &[y])?))
-    }
-
-    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
-        Ok(Box::new(self.pathwise_sample(seed)?))
-    }
-
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 
     fn covariance(&self) -> Option<&dyn Covariance> {
