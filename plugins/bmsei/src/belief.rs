@@ -1,9 +1,9 @@
-//! What a scenario tree needs from a belief is the capability
-//! [`Covariance`](cabo_core::capability::Covariance): the posterior mean at a point and the
-//! posterior covariance between two points, with gradients in both points. Models offer it
-//! for the objective ([`Posterior::covariance`](cabo_core::Posterior::covariance)) and for
-//! ln c ([`CostBelief::covariance`](cabo_core::CostBelief::covariance)); this module adds the
-//! unit cost of multi-step EI and KG, which no model stands for.
+//! What a scenario tree needs from a belief is the capability [`Covariance`]: the posterior
+//! mean at a point and the posterior covariance between two points, with gradients in both
+//! points. Models offer it for the objective
+//! ([`Posterior::covariance`](cabo_core::Posterior::covariance)) and for ln c
+//! ([`CostBelief::covariance`](cabo_core::CostBelief::covariance)); this module adds the unit
+//! cost of multi-step EI and KG, which no model stands for.
 //!
 //! Fantasies along a tree path are conditioned *jointly*: the fantasised observations at the
 //! path's points are `μ + L ε` with `L` the Cholesky factor of their joint posterior

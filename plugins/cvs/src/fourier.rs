@@ -1,7 +1,6 @@
 //! Posterior sample paths on a shared random Fourier basis (seed 002, App. C.2: TS-PSQ and
-//! EI-PSQ sample f through 1024 RFF), drawn by the model's
-//! [`FourierSamples`](cabo_core::capability::FourierSamples), and their expectations over a
-//! control set's open variables in closed form.
+//! EI-PSQ sample f through 1024 RFF), drawn by the model's [`FourierSamples`], and their
+//! expectations over a control set's open variables in closed form.
 //!
 //! A draw is `f_s(x) = c + Σ_k W_sk cos(ω_kᵀx + b_k)`.
 //!
