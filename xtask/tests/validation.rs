@@ -375,3 +375,33 @@ fn smoke_without_a_smoke_section_is_refused() {
     assert!(!dir.path().join("out").exists());
     insta::assert_snapshot!("smoke_without_section", err);
 }
+
+/// A policy that needs a capability its model or cost model does not declare is refused
+/// before anything runs, naming the policy, the capability and the model: KG's scenario
+/// tree needs covariances the bump-scaled GP does not offer, Thompson sampling needs
+/// sample paths, and B-MS-EI needs a cost model at all. With the exact GP the same spec
+/// validates.
+#[test]
+fn a_policy_whose_model_lacks_a_capability_is_refused() {
+    let bump = "model: { type: bump_scaled_gp, std_low: 0.1, std_high: 1.0 }\n";
+    let spec = |model: &str, policy: &str| {
+        format!(
+            "name: caps\nreplications: 1\n\
+             problem: {{ type: bump_prior_sample, std_low: 0.1, std_high: 1.0 }}\n\
+             budget: {{ iterations: 4 }}\ninitial_design: {{ points: 2 }}\n{model}\
+             policies:\n  - name: Lookahead\n    {policy}\n"
+        )
+    };
+    let kg = "policy: { type: kg, fantasies: 4 }";
+    insta::assert_snapshot!("capability_missing_kg", rejected(&spec(bump, kg)));
+    let ts = "acquisition: { type: thompson }";
+    insta::assert_snapshot!("capability_missing_thompson", rejected(&spec(bump, ts)));
+    let bmsei = "policy: { type: bmsei, fantasies: [1] }";
+    insta::assert_snapshot!("capability_no_cost_model", rejected(&spec(MODEL, bmsei)));
+    for policy in [kg, ts] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("spec.yaml"), spec(MODEL, policy)).unwrap();
+        let out = xtask_in(dir.path(), &["validate", "spec.yaml"]);
+        assert!(out.status.success(), "{policy}: {}", stderr(&out));
+    }
+}

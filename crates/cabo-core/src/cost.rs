@@ -5,8 +5,8 @@
 //! from its posterior. The quantities acquisitions need — E\[c\], E\[c^−ν\], P(c ≤ b) — follow
 //! in closed form from [`LnCost`], with gradients.
 
+use crate::capability::{Capabilities, Covariance, FantasizeCost};
 use crate::{BuildContext, Problem, Result, normal};
-use std::any::Any;
 use std::fmt::Debug;
 
 /// A cost function over the unit cube, known exactly.
@@ -125,8 +125,17 @@ pub trait CostBelief: Send + Sync {
     fn ln_cost_grad(&self, x: &[f64]) -> LnCost;
     /// True when the cost is known exactly (σ = 0 everywhere).
     fn is_known(&self) -> bool;
-    /// For plugins that need the concrete belief (e.g. to fantasise costs with a log-GP).
-    fn as_any(&self) -> &dyn Any;
+    /// Joint covariances of ln c between prepared points ([`crate::capability`]); `None`,
+    /// the default, when the belief does not offer them. A cost known exactly offers them
+    /// trivially (all zero).
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        None
+    }
+    /// Conditioning on fantasised observations of ln c; `None` by default. A cost known
+    /// exactly offers it trivially (observing a known cost changes nothing).
+    fn fantasize(&self) -> Option<&dyn FantasizeCost> {
+        None
+    }
 }
 
 /// Something that turns observed costs into a [`CostBelief`].
@@ -158,6 +167,11 @@ pub trait CostModelSpec: Debug + Send + Sync + dyn_clone::DynClone {
     }
     /// Builds the cost model for one run.
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>>;
+    /// The required capabilities ([`crate::Capability`]) this cost model's beliefs offer;
+    /// the runner checks policies' [`crate::Requirements`] against them before running.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
 }
 
 dyn_clone::clone_trait_object!(CostModelSpec);

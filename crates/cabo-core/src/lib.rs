@@ -15,6 +15,7 @@
 
 pub mod acquisition;
 pub mod budget;
+pub mod capability;
 pub mod context;
 pub mod cost;
 pub mod data;
@@ -30,9 +31,11 @@ pub mod settings;
 pub mod simd;
 pub mod state;
 pub mod study;
+pub mod vector;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
 pub use budget::{Budget, BudgetState};
+pub use capability::{Capabilities, Capability, Requirements};
 pub use context::DecisionContext;
 pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelSpec, LnCost};
 pub use data::{Dataset, Observation, Outcome, Phase, Query};

@@ -1,7 +1,9 @@
 //! Surrogate models of the objective and the posteriors they produce.
 
+use crate::capability::{
+    Capabilities, Covariance, Fantasize, FantasyMeans, FourierSamples, OpenBounds, SamplePaths,
+};
 use crate::{BuildContext, Diagnostics, Result};
-use std::any::Any;
 use std::fmt::Debug;
 
 /// Posterior mean and variance of the latent objective at one point.
@@ -54,7 +56,9 @@ impl TrainingData<'_> {
 
 /// A belief about the objective after seeing data. All values are in the units of the
 /// observed y (a model that standardises outputs undoes it here) and refer to the latent,
-/// noise-free function.
+/// noise-free function. Beyond means and variances a posterior may offer the optional
+/// capabilities of [`crate::capability`], by returning `Some(self)` from the matching
+/// method; its [`ModelSpec::capabilities`] must declare the same ones.
 pub trait Posterior: Send + Sync {
     /// Input dimension.
     fn dim(&self) -> usize;
@@ -73,29 +77,46 @@ pub trait Posterior: Send + Sync {
     /// Mean and variance with gradients with respect to `x`.
     fn mean_var_grad(&self, x: &[f64]) -> Result<MeanVarGrad>;
 
-    /// Joint mean (length m) and covariance (row-major m × m) at m points.
-    fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)>;
-
-    /// The posterior after also observing `y` at `x` with the model's noise (a fantasy).
-    fn condition(&self, x: &[f64], y: f64) -> Result<Box<dyn Posterior>>;
-
     /// Variance of the observation noise, in y units.
     fn noise_variance(&self) -> f64;
-
-    /// A function drawn from the posterior (for Thompson sampling), determined by `seed`.
-    fn sample_path(&self, _seed: u64) -> Result<Box<dyn SamplePath>> {
-        Err(crate::Error::unsupported(
-            "this posterior cannot draw sample paths",
-        ))
-    }
 
     /// Fitted hyperparameters, jitter used and the like, recorded with each iteration.
     fn diagnostics(&self) -> Diagnostics {
         Diagnostics::new()
     }
 
-    /// For plugins that work with a concrete posterior type (e.g. multi-step trees).
-    fn as_any(&self) -> &dyn Any;
+    /// Joint covariances between prepared points ([`crate::capability`]); `None`, the
+    /// default, when the model does not offer them.
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        None
+    }
+
+    /// Conditioning on fantasised observations; `None` by default.
+    fn fantasize(&self) -> Option<&dyn Fantasize> {
+        None
+    }
+
+    /// Functions drawn from the posterior (Thompson sampling); `None` by default.
+    fn sample_paths(&self) -> Option<&dyn SamplePaths> {
+        None
+    }
+
+    /// Draws on a shared random Fourier basis; `None` by default.
+    fn fourier_samples(&self) -> Option<&dyn FourierSamples> {
+        None
+    }
+
+    /// The one-shot knowledge gradient's faster objective; `None` by default (policies then
+    /// use [`Posterior::covariance`]).
+    fn fantasy_means(&self) -> Option<&dyn FantasyMeans> {
+        None
+    }
+
+    /// Faster expected bounds over open variables; `None` by default (policies then use
+    /// [`Posterior::mean_var_batch`] and [`Posterior::mean_var_grad`]).
+    fn open_bounds(&self) -> Option<&dyn OpenBounds> {
+        None
+    }
 }
 
 /// One function drawn from a posterior.
@@ -135,6 +156,11 @@ pub trait ModelSpec: Debug + Send + Sync + dyn_clone::DynClone {
     }
     /// Builds the model for one run.
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Model>>;
+    /// The required capabilities ([`crate::Capability`]) this model's posteriors offer; the
+    /// runner checks policies' [`crate::Requirements`] against them before running.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+    }
 }
 
 dyn_clone::clone_trait_object!(ModelSpec);

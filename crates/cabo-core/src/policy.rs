@@ -69,6 +69,11 @@ pub trait PolicySpec: Debug + Send + Sync + dyn_clone::DynClone {
     fn needs_incumbent(&self) -> bool {
         false
     }
+    /// What the policy needs of its run's model and cost model beyond means and variances;
+    /// the runner rejects, before running anything, a spec whose models lack it.
+    fn requires(&self) -> crate::Requirements {
+        crate::Requirements::NONE
+    }
 }
 
 dyn_clone::clone_trait_object!(PolicySpec);

@@ -11,7 +11,6 @@ use cabo_core::{
 };
 use cabo_optim::acquisition::maximize_finite;
 use cabo_optim::{AcquisitionPolicy, maximize_acquisition};
-use std::any::Any;
 
 /// Posterior with mean −|x − c|² and variance s²·(1 + |x − c|²): closed forms with
 /// gradients, enough to drive a UCB acquisition.
@@ -41,17 +40,8 @@ impl Posterior for Bowl {
             dvar: dr2.iter().map(|d| self.s2 * d).collect(),
         })
     }
-    fn joint(&self, _xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-        Err(cabo_core::Error::unsupported("not needed here"))
-    }
-    fn condition(&self, _x: &[f64], _y: f64) -> Result<Box<dyn Posterior>> {
-        Err(cabo_core::Error::unsupported("not needed here"))
-    }
     fn noise_variance(&self) -> f64 {
         0.0
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -579,6 +579,7 @@ impl LoadedSpec {
         if let Some(m) = &p.cost_model {
             m.validate(dim).map_err(|e| at("cost_model", e))?;
         }
+        self.check_requirements(key, p)?;
         let opt = self
             .spec
             .optimizer
@@ -586,6 +587,65 @@ impl LoadedSpec {
         let settings = opt.resolve(dim).map_err(|e| at("optimizer", e))?;
         Ok(settings.raw_samples)
     }
+
+    /// The policy's or acquisition's [`cabo_core::Requirements`] against the capabilities its model and
+    /// cost model declare, so that a policy that needs, say, fantasies never starts on a
+    /// model that cannot make them.
+    fn check_requirements(&self, key: &str, p: &PolicyEntry) -> Result<(), SpecError> {
+        let (what, requires, named) = match (&p.acquisition, &p.policy) {
+            (Some(a), _) => ("acquisition", a.requires(), type_name(a)),
+            (None, Some(pol)) => ("policy", pol.requires(), type_name(pol)),
+            (None, None) => return Ok(()),
+        };
+        let model = p.model.as_ref().or(self.spec.model.as_ref());
+        let cost = p.cost_model.as_ref().or(self.spec.cost_model.as_ref());
+        let offered = [
+            (
+                "model",
+                requires.model,
+                model.map(|m| (m.capabilities(), type_name(m))),
+            ),
+            (
+                "cost_model",
+                requires.cost_model,
+                cost.map(|m| (m.capabilities(), type_name(m))),
+            ),
+        ];
+        for (field, needed, by) in offered {
+            let Some(missing) = needed
+                .iter()
+                .find(|c| by.as_ref().is_none_or(|(caps, _)| !caps.contains(*c)))
+            else {
+                continue;
+            };
+            let who = match what {
+                "policy" => format!("policy {:?} (`{named}`)", p.name),
+                _ => format!("policy {:?} ({what} `{named}`)", p.name),
+            };
+            let need = format!("the capability `{missing}` ({})", missing.describe());
+            let message = match by {
+                Some((_, name)) => format!(
+                    "{who} needs {need} of its {}, and {field} `{name}` does not offer it: \
+                     choose a {field} that does",
+                    field.replace('_', " ")
+                ),
+                None => format!(
+                    "{who} needs a `{field}` offering {need}, but the spec has none: give one at \
+                     the top level or in this entry"
+                ),
+            };
+            return Err(self.error_at(&format!("{key}.{what}"), message));
+        }
+        Ok(())
+    }
+}
+
+/// The `type` a plugin spec was written with (`exact_gp`, `kg`, …), for messages.
+fn type_name(spec: &impl Serialize) -> String {
+    serde_json::to_value(spec)
+        .ok()
+        .and_then(|v| v.get("type")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// Points relative file paths of the spec's problems (and its smoke problem) at the spec

@@ -2,12 +2,12 @@
 //! beliefs: gradients against finite differences, closed forms against Monte Carlo, β
 //! schedules, seeding, batching and bad input.
 
+use cabo_core::capability::SamplePaths;
 use cabo_core::{
     Acquisition, AcquisitionSpec, Budget, BudgetState, BuildContext, CostBelief, CostFunction,
     Dataset, DecisionContext, LnCost, MeanVar, MeanVarGrad, Observation, OptimizerSettings,
     Posterior, ProblemInfo, Result, Rng, SamplePath,
 };
-use std::any::Any;
 use std::sync::Arc;
 
 const D: usize = 3;
@@ -56,28 +56,20 @@ impl Posterior for MockPosterior {
         }
         Ok(out)
     }
-    fn joint(&self, _xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-        Err(cabo_core::Error::unsupported("mock"))
-    }
-    fn condition(&self, _x: &[f64], _y: f64) -> Result<Box<dyn Posterior>> {
-        Err(cabo_core::Error::unsupported("mock"))
-    }
     fn noise_variance(&self) -> f64 {
         1e-6
     }
+    fn sample_paths(&self) -> Option<&dyn SamplePaths> {
+        if self.paths { Some(self) } else { None }
+    }
+}
+
+impl SamplePaths for MockPosterior {
     fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
-        if !self.paths {
-            return Err(cabo_core::Error::unsupported(
-                "this posterior cannot draw sample paths",
-            ));
-        }
         Ok(Box::new(MockPath {
             post: *self,
             z: Rng::new(seed).normal(),
         }))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -127,9 +119,6 @@ impl CostBelief for MockCost {
     }
     fn is_known(&self) -> bool {
         false
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -448,7 +437,7 @@ fn thompson_is_seeded_by_the_decision() {
         7,
     );
     let e = acq.prepare(&ctx).err().unwrap().to_string();
-    assert!(e.contains("sample paths"), "{e}");
+    assert!(e.contains("sample_paths"), "{e}");
 }
 
 #[test]

@@ -31,16 +31,17 @@
 //! ∂v = 2σσ' − 2 (K⁻¹k) · ∂k. A fantasy extends L by one row instead of refactorising.
 
 use crate::bump::{Bump, BumpPriorSampleSpec, BumpScale, default_bounds, one, tenth};
+use cabo_core::capability::Fantasize;
+use cabo_core::vector::dot;
 use cabo_core::{
-    BuildContext, Diagnostics, Error, Kind, MeanVar, MeanVarGrad, Model, ModelSpec, Posterior,
-    Result, TrainingData,
+    BuildContext, Capabilities, Capability, Diagnostics, Error, Kind, MeanVar, MeanVarGrad, Model,
+    ModelSpec, Posterior, Result, TrainingData,
 };
 use cabo_gp::KernelKind;
 use cabo_gp::gp::DEFAULT_FIXED_NOISE;
-use cabo_gp::linalg::{Cholesky, dot};
+use cabo_gp::linalg::Cholesky;
 use cabo_gp::posterior::MIN_VARIANCE;
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 
 /// The non-stationary kernel σ(z)σ(z')κ₅/₂(|z − z'|/ℓ), evaluated at unit-interval inputs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -302,6 +303,40 @@ impl BumpScaledGpPosterior {
         }
     }
 
+    /// Joint mean and covariance (row-major) at the unit-interval points `xs`.
+    pub fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+        if let Some(i) = xs.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(format!(
+                "joint: point {i} = {} is not finite",
+                xs[i]
+            )));
+        }
+        let (m, n) = (xs.len(), self.len());
+        // Row j of `v` is L⁻¹k(X, x_j); the covariance is k(x_a, x_b) − v_a · v_b.
+        let mut v = vec![0.0; m * n];
+        let mut mean = Vec::with_capacity(m);
+        let mut std = Vec::with_capacity(m);
+        for (j, &x) in xs.iter().enumerate() {
+            let row = &mut v[j * n..(j + 1) * n];
+            std.push(self.cross(x, row));
+            mean.push(dot(row, &self.alpha));
+            self.chol.solve_lower_in_place(row);
+        }
+        let mut cov = vec![0.0; m * m];
+        for a in 0..m {
+            for b in 0..=a {
+                let prior = std[a] * std[b] * self.kernel.correlation_grad(xs[a], xs[b]).0;
+                let mut c = prior - dot(&v[a * n..(a + 1) * n], &v[b * n..(b + 1) * n]);
+                if a == b {
+                    c = c.max(MIN_VARIANCE);
+                }
+                cov[a * m + b] = c;
+                cov[b * m + a] = c;
+            }
+        }
+        Ok((mean, cov))
+    }
+
     /// The posterior after observing `y` at the unit-interval point `x`: the factor gains one
     /// row (O(n²)); the old posterior is untouched.
     pub fn condition_one(&self, x: f64, y: f64) -> Result<BumpScaledGpPosterior> {
@@ -366,44 +401,6 @@ impl Posterior for BumpScaledGpPosterior {
         })
     }
 
-    fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-        if let Some(i) = xs.iter().position(|v| !v.is_finite()) {
-            return Err(Error::invalid(format!(
-                "joint: point {i} = {} is not finite",
-                xs[i]
-            )));
-        }
-        let (m, n) = (xs.len(), self.len());
-        // Row j of `v` is L⁻¹k(X, x_j); the covariance is k(x_a, x_b) − v_a · v_b.
-        let mut v = vec![0.0; m * n];
-        let mut mean = Vec::with_capacity(m);
-        let mut std = Vec::with_capacity(m);
-        for (j, &x) in xs.iter().enumerate() {
-            let row = &mut v[j * n..(j + 1) * n];
-            std.push(self.cross(x, row));
-            mean.push(dot(row, &self.alpha));
-            self.chol.solve_lower_in_place(row);
-        }
-        let mut cov = vec![0.0; m * m];
-        for a in 0..m {
-            for b in 0..=a {
-                let prior = std[a] * std[b] * self.kernel.correlation_grad(xs[a], xs[b]).0;
-                let mut c = prior - dot(&v[a * n..(a + 1) * n], &v[b * n..(b + 1) * n]);
-                if a == b {
-                    c = c.max(MIN_VARIANCE);
-                }
-                cov[a * m + b] = c;
-                cov[b * m + a] = c;
-            }
-        }
-        Ok((mean, cov))
-    }
-
-    fn condition(&self, x: &[f64], y: f64) -> Result<Box<dyn Posterior>> {
-        let x = scalar_point(x, "condition")?;
-        Ok(Box::new(self.condition_one(x, y)?))
-    }
-
     fn noise_variance(&self) -> f64 {
         self.noise
     }
@@ -416,8 +413,26 @@ impl Posterior for BumpScaledGpPosterior {
         d
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn fantasize(&self) -> Option<&dyn Fantasize> {
+        Some(self)
+    }
+}
+
+impl Fantasize for BumpScaledGpPosterior {
+    /// [`BumpScaledGpPosterior::condition_one`] for each point in turn.
+    fn condition(&self, xs: &[f64], ys: &[f64]) -> Result<Box<dyn Posterior>> {
+        if xs.len() != ys.len() || xs.is_empty() {
+            return Err(Error::invalid(format!(
+                "bump_scaled_gp condition: {} points for {} values",
+                xs.len(),
+                ys.len()
+            )));
+        }
+        let mut post = self.condition_one(xs[0], ys[0])?;
+        for (&x, &y) in xs.iter().zip(ys).skip(1) {
+            post = post.condition_one(x, y)?;
+        }
+        Ok(Box::new(post))
     }
 }
 
@@ -524,6 +539,12 @@ impl ModelSpec for BumpScaledGpSpec {
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Model>> {
         self.validate(ctx.problem.dim)?;
         Ok(Box::new(self.model()?))
+    }
+
+    /// Fantasies only: covariances between prepared points and sample paths are not
+    /// implemented for the bump-scaled kernel.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE.with(Capability::Fantasize)
     }
 }
 

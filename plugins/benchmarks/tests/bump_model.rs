@@ -259,7 +259,7 @@ fn condition_equals_refitting_and_joint_diagonal_equals_mean_var() {
     let (mut x, mut y) = training();
     let post = posterior(&s, &x, &y);
     let (xn, yn) = (unit(0.95), -0.4);
-    let fantasy = post.condition(&[xn], yn).unwrap();
+    let fantasy = post.condition_one(xn, yn).unwrap();
     x.push(xn);
     y.push(yn);
     let refit = posterior(&s, &x, &y);
@@ -413,14 +413,20 @@ fn the_spec_shares_the_problem_defaults_and_rejects_bad_input() {
         )
         .unwrap();
     assert!(post.mean_var_grad(&[0.1, 0.2]).is_err());
-    assert!(post.condition(&[0.1], f64::INFINITY).is_err());
-    assert!(post.condition(&[], 0.0).is_err());
-    assert!(post.joint(&[0.1, f64::NAN]).is_err());
+    let fantasize = post.fantasize().unwrap();
+    assert!(fantasize.condition(&[0.1], &[f64::INFINITY]).is_err());
+    assert!(fantasize.condition(&[], &[0.0]).is_err());
+    assert!(fantasize.condition(&[0.1, 0.2], &[0.0]).is_err());
+    assert_eq!(
+        fantasize
+            .condition(&[0.1, 0.2], &[0.0, 0.4])
+            .unwrap()
+            .diagnostics()["bump_gp.n"],
+        3.0
+    );
     assert!(post.mean_var(&[0.1, 0.2]).mean.is_nan());
     assert_eq!(post.dim(), 1);
-    assert!(
-        post.as_any()
-            .downcast_ref::<BumpScaledGpPosterior>()
-            .is_some()
-    );
+    assert!(post.covariance().is_none() && post.sample_paths().is_none());
+    let concrete = posterior(&spec(0.1, 1.0), &[0.5], &[0.3]);
+    assert!(concrete.joint(&[0.1, f64::NAN]).is_err());
 }

@@ -5,11 +5,11 @@
 //! d = 8 Bayesian-regret run's last decision (n = 217, 64 fantasies), through the general
 //! scenario tree and through the specialised KG objective.
 
-use cabo_bmsei::belief::{GpPath, UnitCostPath};
+use cabo_bmsei::belief::UnitCostPath;
 use cabo_bmsei::{BaseSamples, KgObjective, NodeValue, Tree, TreeObjective};
 use cabo_core::{
     Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
-    Policy, ProblemInfo, Rng, TrainingData,
+    Policy, Posterior, ProblemInfo, Rng, TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp};
 
@@ -117,10 +117,9 @@ fn kg_fixture(n: usize, d: usize) -> (GpPosterior, Tree, Vec<f64>) {
 #[divan::bench(sample_count = 20)]
 fn kg_objective_grad_n217_d8_general_tree(bencher: divan::Bencher) {
     let (post, tree, xs) = kg_fixture(217, 8);
-    let f = GpPath::new(&post);
+    let f = post.covariance().unwrap();
     let unit = UnitCostPath { dim: 8 };
-    let obj =
-        TreeObjective::new(&tree, &f, &unit, 0.0, f64::INFINITY, NodeValue::LeafMean).unwrap();
+    let obj = TreeObjective::new(&tree, f, &unit, 0.0, f64::INFINITY, NodeValue::LeafMean).unwrap();
     let mut g = vec![0.0; xs.len()];
     bencher.bench_local(|| obj.value_grad(&xs, &mut g));
 }
@@ -129,7 +128,7 @@ fn kg_objective_grad_n217_d8_general_tree(bencher: divan::Bencher) {
 #[divan::bench(sample_count = 20)]
 fn kg_objective_grad_n217_d8_specialised(bencher: divan::Bencher) {
     let (post, tree, xs) = kg_fixture(217, 8);
-    let obj = KgObjective::new(&tree, &post).unwrap();
+    let obj = KgObjective::new(&tree, post.fantasy_means().unwrap()).unwrap();
     let mut g = vec![0.0; xs.len()];
     bencher.bench_local(|| obj.value_grad(&xs, &mut g));
 }

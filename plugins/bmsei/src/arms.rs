@@ -5,7 +5,7 @@
 //! Arm `a` of `k` sits at `x = a/(k − 1)` in `[0, 1]`; a query means its nearest arm. Values
 //! are independent across arms and observed without noise.
 
-use crate::belief::{PathBelief, PointCache};
+use cabo_core::capability::{Covariance, PreparedPoint};
 
 /// The arm of `k` that the query `x` means.
 fn nearest_arm(x: &[f64], k: usize) -> usize {
@@ -55,21 +55,21 @@ impl IndependentArms {
     }
 }
 
-impl PathBelief for IndependentArms {
+impl Covariance for IndependentArms {
     fn dim(&self) -> usize {
         1
     }
-    fn noise(&self) -> f64 {
+    fn fantasy_noise(&self) -> f64 {
         0.0
     }
-    fn prepare(&self, x: &[f64], _grad: bool, c: &mut PointCache) {
+    fn prepare(&self, x: &[f64], _grad: bool, c: &mut PreparedPoint) {
         let a = self.arm(x);
         c.mean = self.mean[a];
         c.var = self.sd[a] * self.sd[a];
         c.x = x.to_vec();
         c.v = vec![a as f64];
     }
-    fn cov(&self, a: &PointCache, b: &PointCache, _: &mut [f64], _: &mut [f64]) -> f64 {
+    fn cov(&self, a: &PreparedPoint, b: &PreparedPoint, _: &mut [f64], _: &mut [f64]) -> f64 {
         // Distinct tree points on the same arm are the same random value.
         if a.v[0] == b.v[0] { a.var } else { 0.0 }
     }
@@ -94,19 +94,19 @@ impl KnownArmCosts {
     }
 }
 
-impl PathBelief for KnownArmCosts {
+impl Covariance for KnownArmCosts {
     fn dim(&self) -> usize {
         1
     }
-    fn noise(&self) -> f64 {
+    fn fantasy_noise(&self) -> f64 {
         0.0
     }
-    fn prepare(&self, x: &[f64], _grad: bool, c: &mut PointCache) {
+    fn prepare(&self, x: &[f64], _grad: bool, c: &mut PreparedPoint) {
         c.mean = self.ln_cost[nearest_arm(x, self.ln_cost.len())];
         c.var = 0.0;
         c.x = x.to_vec();
     }
-    fn cov(&self, _: &PointCache, _: &PointCache, _: &mut [f64], _: &mut [f64]) -> f64 {
+    fn cov(&self, _: &PreparedPoint, _: &PreparedPoint, _: &mut [f64], _: &mut [f64]) -> f64 {
         0.0
     }
 }

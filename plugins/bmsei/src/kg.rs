@@ -1,224 +1,66 @@
-//! The one-shot knowledge gradient's objective, specialised to an exact GP.
+//! The one-shot knowledge gradient's objective.
 //!
-//! KG's scenario tree has one root `x` and `m` leaves `x'ᵢ`, and a leaf contributes the
-//! posterior mean at `x'ᵢ` after the fantasy `yᵢ = μ(x) + √(σ²(x) + noise)·εᵢ`:
-//!
-//! ```text
-//! μᵢ = μ(x'ᵢ) + εᵢ · cov(x'ᵢ, x) / √(σ²(x) + noise),
-//! cov(x'ᵢ, x) = k(x'ᵢ, x) − k(X, x'ᵢ)ᵀ K⁻¹ k(X, x).
-//! ```
-//!
-//! The general tree ([`crate::tree`]) prepares every node with two triangular solves
-//! (`O(n²)` each). Here only the root is solved: `K⁻¹k(X, x)` turns each leaf's covariance
-//! into a dot product, so a leaf costs `O(n·d)`. The leaves' pull on the root's gradient,
-//! `−(∂k(X, x)/∂x)ᵀ K⁻¹ Σᵢ cᵢ k(X, x'ᵢ)`, is summed before one more solve. An evaluation thus
-//! takes four triangular solves instead of `2(m + 1)`, with the same value and gradient as
-//! the tree up to rounding (tested against it).
+//! KG's scenario tree has one root `x` and `m` leaves `x'ᵢ`; its value is the average
+//! posterior mean at the leaves after one fantasised observation at the root. A model that
+//! offers the accelerator [`FantasyMeans`] evaluates it its own faster way (the exact GP in
+//! `O(n·d)` per leaf instead of the general tree's two `O(n²)` solves per node); without it
+//! the policy evaluates the same value through the general tree over
+//! [`Covariance`](cabo_core::capability::Covariance).
 
 use crate::tree::Tree;
-use cabo_core::{Error, Result};
-use cabo_gp::GpPosterior;
-use cabo_gp::kernel::ScaledRows;
-use cabo_gp::linalg::dot;
-use cabo_gp::posterior::MIN_VARIANCE;
-use std::cell::RefCell;
+use cabo_core::capability::FantasyMeans;
+use cabo_core::{AcquisitionFn, Error, Result};
 
-/// Buffers reused across evaluations.
-#[derive(Default)]
-struct Scratch {
-    /// `k(X, x)` of the root.
-    k_root: Vec<f64>,
-    /// Kernel gradient weights of the root (see `ScaledRows::cross_weights`).
-    c_root: Vec<f64>,
-    /// `K⁻¹ k(X, x)`.
-    u_root: Vec<f64>,
-    /// `k(X, x'ᵢ)` of the current leaf.
-    k_leaf: Vec<f64>,
-    /// Kernel gradient weights of the current leaf.
-    c_leaf: Vec<f64>,
-    /// Per-training-point weights of a leaf's gradient fold.
-    fold: Vec<f64>,
-    /// `Σᵢ cᵢ k(X, x'ᵢ)`, then `K⁻¹` of it.
-    pull: Vec<f64>,
-    /// `∂k(x'ᵢ, x)/∂x'ᵢ`.
-    dk: Vec<f64>,
-}
-
-/// `E[max_x' μ_{D ∪ (x, y)}(x')]` as the sample average over the tree's fantasies, as a
-/// function of the concatenated vector `(x, x'₁, …, x'ₘ)` (the tree's layout).
+/// `E[max_x' μ_{D ∪ (x, y)}(x')]` as the sample average over a one-stage tree's fantasies,
+/// as a function of the concatenated vector `(x, x'₁, …, x'ₘ)` (the tree's layout), from
+/// the model's [`FantasyMeans`].
 pub struct KgObjective<'a> {
-    post: &'a GpPosterior,
-    /// The training inputs divided by the lengthscales.
-    rows: ScaledRows,
-    /// Base sample `εᵢ` of each leaf.
-    eps: Vec<f64>,
-    /// Weight `1/m` of each leaf.
-    weight: Vec<f64>,
-    /// Model-to-observed scale and shift.
-    scale: f64,
-    shift: f64,
-    scratch: RefCell<Scratch>,
+    f: Box<dyn AcquisitionFn + 'a>,
+    dim: usize,
 }
 
 impl<'a> KgObjective<'a> {
-    /// The objective of a one-stage `tree` (KG's) over the posterior `post`. Fails when the
-    /// tree has more than one stage or its dimension differs from the posterior's.
-    pub fn new(tree: &Tree, post: &'a GpPosterior) -> Result<Self> {
+    /// The objective of a one-stage `tree` (KG's) from the model's fantasy means `means`.
+    /// Fails when the tree has more than one stage.
+    pub fn new(tree: &Tree, means: &'a dyn FantasyMeans) -> Result<Self> {
         if tree.steps() != 2 {
             return Err(Error::invalid(format!(
                 "knowledge gradient: the tree has {} steps; KG looks one step ahead",
                 tree.steps()
             )));
         }
-        let d = cabo_core::Posterior::dim(post);
-        if tree.point_dim() != d {
-            return Err(Error::invalid(format!(
-                "knowledge gradient: tree of dimension {} with a posterior of dimension {d}",
-                tree.point_dim()
-            )));
-        }
         let leaves = tree.children(0);
-        let t = post.output_transform();
+        let eps: Vec<f64> = leaves.clone().map(|i| tree.base_sample_y(i)).collect();
+        let weights: Vec<f64> = leaves.map(|i| tree.weight(i)).collect();
         Ok(KgObjective {
-            post,
-            rows: post.kernel().scale_rows(post.train_x()),
-            eps: leaves.clone().map(|i| tree.base_sample_y(i)).collect(),
-            weight: leaves.map(|i| tree.weight(i)).collect(),
-            scale: t.scale,
-            shift: t.shift,
-            scratch: RefCell::new(Scratch::default()),
+            f: means.objective(&eps, &weights)?,
+            dim: tree.dim(),
         })
     }
 
     /// Length of the decision vector (`(m + 1)·d`).
     pub fn dim(&self) -> usize {
-        (self.eps.len() + 1) * cabo_core::Posterior::dim(self.post)
+        self.dim
     }
 
     /// The value at `xs` (NaN when `xs` has the wrong length or a non-finite entry).
     pub fn value(&self, xs: &[f64]) -> f64 {
-        self.evaluate(xs, None)
+        self.f.value(xs)
     }
 
     /// The value at `xs`, writing its gradient into `grad`.
     pub fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
-        self.evaluate(xs, Some(grad))
-    }
-
-    fn evaluate(&self, xs: &[f64], mut grad: Option<&mut [f64]>) -> f64 {
-        if xs.len() != self.dim() || xs.iter().any(|v| !v.is_finite()) {
-            if let Some(g) = grad {
-                g.fill(0.0);
-            }
-            return f64::NAN;
-        }
-        if let Some(g) = grad.as_deref_mut() {
-            g.fill(0.0);
-        }
-        let want = grad.is_some();
-        let post = self.post;
-        let kern = post.kernel();
-        let alpha = post.alpha();
-        let (n, d) = (post.len(), kern.dim());
-        let (s, s2) = (self.scale, self.scale * self.scale);
-        let mut guard = self.scratch.borrow_mut();
-        let sc = &mut *guard;
-        sc.resize(n, d, want);
-
-        // The root: K⁻¹k(X, x) and the fantasies' standard deviation √(σ²(x) + noise).
-        let x = &xs[..d];
-        self.rows.cross_weights(x, &mut sc.k_root, &mut sc.c_root);
-        sc.u_root.copy_from_slice(&sc.k_root);
-        post.cholesky().solve_in_place(&mut sc.u_root);
-        let raw_var = kern.outputscale - dot(&sc.k_root, &sc.u_root);
-        let sd = (s2 * (raw_var.max(MIN_VARIANCE) + post.model_noise_variance())).sqrt();
-
-        let mut total = 0.0;
-        // Σᵢ wᵢ εᵢ s² cov_model(x'ᵢ, x): the numerator the root's variance divides.
-        let mut spread = 0.0;
-        for (i, (&eps, &w)) in self.eps.iter().zip(&self.weight).enumerate() {
-            let leaf = &xs[(i + 1) * d..(i + 2) * d];
-            self.rows
-                .cross_weights(leaf, &mut sc.k_leaf, &mut sc.c_leaf);
-            let k_cross = if want {
-                kern.value_grad_x(leaf, x, &mut sc.dk)
-            } else {
-                kern.value(leaf, x)
-            };
-            let mean = post.mean_constant() + dot(&sc.k_leaf, alpha);
-            let cov = k_cross - dot(&sc.k_leaf, &sc.u_root);
-            let e = eps * s2 / sd;
-            total += w * (self.shift + s * mean + e * cov);
-            spread += w * eps * s2 * cov;
-            let Some(g) = grad.as_deref_mut() else {
-                continue;
-            };
-            // ∂/∂x'ᵢ = w (Jᵢᵀ(s α − e u) + e ∂k(x'ᵢ, x)/∂x'ᵢ), Jᵢ = ∂k(X, x'ᵢ)/∂x'ᵢ.
-            for ((f, &a), &u) in sc.fold.iter_mut().zip(alpha).zip(&sc.u_root) {
-                *f = w * (s * a - e * u);
-            }
-            let gi = &mut g[(i + 1) * d..(i + 2) * d];
-            for (gj, &k) in gi.iter_mut().zip(&sc.dk) {
-                *gj = w * e * k;
-            }
-            self.rows
-                .add_weighted_grad_x(leaf, &sc.c_leaf, &sc.fold, gi);
-            // The root: ∂k(x'ᵢ, x)/∂x = −∂k/∂x'ᵢ (stationary kernel), and the pull term.
-            for (gj, &k) in g[..d].iter_mut().zip(&sc.dk) {
-                *gj -= w * e * k;
-            }
-            for (p, &k) in sc.pull.iter_mut().zip(&sc.k_leaf) {
-                *p += w * e * k;
-            }
-        }
-        if let Some(g) = grad {
-            // ∂/∂x of Σ wᵢεᵢs²covᵢ / sd (J_x = ∂k(X, x)/∂x): the covariances' root terms
-            // −J_xᵀ K⁻¹ pull, and the variance's −½ spread · s² ∂σ²/∂x / sd³ with
-            // ∂σ²/∂x = −2 J_xᵀ u (zero where the variance is clamped).
-            post.cholesky().solve_in_place(&mut sc.pull);
-            let c = if raw_var > MIN_VARIANCE {
-                spread * s2 / (sd * sd * sd)
-            } else {
-                0.0
-            };
-            for (f, (&u, &p)) in sc.fold.iter_mut().zip(sc.u_root.iter().zip(&sc.pull)) {
-                *f = c * u - p;
-            }
-            self.rows
-                .add_weighted_grad_x(x, &sc.c_root, &sc.fold, &mut g[..d]);
-        }
-        total
-    }
-}
-
-impl Scratch {
-    fn resize(&mut self, n: usize, d: usize, grad: bool) {
-        for v in [
-            &mut self.k_root,
-            &mut self.u_root,
-            &mut self.k_leaf,
-            &mut self.c_root,
-            &mut self.c_leaf,
-        ] {
-            v.resize(n, 0.0);
-        }
-        if grad {
-            self.fold.resize(n, 0.0);
-            self.dk.resize(d, 0.0);
-            self.pull.clear();
-            self.pull.resize(n, 0.0);
-        }
+        self.f.value_grad(xs, grad)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::belief::{GpPath, UnitCostPath};
+    use crate::belief::UnitCostPath;
     use crate::tree::{BaseSamples, NodeValue, TreeObjective};
-    use cabo_core::Rng;
-    use cabo_core::TrainingData;
-    use cabo_gp::{Kernel, KernelKind, OutputTransform};
+    use cabo_core::{Posterior, Rng, TrainingData};
+    use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
     /// A posterior with a non-trivial output transform and constant mean.
     fn posterior(n: usize, d: usize, noise: f64) -> GpPosterior {
@@ -256,12 +98,12 @@ mod tests {
         for (noise, d, m) in [(1e-4, 3, 16), (0.05, 2, 5), (0.0, 4, 8)] {
             let post = posterior(40, d, noise);
             let tree = Tree::new(d, &[m], BaseSamples::Seeded(3)).unwrap();
-            let f = GpPath::new(&post);
+            let f = post.covariance().unwrap();
             let unit = UnitCostPath { dim: d };
             let oracle =
-                TreeObjective::new(&tree, &f, &unit, 0.0, f64::INFINITY, NodeValue::LeafMean)
+                TreeObjective::new(&tree, f, &unit, 0.0, f64::INFINITY, NodeValue::LeafMean)
                     .unwrap();
-            let kg = KgObjective::new(&tree, &post).unwrap();
+            let kg = KgObjective::new(&tree, post.fantasy_means().unwrap()).unwrap();
             for seed in 0..5 {
                 let mut xs = points(tree.dim(), seed);
                 if seed == 4 {
@@ -294,7 +136,7 @@ mod tests {
         let d = 3;
         let post = posterior(30, d, 1e-3);
         let tree = Tree::new(d, &[6], BaseSamples::Seeded(11)).unwrap();
-        let kg = KgObjective::new(&tree, &post).unwrap();
+        let kg = KgObjective::new(&tree, post.fantasy_means().unwrap()).unwrap();
         let xs = points(tree.dim(), 2);
         let mut g = vec![0.0; xs.len()];
         kg.value_grad(&xs, &mut g);
@@ -316,9 +158,9 @@ mod tests {
     fn a_multi_stage_tree_or_a_wrong_length_is_refused() {
         let post = posterior(10, 2, 1e-4);
         let deep = Tree::new(2, &[2, 2], BaseSamples::Seeded(0)).unwrap();
-        assert!(KgObjective::new(&deep, &post).is_err());
+        assert!(KgObjective::new(&deep, post.fantasy_means().unwrap()).is_err());
         let tree = Tree::new(2, &[3], BaseSamples::Seeded(0)).unwrap();
-        let kg = KgObjective::new(&tree, &post).unwrap();
+        let kg = KgObjective::new(&tree, post.fantasy_means().unwrap()).unwrap();
         assert!(kg.value(&[0.5; 3]).is_nan());
     }
 }

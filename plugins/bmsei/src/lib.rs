@@ -11,8 +11,8 @@
 //!   stops accruing once the budget is spent. **Gradients are exact**, including the
 //!   dependence of fantasised values and conditioned posteriors on earlier decision points:
 //!   a path's fantasies are conditioned jointly through the Cholesky factor of the path's
-//!   posterior covariance (equal to sequential conditioning, tested against
-//!   `GpPosterior::condition_many`), and each node is differentiated in forward mode with
+//!   posterior covariance (equal to sequential conditioning, tested against the exact GP's
+//!   fantasies), and each node is differentiated in forward mode with
 //!   one derivative per coordinate of its path (the `dual` module). This limits `N·d` to 64.
 //! - [`schedule`]: budget scheduling by rolling out EI-PUC-CC (§4.3) with the refill rule.
 //! - [`policy`]: the policies `bmsei`, `ms_ei` (multi-step EI, unit costs) and `kg`
@@ -22,16 +22,21 @@
 //!   local search, kept when it ends higher. Trees of one-step values (`bmsei`, `ms_ei`)
 //!   get two more, rooted at the maximisers of the one-step value Q₁ and of the posterior
 //!   mean, so the tree returned is never worth less than the one-step optimum found.
-//! - [`kg`]: KG's one-stage tree over an exact GP in `O(n·d)` per fantasy point (one solve at
-//!   the root, one for the leaves' pull on it), equal to the general tree to rounding.
-//! - [`belief`]: what a tree needs from a posterior, for exact GPs, known and unit costs;
-//!   [`arms`]: independent normal arms with known costs, the finite instances of Theorem 1.
+//! - [`kg`]: KG's one-stage tree through the model's faster fantasy means where it offers
+//!   them (the exact GP's take `O(n·d)` per fantasy point), equal to the general tree to
+//!   rounding.
+//! - [`belief`]: what a tree needs from a posterior (the capability `Covariance`), and the
+//!   unit cost of MS-EI and KG; [`arms`]: independent normal arms with known costs, the
+//!   finite instances of Theorem 1.
 //! - [`theorem1`]: the study `bmsei_theorem1`, Theorem 1's approximation ratios of EI-PUC and
 //!   EI measured exactly, by simulating the rules, and against the proof's bounds.
 //!
-//! The crate needs the objective model to be `exact_gp` (it downcasts to
-//! [`cabo_gp::GpPosterior`]) and the cost model to be `log_gp`, `known` or `uniform`. On
-//! finite domains the tree is solved exactly by backward induction over the candidates.
+//! The crate names no model. Its policies ask the posterior and the cost belief for the
+//! capabilities of `cabo_core::capability`: every tree needs `covariance` of the objective,
+//! `bmsei` also of ln c, and its scheduled budget `fantasize` of both (`exact_gp`, `log_gp`,
+//! `known` and `uniform` offer them all); a spec whose models lack one is rejected before
+//! it runs. On finite domains the tree is solved exactly by backward induction over the
+//! candidates.
 
 pub(crate) mod dual;
 

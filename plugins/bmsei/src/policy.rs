@@ -5,15 +5,15 @@
 //! for trees of one-step values, from roots at the one-step and posterior-mean maximisers),
 //! and evaluate the root point.
 
-use crate::belief::{GpPath, KnownPath, PathBelief, UnitCostPath};
+use crate::belief::UnitCostPath;
 use crate::kg::KgObjective;
 use crate::schedule::{BudgetMode, Scheduler};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasies};
+use cabo_core::capability::{self, Covariance};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Domain, Error, OptimizerSettings,
-    PluginState, Policy, PolicySpec, Query, Result, derive_seed,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Domain, Error,
+    OptimizerSettings, PluginState, Policy, PolicySpec, Query, Requirements, Result, derive_seed,
 };
-use cabo_gp::{GpPosterior, LogGpBelief};
 use cabo_optim::lbfgsb::{self, LbfgsbOptions};
 use cabo_optim::multistart::{Objective, initial_conditions, maximize};
 use cabo_optim::sobol;
@@ -43,6 +43,16 @@ impl PolicySpec for BmseiSpec {
     fn needs_incumbent(&self) -> bool {
         // The tree's improvements are over the best observed value.
         true
+    }
+    /// Covariances of y and ln c for the tree; fantasies of both for the budget schedule.
+    fn requires(&self) -> Requirements {
+        let need = Capabilities::NONE
+            .with(Capability::Covariance)
+            .with_if(Capability::Fantasize, self.budget == BudgetMode::Scheduled);
+        Requirements {
+            model: need,
+            cost_model: need,
+        }
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
@@ -77,6 +87,9 @@ impl PolicySpec for MsEiSpec {
     fn needs_incumbent(&self) -> bool {
         // The tree's improvements are over the best observed value.
         true
+    }
+    fn requires(&self) -> Requirements {
+        TREE_OVER_THE_OBJECTIVE
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
@@ -119,6 +132,11 @@ impl PolicySpec for KgSpec {
         // The one-shot tree is rooted at the data's posterior and needs an observation.
         true
     }
+    /// The general tree's covariances (a model's fantasy means, when it offers them, are
+    /// only faster).
+    fn requires(&self) -> Requirements {
+        TREE_OVER_THE_OBJECTIVE
+    }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
         Ok(Box::new(TreePolicy::new(Variant::Kg, vec![self.fantasies])))
@@ -132,6 +150,12 @@ cabo_core::register_plugin!(
     paper: "000 baseline (Balandat et al. 2020, one-shot KG)",
     example: "{ type: kg, fantasies: 64 }",
 );
+
+/// What multi-step EI and KG need: covariances of the objective (their cost is the unit).
+const TREE_OVER_THE_OBJECTIVE: Requirements = Requirements {
+    model: Capabilities::NONE.with(Capability::Covariance),
+    cost_model: Capabilities::NONE,
+};
 
 /// Which relative of the tree a policy uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,7 +251,7 @@ enum Start {
 }
 
 /// The posterior mean of the objective.
-struct PosteriorMean<'a>(&'a GpPosterior);
+struct PosteriorMean<'a>(&'a dyn cabo_core::Posterior);
 
 impl Objective for PosteriorMean<'_> {
     fn dim(&self) -> usize {
@@ -370,18 +394,14 @@ impl Policy for TreePolicy {
         let best = ctx
             .best_y()
             .ok_or_else(|| Error::invalid("tree policies need at least one observation"))?;
-        let post = ctx
-            .posterior()?
-            .as_any()
-            .downcast_ref::<GpPosterior>()
-            .ok_or_else(|| Error::unsupported("tree policies need an `exact_gp` model"))?;
-        let f = GpPath::new(post);
+        let post = ctx.posterior()?;
+        let f = post.covariance().ok_or_else(|| {
+            capability::missing("a scenario tree", "model", Capability::Covariance)
+        })?;
         let unit = UnitCostPath { dim: d };
-        let gp_cost;
-        let known_cost;
         let steps = self.fantasies.len() + 1;
         let mut diagnostics = Diagnostics::new();
-        let (cost, budget, kind): (&dyn PathBelief, f64, NodeValue) = match self.variant {
+        let (cost, budget, kind): (&dyn Covariance, f64, NodeValue) = match self.variant {
             Variant::Bmsei(mode) => {
                 let belief = ctx.cost_belief()?;
                 let budget = self.scheduler.budget(ctx, mode, steps)?;
@@ -392,18 +412,9 @@ impl Policy for TreePolicy {
                         f64::from(u8::from(self.scheduler.rolled_out)),
                     );
                 }
-                let c: &dyn PathBelief =
-                    if let Some(b) = belief.as_any().downcast_ref::<LogGpBelief>() {
-                        gp_cost = GpPath::new(&b.posterior);
-                        &gp_cost
-                    } else if belief.is_known() {
-                        known_cost = KnownPath::new(belief);
-                        &known_cost
-                    } else {
-                        return Err(Error::unsupported(
-                            "bmsei needs a `log_gp`, `known` or `uniform` cost model",
-                        ));
-                    };
+                let c = belief.covariance().ok_or_else(|| {
+                    capability::missing("bmsei", "cost model", Capability::Covariance)
+                })?;
                 (c, budget, NodeValue::BudgetedEi)
             }
             Variant::MsEi => {
@@ -421,7 +432,7 @@ impl Policy for TreePolicy {
             &self.fantasies,
             BaseSamples::Seeded(derive_seed(&[&ctx.seed, &"tree base samples"])),
         )?;
-        let obj = TreeObjective::new(&tree, &f, cost, best, budget, kind)?;
+        let obj = TreeObjective::new(&tree, f, cost, best, budget, kind)?;
         diagnostics.insert("tree_nodes".into(), tree.nodes() as f64);
         let (x, value) = match &ctx.problem.domain {
             Domain::Finite(cands) => {
@@ -442,14 +453,15 @@ impl Policy for TreePolicy {
                     })?;
                     Some(tree.shifted_subtree(&w.xs, branch))
                 });
-                // KG's one-stage tree has an O(n·d)-per-leaf form; other trees go through the
-                // general path algebra.
+                // KG's one-stage tree has a faster form where the model offers it (the exact
+                // GP's is O(n·d) per leaf); other trees go through the general path algebra.
                 let kg;
-                let function: &dyn TreeFunction = if self.variant == Variant::Kg {
-                    kg = KgObjective::new(&tree, post)?;
-                    &kg
-                } else {
-                    &obj
+                let function: &dyn TreeFunction = match (self.variant, post.fantasy_means()) {
+                    (Variant::Kg, Some(means)) => {
+                        kg = KgObjective::new(&tree, means)?;
+                        &kg
+                    }
+                    _ => &obj,
                 };
                 // Trees of one-step values (B-MS-EI, multi-step EI) also start from the
                 // maximisers of the one-step value and of the posterior mean; KG's leaves
@@ -457,7 +469,7 @@ impl Policy for TreePolicy {
                 let mut roots = Vec::new();
                 if kind == NodeValue::BudgetedEi {
                     let single = Tree::new(d, &[], BaseSamples::Seeded(0))?;
-                    let term = RootTerm(TreeObjective::new(&single, &f, cost, best, budget, kind)?);
+                    let term = RootTerm(TreeObjective::new(&single, f, cost, best, budget, kind)?);
                     for (start, seed) in [
                         (&term as &dyn Objective, "one step"),
                         (&PosteriorMean(post), "posterior mean"),

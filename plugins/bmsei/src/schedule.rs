@@ -10,10 +10,10 @@
 //! run's remaining budget fraction at the decision, held fixed over the fantasised steps.
 
 use cabo_baselines::numerics::{ei_grad, sigma_from_var};
+use cabo_core::capability::{self, Capability, Fantasize, FantasizeCost};
 use cabo_core::{
     CostBelief, DecisionContext, Error, LnCost, OptimizerSettings, Posterior, Result, derive_seed,
 };
-use cabo_gp::{GpPosterior, LogGpBelief};
 use cabo_optim::multistart::{Objective, maximize};
 use serde::{Deserialize, Serialize};
 
@@ -28,46 +28,36 @@ pub enum BudgetMode {
     Scheduled,
 }
 
-/// The belief about ln c that a rollout fantasises from.
-#[derive(Clone)]
-pub enum RolloutCost<'a> {
-    /// A log-GP belief (its posterior conditioned on each fantasised ln c).
-    LogGp(LogGpBelief),
-    /// A known cost (nothing to learn).
-    Known(&'a dyn CostBelief),
+/// A belief a rollout fantasises from: the decision's own, borrowed, until the first
+/// fantasy replaces it with a conditioned copy.
+enum Fantasised<'a, T: ?Sized> {
+    Borrowed(&'a T),
+    Owned(Box<T>),
 }
 
-impl RolloutCost<'_> {
-    fn ln_cost(&self, x: &[f64], grad: bool) -> LnCost {
-        let belief: &dyn CostBelief = match self {
-            RolloutCost::LogGp(b) => b,
-            RolloutCost::Known(b) => *b,
-        };
-        if grad {
-            belief.ln_cost_grad(x)
-        } else {
-            belief.ln_cost(x)
+impl<T: ?Sized> std::ops::Deref for Fantasised<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match self {
+            Fantasised::Borrowed(b) => b,
+            Fantasised::Owned(b) => b,
         }
     }
 }
 
-/// The cost side of a decision context for a rollout: a log-GP (downcast) or a known cost.
-pub fn rollout_cost<'a>(belief: &'a dyn CostBelief) -> Result<RolloutCost<'a>> {
-    if let Some(b) = belief.as_any().downcast_ref::<LogGpBelief>() {
-        Ok(RolloutCost::LogGp(b.clone()))
-    } else if belief.is_known() {
-        Ok(RolloutCost::Known(belief))
+/// The mean and variance of ln c, with gradients when `grad`.
+fn ln_cost(belief: &dyn CostBelief, x: &[f64], grad: bool) -> LnCost {
+    if grad {
+        belief.ln_cost_grad(x)
     } else {
-        Err(Error::unsupported(
-            "budget scheduling needs a `log_gp`, `known` or `uniform` cost model",
-        ))
+        belief.ln_cost(x)
     }
 }
 
-/// EI(x)·E[c(x)^−ν] over a GP posterior and a rollout cost.
+/// EI(x)·E[c(x)^−ν] over a posterior and a cost belief.
 struct PucCc<'a> {
-    f: &'a GpPosterior,
-    c: &'a RolloutCost<'a>,
+    f: &'a dyn Posterior,
+    c: &'a dyn CostBelief,
     best: f64,
     nu: f64,
 }
@@ -83,7 +73,7 @@ impl Objective for PucCc<'_> {
         for ((o, m), x) in out.iter_mut().zip(&mv).zip(xs.chunks_exact(d)) {
             let (s, _) = sigma_from_var(m.var);
             *o = cabo_baselines::numerics::ei(m.mean, s, self.best)
-                * self.c.ln_cost(x, false).expected_pow(-self.nu);
+                * ln_cost(self.c, x, false).expected_pow(-self.nu);
         }
     }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
@@ -94,7 +84,7 @@ impl Objective for PucCc<'_> {
         let (s, ds) = sigma_from_var(f.var);
         let e = ei_grad(f.mean, s, self.best);
         e.chain(&f.dmean, &f.dvar, ds, grad);
-        let lc = self.c.ln_cost(x, true);
+        let lc = ln_cost(self.c, x, true);
         let w = lc.expected_pow(-self.nu);
         let dw = lc.expected_pow_grad(-self.nu);
         for (g, dwi) in grad.iter_mut().zip(&dw) {
@@ -108,24 +98,27 @@ impl Objective for PucCc<'_> {
 }
 
 /// Fantasises `steps` evaluations of EI-PUC-CC (exponent `nu`) and returns their costs.
+/// Both beliefs must offer [`Capability::Fantasize`]; a cost known exactly does, trivially.
 pub fn rollout_costs(
-    f: &GpPosterior,
-    cost: &RolloutCost<'_>,
+    f: &dyn Posterior,
+    cost: &dyn CostBelief,
     best: f64,
     steps: usize,
     nu: f64,
     settings: &OptimizerSettings,
     seed: u64,
 ) -> Result<Vec<f64>> {
-    let mut fp = f.clone();
-    let mut cp = cost.clone();
+    // Fail before the first maximisation rather than after it.
+    fantasizers(f, cost)?;
+    let mut fp = Fantasised::Borrowed(f);
+    let mut cp = Fantasised::Borrowed(cost);
     let mut best = best;
     let mut costs = Vec::with_capacity(steps);
     for step in 0..steps {
         let m = maximize(
             &PucCc {
-                f: &fp,
-                c: &cp,
+                f: &*fp,
+                c: &*cp,
                 best,
                 nu,
             },
@@ -133,17 +126,29 @@ pub fn rollout_costs(
             derive_seed(&[&seed, &"rollout", &step]),
         )?;
         let y = fp.mean_var(&m.x).mean;
-        let lc = cp.ln_cost(&m.x, false).mean;
+        let lc = ln_cost(&*cp, &m.x, false).mean;
         costs.push(lc.exp());
         best = best.max(y);
-        fp = fp.condition_many(&m.x, &[y])?;
-        if let RolloutCost::LogGp(b) = &cp {
-            cp = RolloutCost::LogGp(LogGpBelief {
-                posterior: b.posterior.condition_many(&m.x, &[lc])?,
-            });
-        }
+        let (ff, fc) = fantasizers(&*fp, &*cp)?;
+        let next = (ff.condition(&m.x, &[y])?, fc.condition(&m.x, &[lc])?);
+        (fp, cp) = (Fantasised::Owned(next.0), Fantasised::Owned(next.1));
     }
     Ok(costs)
+}
+
+/// The fantasy capabilities of both beliefs, or an error naming the one that lacks it.
+fn fantasizers<'a>(
+    f: &'a dyn Posterior,
+    c: &'a dyn CostBelief,
+) -> Result<(&'a dyn Fantasize, &'a dyn FantasizeCost)> {
+    let who = "budget scheduling";
+    let ff = f
+        .fantasize()
+        .ok_or_else(|| capability::missing(who, "model", Capability::Fantasize))?;
+    let fc = c
+        .fantasize()
+        .ok_or_else(|| capability::missing(who, "cost model", Capability::Fantasize))?;
+    Ok((ff, fc))
 }
 
 /// The scheduled budget's state across decisions of one run.
@@ -187,15 +192,11 @@ impl Scheduler {
         let best = ctx
             .best_y()
             .ok_or_else(|| Error::invalid("budget scheduling needs at least one observation"))?;
-        let post = ctx
-            .posterior()?
-            .as_any()
-            .downcast_ref::<GpPosterior>()
-            .ok_or_else(|| Error::unsupported("budget scheduling needs an `exact_gp` model"))?;
-        let cost = rollout_cost(ctx.cost_belief()?)?;
+        let post = ctx.posterior()?;
+        let cost = ctx.cost_belief()?;
         let costs = rollout_costs(
             post,
-            &cost,
+            cost,
             best,
             steps,
             ctx.budget.remaining_fraction(),

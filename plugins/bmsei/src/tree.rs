@@ -23,9 +23,9 @@
 // Dense small-matrix and row-major kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::belief::{PathBelief, PointCache};
 use crate::dual::D;
 use cabo_baselines::numerics::h_grad;
+use cabo_core::capability::{Covariance, PreparedPoint};
 use cabo_core::{Error, Result, Rng, normal};
 use std::cell::RefCell;
 
@@ -231,8 +231,8 @@ pub fn validate_fantasies(d: usize, fantasies: &[usize]) -> Result<()> {
 }
 
 struct Scratch {
-    fc: Vec<PointCache>,
-    cc: Vec<PointCache>,
+    fc: Vec<PreparedPoint>,
+    cc: Vec<PreparedPoint>,
     ga: Vec<f64>,
     gb: Vec<f64>,
 }
@@ -240,8 +240,8 @@ struct Scratch {
 /// The tree value `Q̂_N` as a function of the concatenated decision vector.
 pub struct TreeObjective<'a> {
     tree: &'a Tree,
-    f: &'a dyn PathBelief,
-    c: &'a dyn PathBelief,
+    f: &'a dyn Covariance,
+    c: &'a dyn Covariance,
     best: f64,
     budget: f64,
     kind: NodeValue,
@@ -253,13 +253,13 @@ pub struct TreeObjective<'a> {
 type Mat<const W: usize, const S: usize> = [[D<W>; S]; S];
 
 impl<'a> TreeObjective<'a> {
-    /// The tree objective for objective belief `f`, ln-cost belief `c`, incumbent `best` and
-    /// budget `budget` (`f64::INFINITY` for none). Fails on a dimension mismatch or a
-    /// non-finite incumbent or NaN budget.
+    /// The tree objective for the covariances `f` of the objective and `c` of ln c,
+    /// incumbent `best` and budget `budget` (`f64::INFINITY` for none). Fails on a dimension
+    /// mismatch or a non-finite incumbent or NaN budget.
     pub fn new(
         tree: &'a Tree,
-        f: &'a dyn PathBelief,
-        c: &'a dyn PathBelief,
+        f: &'a dyn Covariance,
+        c: &'a dyn Covariance,
         best: f64,
         budget: f64,
         kind: NodeValue,
@@ -286,8 +286,8 @@ impl<'a> TreeObjective<'a> {
             budget,
             kind,
             scratch: RefCell::new(Scratch {
-                fc: vec![PointCache::default(); n],
-                cc: vec![PointCache::default(); n],
+                fc: vec![PreparedPoint::default(); n],
+                cc: vec![PreparedPoint::default(); n],
                 ga: vec![0.0; tree.d],
                 gb: vec![0.0; tree.d],
             }),
@@ -324,9 +324,9 @@ impl<'a> TreeObjective<'a> {
     /// warm start compares with the value actually observed).
     pub fn first_stage_fantasies(&self, xs: &[f64]) -> Vec<f64> {
         let t = self.tree;
-        let mut c = PointCache::default();
+        let mut c = PreparedPoint::default();
         self.f.prepare(&xs[..t.d], false, &mut c);
-        let sd = (c.var + self.f.noise()).sqrt();
+        let sd = (c.var + self.f.fantasy_noise()).sqrt();
         t.children(0).map(|j| c.mean + sd * t.eps_y[j]).collect()
     }
 
@@ -400,8 +400,8 @@ impl<'a> TreeObjective<'a> {
         let t = self.tree;
         let mut path = [0usize; MAX_STEPS];
         let len = t.path(node, &mut path);
-        let mut pf: [&PointCache; MAX_STEPS] = [&s.fc[0]; MAX_STEPS];
-        let mut pc: [&PointCache; MAX_STEPS] = [&s.cc[0]; MAX_STEPS];
+        let mut pf: [&PreparedPoint; MAX_STEPS] = [&s.fc[0]; MAX_STEPS];
+        let mut pc: [&PreparedPoint; MAX_STEPS] = [&s.cc[0]; MAX_STEPS];
         let mut ey = [0.0; MAX_STEPS];
         let mut ec = [0.0; MAX_STEPS];
         for i in 0..len {
@@ -432,8 +432,8 @@ impl<'a> TreeObjective<'a> {
                 "scenario tree: need at least one candidate, each of dimension {d}"
             )));
         }
-        let mut fc = vec![PointCache::default(); candidates.len()];
-        let mut cc = vec![PointCache::default(); candidates.len()];
+        let mut fc = vec![PreparedPoint::default(); candidates.len()];
+        let mut cc = vec![PreparedPoint::default(); candidates.len()];
         for (i, x) in candidates.iter().enumerate() {
             self.f.prepare(x, false, &mut fc[i]);
             self.c.prepare(x, false, &mut cc[i]);
@@ -448,8 +448,8 @@ impl<'a> TreeObjective<'a> {
     fn dp(
         &self,
         node: usize,
-        fc: &[PointCache],
-        cc: &[PointCache],
+        fc: &[PreparedPoint],
+        cc: &[PreparedPoint],
         chosen: &mut Vec<usize>,
         ga: &mut Vec<f64>,
         gb: &mut Vec<f64>,
@@ -467,8 +467,8 @@ impl<'a> TreeObjective<'a> {
         let mut best = (f64::NEG_INFINITY, 0);
         for cand in 0..fc.len() {
             chosen.push(cand);
-            let mut pf: [&PointCache; MAX_STEPS] = [&fc[0]; MAX_STEPS];
-            let mut pc: [&PointCache; MAX_STEPS] = [&cc[0]; MAX_STEPS];
+            let mut pf: [&PreparedPoint; MAX_STEPS] = [&fc[0]; MAX_STEPS];
+            let mut pc: [&PreparedPoint; MAX_STEPS] = [&cc[0]; MAX_STEPS];
             for (i, &c) in chosen.iter().enumerate() {
                 pf[i] = &fc[c];
                 pc[i] = &cc[c];
@@ -504,8 +504,8 @@ fn at_slot<const W: usize>(value: f64, grad: &[f64], slot: usize, d: usize) -> D
 /// The joint posterior covariance of the path points plus fantasy noise on all but the last,
 /// and its (semi-definite) Cholesky factor.
 fn path_factor<const W: usize, const S: usize>(
-    b: &dyn PathBelief,
-    p: &[&PointCache],
+    b: &dyn Covariance,
+    p: &[&PreparedPoint],
     ga: &mut Vec<f64>,
     gb: &mut Vec<f64>,
 ) -> (Mat<W, S>, [D<W>; S]) {
@@ -516,7 +516,7 @@ fn path_factor<const W: usize, const S: usize>(
     let want = W > 0;
     ga.resize(if want { d } else { 0 }, 0.0);
     gb.resize(if want { d } else { 0 }, 0.0);
-    let noise = b.noise();
+    let noise = b.fantasy_noise();
     for a in 0..len {
         mean[a] = if want {
             at_slot(p[a].mean, &p[a].dmean, a, d)
@@ -567,8 +567,8 @@ fn path_factor<const W: usize, const S: usize>(
 #[allow(clippy::too_many_arguments)]
 fn node_value<const W: usize, const S: usize>(
     o: &TreeObjective<'_>,
-    pf: &[&PointCache],
-    pc: &[&PointCache],
+    pf: &[&PreparedPoint],
+    pc: &[&PreparedPoint],
     ey: &[f64; MAX_STEPS],
     ec: &[f64; MAX_STEPS],
     leaf: bool,

@@ -3,7 +3,7 @@
 mod common;
 
 use cabo_bmsei::{q1_value, q1_value_grad};
-use cabo_core::{CostBelief, Posterior, Rng};
+use cabo_core::{Posterior, Rng};
 
 #[test]
 fn q1_agrees_with_monte_carlo_within_three_standard_errors() {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use cabo_bmsei::belief::{GpPath, UnitCostPath};
+use cabo_bmsei::belief::UnitCostPath;
 use cabo_bmsei::{BaseSamples, NodeValue, Tree, TreeObjective, q1_value};
 use cabo_core::{CostBelief, Posterior, Rng, normal};
 use cabo_gp::GpPosterior;
@@ -23,11 +23,10 @@ fn tree_values_equal_sequential_conditioning() {
     let fantasies = [3usize, 2];
     let tree = Tree::new(d, &fantasies, BaseSamples::Quantiles).unwrap();
     let xs = random_xs(tree.dim(), 5);
-    let fp = GpPath::new(&post);
-    let cp = GpPath::new(&cost.posterior);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
     let total_budget = 9.0;
-    let obj =
-        TreeObjective::new(&tree, &fp, &cp, best, total_budget, NodeValue::BudgetedEi).unwrap();
+    let obj = TreeObjective::new(&tree, fp, cp, best, total_budget, NodeValue::BudgetedEi).unwrap();
     let got = obj.node_values(&xs);
     let q = |m: usize, j: usize| {
         if m == 1 {
@@ -39,15 +38,17 @@ fn tree_values_equal_sequential_conditioning() {
     // Recursive walk mirroring the breadth-first layout.
     struct State {
         f: GpPosterior,
-        c: GpPosterior,
+        c: Box<dyn CostBelief>,
         best: f64,
         left: f64,
     }
+    let cost_noise = cost.covariance().unwrap().fantasy_noise();
     let mut level: Vec<(usize, State)> = vec![(
         0,
         State {
             f: post.clone(),
-            c: cost.posterior.clone(),
+            // Conditioning on no observation copies the belief.
+            c: cost.fantasize().unwrap().condition(&[], &[]).unwrap(),
             best,
             left: total_budget,
         },
@@ -58,12 +59,8 @@ fn tree_values_equal_sequential_conditioning() {
         for (node, s) in &level {
             let x = &xs[node * d..(node + 1) * d];
             let mv = s.f.mean_var(x);
-            let lc = s.c.mean_var(x);
-            let belief = cabo_core::LnCost {
-                mean: lc.mean,
-                var: lc.var,
-                ..Default::default()
-            };
+            let belief = s.c.ln_cost(x);
+            let lc = &belief;
             let want = q1_value(mv.mean, mv.var, &belief, s.best, s.left);
             assert!(
                 (got[*node] - want).abs() < 1e-9 * want.abs().max(1e-3),
@@ -76,12 +73,12 @@ fn tree_values_equal_sequential_conditioning() {
                 for (j, child) in tree.children(*node).enumerate() {
                     let e = q(m, j);
                     let y = mv.mean + (mv.var + s.f.noise_variance()).sqrt() * e;
-                    let z = lc.mean + (lc.var + s.c.noise_variance()).sqrt() * e;
+                    let z = lc.mean + (lc.var + cost_noise).sqrt() * e;
                     next.push((
                         child,
                         State {
                             f: s.f.condition_many(x, &[y]).unwrap(),
-                            c: s.c.condition_many(x, &[z]).unwrap(),
+                            c: s.c.fantasize().unwrap().condition(x, &[z]).unwrap(),
                             best: s.best.max(y),
                             left: s.left - z.exp(),
                         },
@@ -126,35 +123,28 @@ fn tree_gradient_matches_finite_differences() {
     let d = 2;
     for seed in 0..3u64 {
         let (post, cost, best) = common::posteriors(10, d, seed);
-        let fp = GpPath::new(&post);
-        let cp = GpPath::new(&cost.posterior);
+        let fp = post.covariance().unwrap();
+        let cp = cost.covariance().unwrap();
         for fantasies in [vec![3usize, 2], vec![1, 1, 1], vec![]] {
             let tree = Tree::new(d, &fantasies, BaseSamples::Seeded(seed)).unwrap();
             let xs = random_xs(tree.dim(), 40 + seed);
             // A budget that binds on some branches but not all.
             let budget = 3.0 * cost.ln_cost(&xs[..d]).expected();
             let obj =
-                TreeObjective::new(&tree, &fp, &cp, best, budget, NodeValue::BudgetedEi).unwrap();
+                TreeObjective::new(&tree, fp, cp, best, budget, NodeValue::BudgetedEi).unwrap();
             fd_check(&obj, &xs, &format!("seed {seed} tree {fantasies:?}"));
         }
         // Multi-step EI (unit costs, no budget) and knowledge gradient.
         let unit = UnitCostPath { dim: d };
         let tree = Tree::new(d, &[4, 2], BaseSamples::Seeded(seed)).unwrap();
         let xs = random_xs(tree.dim(), 60 + seed);
-        let obj = TreeObjective::new(
-            &tree,
-            &fp,
-            &unit,
-            best,
-            f64::INFINITY,
-            NodeValue::BudgetedEi,
-        )
-        .unwrap();
+        let obj = TreeObjective::new(&tree, fp, &unit, best, f64::INFINITY, NodeValue::BudgetedEi)
+            .unwrap();
         fd_check(&obj, &xs, "ms_ei");
         let tree = Tree::new(d, &[8], BaseSamples::Seeded(seed)).unwrap();
         let xs = random_xs(tree.dim(), 70 + seed);
-        let obj = TreeObjective::new(&tree, &fp, &unit, best, f64::INFINITY, NodeValue::LeafMean)
-            .unwrap();
+        let obj =
+            TreeObjective::new(&tree, fp, &unit, best, f64::INFINITY, NodeValue::LeafMean).unwrap();
         fd_check(&obj, &xs, "kg");
     }
 }
@@ -163,11 +153,11 @@ fn tree_gradient_matches_finite_differences() {
 fn one_step_tree_is_q1_and_path_variant_uses_posterior_means() {
     let d = 3;
     let (post, cost, best) = common::posteriors(12, d, 11);
-    let fp = GpPath::new(&post);
-    let cp = GpPath::new(&cost.posterior);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
     let tree = Tree::new(d, &[], BaseSamples::Seeded(1)).unwrap();
     let x = random_xs(d, 2);
-    let obj = TreeObjective::new(&tree, &fp, &cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
+    let obj = TreeObjective::new(&tree, fp, cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
     let mv = post.mean_var(&x);
     let want = q1_value(mv.mean, mv.var, &cost.ln_cost(&x), best, 4.0);
     assert!((obj.value(&x) - want).abs() < 1e-12);
@@ -175,8 +165,8 @@ fn one_step_tree_is_q1_and_path_variant_uses_posterior_means() {
     let a = Tree::new(d, &[1, 1], BaseSamples::Seeded(1)).unwrap();
     let b = Tree::new(d, &[1, 1], BaseSamples::Seeded(2)).unwrap();
     let xs = random_xs(a.dim(), 3);
-    let oa = TreeObjective::new(&a, &fp, &cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
-    let ob = TreeObjective::new(&b, &fp, &cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
+    let oa = TreeObjective::new(&a, fp, cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
+    let ob = TreeObjective::new(&b, fp, cp, best, 4.0, NodeValue::BudgetedEi).unwrap();
     assert_eq!(oa.value(&xs), ob.value(&xs));
     assert_eq!(oa.first_stage_fantasies(&xs), vec![mv_at(&post, &xs[..d])]);
 }
@@ -192,12 +182,12 @@ fn bad_shapes_are_errors() {
     assert!(Tree::new(20, &[1, 1, 1, 1], BaseSamples::Quantiles).is_err());
     assert!(Tree::new(2, &[1; 9], BaseSamples::Quantiles).is_err());
     let (post, cost, _) = common::posteriors(5, 2, 1);
-    let fp = GpPath::new(&post);
-    let cp = GpPath::new(&cost.posterior);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
     let t = Tree::new(3, &[2], BaseSamples::Quantiles).unwrap();
-    assert!(TreeObjective::new(&t, &fp, &cp, 0.0, 1.0, NodeValue::BudgetedEi).is_err());
+    assert!(TreeObjective::new(&t, fp, cp, 0.0, 1.0, NodeValue::BudgetedEi).is_err());
     let t = Tree::new(2, &[2], BaseSamples::Quantiles).unwrap();
-    assert!(TreeObjective::new(&t, &fp, &cp, f64::NAN, 1.0, NodeValue::BudgetedEi).is_err());
-    let obj = TreeObjective::new(&t, &fp, &cp, 0.0, 1.0, NodeValue::BudgetedEi).unwrap();
+    assert!(TreeObjective::new(&t, fp, cp, f64::NAN, 1.0, NodeValue::BudgetedEi).is_err());
+    let obj = TreeObjective::new(&t, fp, cp, 0.0, 1.0, NodeValue::BudgetedEi).unwrap();
     assert!(obj.value(&[0.5; 5]).is_nan());
 }

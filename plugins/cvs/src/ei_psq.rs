@@ -13,10 +13,9 @@
 use crate::common::{CvsSetup, default_features, default_mc_samples, maximize_each_set, play_best};
 use crate::fourier::{FourierPaths, SetExpectation};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Result,
-    derive_seed,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Kind,
+    Policy, PolicySpec, Requirements, Result, capability, derive_seed,
 };
-use cabo_gp::GpPosterior;
 use cabo_optim::multistart::Objective;
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +56,14 @@ impl PolicySpec for EiPsqSpec {
     fn needs_incumbent(&self) -> bool {
         // Each path's improvement is over its value at the best observation.
         true
+    }
+    /// Paths on a shared Fourier basis, whose expectations over the open variables are
+    /// closed-form per feature.
+    fn requires(&self) -> Requirements {
+        Requirements {
+            model: Capabilities::NONE.with(Capability::FourierSamples),
+            ..Requirements::NONE
+        }
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
@@ -151,22 +158,17 @@ impl Objective for ExpectedImprovement<'_> {
 
 impl Policy for EiPsq {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
-        let gp = ctx
+        let fourier = ctx
             .posterior()?
-            .as_any()
-            .downcast_ref::<GpPosterior>()
-            .ok_or_else(|| {
-                Error::unsupported(
-                    "ei_psq: needs an exact GP posterior (`model: { type: exact_gp, … }`) to draw its RFF sample paths",
-                )
-            })?;
+            .fourier_samples()
+            .ok_or_else(|| capability::missing("ei_psq", "model", Capability::FourierSamples))?;
         if ctx.data.is_empty() {
             return Err(Error::invalid(
                 "ei_psq: needs at least one observation for the incumbents (add an initial design)",
             ));
         }
         let seed = derive_seed(&[&ctx.seed, &"ei_psq paths"]);
-        let paths = FourierPaths::sample(gp, self.spec.features, self.spec.samples, seed)?;
+        let paths = FourierPaths::sample(fourier, self.spec.features, self.spec.samples, seed)?;
         let incumbents = paths.maxima(&ctx.data.x_matrix())?;
         let sets = &self.setup.sets;
         let maxima = maximize_each_set(sets, ctx.problem.dim, ctx.optimizer, ctx.seed, |i| {

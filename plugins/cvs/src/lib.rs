@@ -9,14 +9,15 @@
 //!   against the best expected value over control sets, and seed 004's quality and cost
 //!   regrets;
 //! - expected confidence bounds over the open variables with analytic gradients
-//!   ([`expected`]), batched for exact GPs;
-//! - posterior sample paths on random Fourier features with closed-form expectations over
-//!   the open variables ([`fourier`]);
+//!   ([`expected`]), batched by the model where it offers that (the exact GP does);
+//! - posterior sample paths on random Fourier features, drawn by the model, with
+//!   closed-form expectations over the open variables ([`fourier`]);
 //! - the policies `ucb_cvs` (Alg. 1 of seed 002), `cvs_etc` (ETC-50/100/Ada), `ucb_psq`,
 //!   `ts_psq`, `ei_psq` (each with a per-unit-cost variant) and `alpha_etc` (Alg. 1 of seed
 //!   004).
 //!
-//! It knows nothing about particular objectives (those come from their own plugins) and
+//! It knows nothing about particular objectives (those come from their own plugins) or
+//! models (it asks the posterior for the capabilities of `cabo_core::capability`), and
 //! never edits the run loop: a control-set play is an ordinary [`cabo_core::Query`] with
 //! `control_set: Some(i)`.
 

@@ -3,20 +3,20 @@
 //! and play the control set and point maximising its expectation over the open variables —
 //! or, as seed 002 App. B's per-unit-cost variant, that expectation divided by the cost.
 //!
-//! For an exact GP the path and its expectation come from [`crate::fourier`] (weights drawn
-//! in n dimensions, expectation closed-form per feature); other posteriors' own sample paths
-//! are averaged over the samples point by point.
+//! For a model offering draws on a shared Fourier basis (the exact GP's: weights drawn in n
+//! dimensions) the path's expectation is closed-form per feature ([`crate::fourier`]);
+//! other posteriors' own sample paths are averaged over the samples point by point.
 
 use crate::common::{
     CvsSetup, default_features, default_mc_samples, maximize_each_set, play_best, sample_points,
 };
 use crate::expected::SetMaximum;
 use crate::fourier::FourierPaths;
+use cabo_core::capability::FourierSamples;
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Result,
-    SamplePath, derive_seed,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Kind,
+    Policy, PolicySpec, Requirements, Result, SamplePath, capability, derive_seed,
 };
-use cabo_gp::GpPosterior;
 use cabo_optim::multistart::Objective;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +42,14 @@ impl PolicySpec for TsPsqSpec {
             return Err(Error::invalid("ts_psq.features: must be at least 1"));
         }
         Ok(())
+    }
+
+    /// A sample path; one on a shared Fourier basis is taken where the model offers it.
+    fn requires(&self) -> Requirements {
+        Requirements {
+            model: Capabilities::NONE.with(Capability::SamplePaths),
+            ..Requirements::NONE
+        }
     }
 
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
@@ -70,15 +78,16 @@ struct TsPsq {
 }
 
 impl TsPsq {
-    /// Exact GP: one RFF path, whose expectation over the open variables is closed-form
-    /// per feature ([`crate::fourier`]), so each evaluation costs O(features · |set|).
+    /// One path on a Fourier basis, whose expectation over the open variables is
+    /// closed-form per feature ([`crate::fourier`]), so each evaluation costs
+    /// O(features · |set|).
     fn maximize_fourier(
         &self,
         ctx: &DecisionContext<'_>,
-        gp: &GpPosterior,
+        fourier: &dyn FourierSamples,
         seed: u64,
     ) -> Result<Vec<SetMaximum>> {
-        let paths = FourierPaths::sample(gp, self.spec.features, 1, seed)?;
+        let paths = FourierPaths::sample(fourier, self.spec.features, 1, seed)?;
         let sets = &self.setup.sets;
         maximize_each_set(sets, ctx.problem.dim, ctx.optimizer, ctx.seed, |i| {
             paths.expectation(&sets[i], &self.setup.samples)
@@ -166,9 +175,16 @@ impl Policy for TsPsq {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let post = ctx.posterior()?;
         let seed = derive_seed(&[&ctx.seed, &"ts_psq path"]);
-        let maxima = match post.as_any().downcast_ref::<GpPosterior>() {
-            Some(gp) => self.maximize_fourier(ctx, gp, seed)?,
-            None => self.maximize_generic(ctx, post.sample_path(seed)?.as_ref())?,
+        let maxima = match (post.fourier_samples(), post.sample_paths()) {
+            (Some(fourier), _) => self.maximize_fourier(ctx, fourier, seed)?,
+            (None, Some(paths)) => self.maximize_generic(ctx, paths.sample_path(seed)?.as_ref())?,
+            (None, None) => {
+                return Err(capability::missing(
+                    "ts_psq",
+                    "model",
+                    Capability::SamplePaths,
+                ));
+            }
         };
         let (decision, diagnostics) = play_best(
             &maxima,

@@ -7,12 +7,12 @@
 
 use crate::gp::{ExactGp, GpConfig};
 use crate::posterior::GpPosterior;
+use cabo_core::capability::{Covariance, FantasizeCost, PreparedPoint};
 use cabo_core::{
-    BuildContext, CostBelief, CostFunction, CostModel, CostModelSpec, Dataset, Error, Kind, LnCost,
-    Model, PluginState, Posterior, Result, TrainingData,
+    BuildContext, Capabilities, Capability, CostBelief, CostFunction, CostModel, CostModelSpec,
+    Dataset, Error, Kind, LnCost, Model, PluginState, Posterior, Result, TrainingData,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::sync::Arc;
 
 /// A GP on ln c(x).
@@ -66,7 +66,7 @@ impl CostModel for LogGp {
     }
 }
 
-/// The log-GP belief: the GP posterior over ln c (downcast to this type to fantasise costs).
+/// The log-GP belief: the GP posterior over ln c, whose covariances and fantasies it offers.
 #[derive(Debug, Clone)]
 pub struct LogGpBelief {
     /// Posterior of ln c.
@@ -75,7 +75,7 @@ pub struct LogGpBelief {
 
 impl CostBelief for LogGpBelief {
     fn dim(&self) -> usize {
-        self.posterior.dim()
+        Posterior::dim(&self.posterior)
     }
 
     fn ln_cost(&self, x: &[f64]) -> LnCost {
@@ -110,8 +110,21 @@ impl CostBelief for LogGpBelief {
         false
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        Some(&self.posterior)
+    }
+
+    fn fantasize(&self) -> Option<&dyn FantasizeCost> {
+        Some(self)
+    }
+}
+
+impl FantasizeCost for LogGpBelief {
+    /// Conditions the posterior of ln c ([`GpPosterior::condition_many`]).
+    fn condition(&self, xs: &[f64], ln_costs: &[f64]) -> Result<Box<dyn CostBelief>> {
+        Ok(Box::new(LogGpBelief {
+            posterior: self.posterior.condition_many(xs, ln_costs)?,
+        }))
     }
 }
 
@@ -125,7 +138,17 @@ impl CostModelSpec for GpConfig {
         GpConfig::validate(self, Some(ctx.problem.dim))?;
         Ok(Box::new(LogGp::new(self.clone())?))
     }
+
+    fn capabilities(&self) -> Capabilities {
+        EXACT_COST_CAPABILITIES
+    }
 }
+
+/// What every cost belief of this crate offers: covariances of ln c and fantasies (trivial
+/// for the known and uniform costs).
+const EXACT_COST_CAPABILITIES: Capabilities = Capabilities::NONE
+    .with(Capability::Covariance)
+    .with(Capability::Fantasize);
 
 cabo_core::register_plugin!(
     Kind::CostModel,
@@ -188,8 +211,34 @@ impl CostBelief for KnownCost {
         true
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        Some(self)
+    }
+
+    fn fantasize(&self) -> Option<&dyn FantasizeCost> {
+        Some(self)
+    }
+}
+
+impl Covariance for KnownCost {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn fantasy_noise(&self) -> f64 {
+        0.0
+    }
+    fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
+        prepare_known(self, x, grad, c);
+    }
+    fn cov(&self, _: &PreparedPoint, _: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
+        no_covariance(ga, gb)
+    }
+}
+
+impl FantasizeCost for KnownCost {
+    /// Observing a known cost teaches nothing: the belief stays as it is.
+    fn condition(&self, _xs: &[f64], _ln_costs: &[f64]) -> Result<Box<dyn CostBelief>> {
+        Ok(Box::new(self.clone()))
     }
 }
 
@@ -208,6 +257,10 @@ impl CostModelSpec for KnownCostSpec {
             ))
         })?;
         Ok(Box::new(KnownCost::new(ctx.problem.dim, cost)))
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        EXACT_COST_CAPABILITIES
     }
 }
 
@@ -262,8 +315,34 @@ impl CostBelief for UniformCost {
         true
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        Some(self)
+    }
+
+    fn fantasize(&self) -> Option<&dyn FantasizeCost> {
+        Some(self)
+    }
+}
+
+impl Covariance for UniformCost {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn fantasy_noise(&self) -> f64 {
+        0.0
+    }
+    fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
+        prepare_known(self, x, grad, c);
+    }
+    fn cov(&self, _: &PreparedPoint, _: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
+        no_covariance(ga, gb)
+    }
+}
+
+impl FantasizeCost for UniformCost {
+    /// Observing a known cost teaches nothing: the belief stays as it is.
+    fn condition(&self, _xs: &[f64], _ln_costs: &[f64]) -> Result<Box<dyn CostBelief>> {
+        Ok(Box::new(*self))
     }
 }
 
@@ -277,6 +356,10 @@ impl CostModelSpec for UniformCostSpec {
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>> {
         Ok(Box::new(UniformCost::new(ctx.problem.dim)))
     }
+
+    fn capabilities(&self) -> Capabilities {
+        EXACT_COST_CAPABILITIES
+    }
 }
 
 cabo_core::register_plugin!(
@@ -286,3 +369,27 @@ cabo_core::register_plugin!(
     paper: "standard",
     example: "{ type: uniform }"
 );
+
+/// A cost known exactly as a point of a scenario tree: the mean of ln c and its gradient
+/// from the belief, zero variance, so a fantasised cost is the true cost.
+fn prepare_known(belief: &dyn CostBelief, x: &[f64], grad: bool, c: &mut PreparedPoint) {
+    let l = if grad {
+        belief.ln_cost_grad(x)
+    } else {
+        belief.ln_cost(x)
+    };
+    c.mean = l.mean;
+    c.var = 0.0;
+    c.dmean = l.dmean;
+    c.dvar.clear();
+    c.dvar.resize(c.dmean.len(), 0.0);
+    c.x.clear();
+    c.x.extend_from_slice(x);
+}
+
+/// The covariance of two values known exactly: zero, with zero gradients.
+fn no_covariance(ga: &mut [f64], gb: &mut [f64]) -> f64 {
+    ga.fill(0.0);
+    gb.fill(0.0);
+    0.0
+}

@@ -6,15 +6,23 @@
 //!   and O(n²) extension by one observation (for fantasies).
 //! - [`rff`]: random Fourier features, for prior sample paths (GP-sample objectives) and
 //!   Thompson sampling.
-//! - [`gp`] and [`posterior`]: [`ExactGp`] (fixed or MAP hyperparameters, optional output standardisation) and its
-//!   concrete posterior [`GpPosterior`], which other plugins may downcast to through
-//!   `Posterior::as_any` for fantasies, cross-covariances and sample paths.
+//! - [`gp`] and [`posterior`]: [`ExactGp`] (fixed or MAP hyperparameters, optional output
+//!   standardisation) and its posterior [`GpPosterior`], which offers every capability of
+//!   `cabo_core::capability`: fantasies by Cholesky extension, covariances between prepared
+//!   points (`covariance`), pathwise sample paths, draws on a shared Fourier basis
+//!   ([`fourier`]), the knowledge gradient's fast objective (`kg`) and expected bounds over
+//!   a control set's open variables (`bounds`). Other plugins reach them through the
+//!   `Posterior` trait, never through this type.
 //! - [`spec`]: the `exact_gp` model spec; [`cost`]: the `log_gp`, `known` and `uniform` cost
-//!   models.
+//!   models, each offering covariances of ln c and fantasies.
 
+mod bounds;
 pub mod cost;
+mod covariance;
+pub mod fourier;
 pub mod gp;
 pub mod kernel;
+mod kg;
 pub mod linalg;
 pub mod posterior;
 pub mod rff;

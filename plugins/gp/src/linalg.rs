@@ -5,6 +5,8 @@
 //! `i(i+1)/2`). Every loop below walks rows, so inner loops are contiguous, and extending the
 //! factor by one observation (a fantasy) only appends a row: nothing is refactorised.
 
+/// The shared vector kernels, re-exported where the GP's linear algebra has always had them.
+pub use cabo_core::vector::{axpy, dot};
 use cabo_core::{Error, Result};
 
 /// Smallest matrix order at which the row-block kernels hand their second half to another
@@ -42,35 +44,6 @@ pub struct Cholesky {
 #[inline]
 fn row_start(i: usize) -> usize {
     i * (i + 1) / 2
-}
-
-/// Dot product written so the compiler vectorises it (four independent accumulators).
-#[inline(always)]
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f64; 4];
-    let chunks = n / 4;
-    for c in 0..chunks {
-        let i = 4 * c;
-        acc[0] += a[i] * b[i];
-        acc[1] += a[i + 1] * b[i + 1];
-        acc[2] += a[i + 2] * b[i + 2];
-        acc[3] += a[i + 3] * b[i + 3];
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for i in 4 * chunks..n {
-        s += a[i] * b[i];
-    }
-    s
-}
-
-/// `y += a·x` over equal-length slices.
-#[inline(always)]
-pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    for (yi, xi) in y.iter_mut().zip(x) {
-        *yi += a * xi;
-    }
 }
 
 /// Four dot products of `x` with `r[0..4]` (each at least `x.len()` long). Sharing the loads

@@ -1,5 +1,8 @@
-//! The exact GP posterior: a concrete type other plugins use directly (through
-//! `Posterior::as_any`) for fantasies, cross-covariances and sample paths.
+//! The exact GP posterior. Besides means and variances it offers every capability of
+//! [`cabo_core::capability`]: fantasies by Cholesky extension ([`GpPosterior::condition_many`]),
+//! covariances between prepared points (`covariance.rs`), pathwise sample paths, draws on a
+//! shared Fourier basis (`fourier.rs`), the knowledge gradient's fast objective (`kg.rs`) and
+//! expected bounds over open variables (`bounds.rs`).
 //!
 //! Internally everything is in *model units* (standardised y when the model standardises);
 //! every public method reports in the units of the observed y, like BoTorch's
@@ -8,10 +11,12 @@
 use crate::kernel::{Kernel, scaled_profiles};
 use crate::linalg::{Cholesky, axpy, dot};
 use crate::rff::RandomFeatures;
+use cabo_core::capability::{
+    Covariance, Fantasize, FantasyMeans, FourierSamples, OpenBounds, SamplePaths,
+};
 use cabo_core::{
     Diagnostics, Error, MeanVar, MeanVarGrad, Posterior, Result, Rng, SamplePath, TrainingData,
 };
-use std::any::Any;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -385,6 +390,53 @@ impl GpPosterior {
         Ok(out)
     }
 
+    /// Joint mean (length m) and covariance (row-major m × m, y units) at the m rows of
+    /// `xs`.
+    pub fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+        let d = self.train.dim;
+        if d == 0 || !xs.len().is_multiple_of(d) {
+            return Err(Error::invalid(format!(
+                "joint: {} coordinates are not a whole number of points of dimension {d}",
+                xs.len()
+            )));
+        }
+        let m = xs.len() / d;
+        let n = self.len();
+        let t = self.transform;
+        let mut kt = vec![0.0; n * m];
+        let mut col = vec![0.0; n];
+        for (j, p) in xs.chunks_exact(d).enumerate() {
+            self.cross_model(p, &mut col);
+            for i in 0..n {
+                kt[i * m + j] = col[i];
+            }
+        }
+        let mut mean = vec![self.mean; m];
+        for (i, row) in kt.chunks_exact(m).enumerate() {
+            axpy(self.alpha[i], row, &mut mean);
+        }
+        self.chol.solve_lower_matrix_in_place(&mut kt, m);
+        let mut cov = vec![0.0; m * m];
+        for a in 0..m {
+            let pa = &xs[a * d..(a + 1) * d];
+            for b in 0..=a {
+                let mut c = self.kernel.value(pa, &xs[b * d..(b + 1) * d]);
+                for row in kt.chunks_exact(m) {
+                    c -= row[a] * row[b];
+                }
+                if a == b {
+                    c = c.max(MIN_VARIANCE);
+                }
+                cov[a * m + b] = t.scale * t.scale * c;
+                cov[b * m + a] = cov[a * m + b];
+            }
+        }
+        Ok((
+            mean.into_iter().map(|v| t.shift + t.scale * v).collect(),
+            cov,
+        ))
+    }
+
     /// A pathwise-conditioned posterior sample (Wilson et al. 2020): a prior draw from
     /// [`SAMPLE_PATH_FEATURES`] random Fourier features, updated exactly by
     /// `f(x) = f_prior(x) + k(x, X)(K + σ²I)⁻¹(y − f_prior(X) − ε)`, `ε ~ N(0, σ²I)`.
@@ -592,69 +644,50 @@ impl Posterior for GpPosterior {
         })
     }
 
-    fn joint(&self, xs: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-        let d = self.train.dim;
-        if d == 0 || !xs.len().is_multiple_of(d) {
-            return Err(Error::invalid(format!(
-                "joint: {} coordinates are not a whole number of points of dimension {d}",
-                xs.len()
-            )));
-        }
-        let m = xs.len() / d;
-        let n = self.len();
-        let t = self.transform;
-        let mut kt = vec![0.0; n * m];
-        let mut col = vec![0.0; n];
-        for (j, p) in xs.chunks_exact(d).enumerate() {
-            self.cross_model(p, &mut col);
-            for i in 0..n {
-                kt[i * m + j] = col[i];
-            }
-        }
-        let mut mean = vec![self.mean; m];
-        for (i, row) in kt.chunks_exact(m).enumerate() {
-            axpy(self.alpha[i], row, &mut mean);
-        }
-        self.chol.solve_lower_matrix_in_place(&mut kt, m);
-        let mut cov = vec![0.0; m * m];
-        for a in 0..m {
-            let pa = &xs[a * d..(a + 1) * d];
-            for b in 0..=a {
-                let mut c = self.kernel.value(pa, &xs[b * d..(b + 1) * d]);
-                for row in kt.chunks_exact(m) {
-                    c -= row[a] * row[b];
-                }
-                if a == b {
-                    c = c.max(MIN_VARIANCE);
-                }
-                cov[a * m + b] = t.scale * t.scale * c;
-                cov[b * m + a] = cov[a * m + b];
-            }
-        }
-        Ok((
-            mean.into_iter().map(|v| t.shift + t.scale * v).collect(),
-            cov,
-        ))
-    }
-
-    fn condition(&self, x: &[f64], y: f64) -> Result<Box<dyn Posterior>> {
-        Ok(Box::new(self.condition_many(x, &[y])?))
-    }
-
     fn noise_variance(&self) -> f64 {
         self.transform.scale * self.transform.scale * self.noise
-    }
-
-    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
-        Ok(Box::new(self.pathwise_sample(seed)?))
     }
 
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn covariance(&self) -> Option<&dyn Covariance> {
+        Some(self)
+    }
+
+    fn fantasize(&self) -> Option<&dyn Fantasize> {
+        Some(self)
+    }
+
+    fn sample_paths(&self) -> Option<&dyn SamplePaths> {
+        Some(self)
+    }
+
+    fn fourier_samples(&self) -> Option<&dyn FourierSamples> {
+        Some(self)
+    }
+
+    fn fantasy_means(&self) -> Option<&dyn FantasyMeans> {
+        Some(self)
+    }
+
+    fn open_bounds(&self) -> Option<&dyn OpenBounds> {
+        Some(self)
+    }
+}
+
+impl Fantasize for GpPosterior {
+    /// [`GpPosterior::condition_many`]: the Cholesky factor is extended, not refactorised.
+    fn condition(&self, xs: &[f64], ys: &[f64]) -> Result<Box<dyn Posterior>> {
+        Ok(Box::new(self.condition_many(xs, ys)?))
+    }
+}
+
+impl SamplePaths for GpPosterior {
+    /// [`GpPosterior::pathwise_sample`].
+    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
+        Ok(Box::new(self.pathwise_sample(seed)?))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `exact_gp` model spec: a [`GpConfig`] read from YAML.
 
 use crate::gp::{ExactGp, GpConfig};
-use cabo_core::{BuildContext, Kind, Model, ModelSpec, Result};
+use cabo_core::{BuildContext, Capabilities, Capability, Kind, Model, ModelSpec, Result};
 
 #[typetag::serde(name = "exact_gp")]
 impl ModelSpec for GpConfig {
@@ -12,6 +12,11 @@ impl ModelSpec for GpConfig {
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Model>> {
         GpConfig::validate(self, Some(ctx.problem.dim))?;
         Ok(Box::new(ExactGp::new(self.clone())?))
+    }
+
+    /// Every required capability: [`crate::GpPosterior`] offers them all.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&Capability::ALL)
     }
 }
 

@@ -2,6 +2,7 @@
 //! posterior sample paths have the posterior's moments.
 
 mod common;
+use cabo_core::capability::{Fantasize, SamplePaths};
 use cabo_core::{Posterior, TrainingData};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use common::*;
@@ -24,7 +25,7 @@ fn conditioning_equals_refitting() {
         for t in [OutputTransform::IDENTITY, OutputTransform::standardize(&y)] {
             let base = build(&x, &y, t, kind);
             // One point through the trait, three at once through the concrete type.
-            let one = base.condition(&extra_x[..d], extra_y[0]).unwrap();
+            let one = base.condition(&extra_x[..d], &extra_y[..1]).unwrap();
             let many = base.condition_many(&extra_x, &extra_y).unwrap();
             for (k, cond) in [(1usize, one.as_ref()), (3, &many as &dyn Posterior)] {
                 let mut xx = x.clone();

@@ -4,6 +4,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+use cabo_core::capability::SamplePaths;
 use cabo_core::{CostBelief, CostFunction, Posterior, TrainingData};
 use cabo_gp::{ExactGp, GpConfig, KernelKind, KnownCost, Lengthscale, LogGp, Prior};
 use common::*;

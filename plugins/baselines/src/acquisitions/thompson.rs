@@ -1,8 +1,8 @@
 //! Thompson sampling: maximise one function drawn from the posterior.
 
 use cabo_core::{
-    Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Result, SamplePath,
-    derive_seed,
+    Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, Capabilities, Capability,
+    DecisionContext, Requirements, Result, SamplePath, capability, derive_seed,
 };
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +15,12 @@ pub struct ThompsonSpec {}
 impl AcquisitionSpec for ThompsonSpec {
     fn build(&self, _ctx: &BuildContext<'_>) -> Result<Box<dyn Acquisition>> {
         Ok(Box::new(Thompson))
+    }
+    fn requires(&self) -> Requirements {
+        Requirements {
+            model: Capabilities::NONE.with(Capability::SamplePaths),
+            ..Requirements::NONE
+        }
     }
 }
 
@@ -55,7 +61,10 @@ impl AcquisitionFn for PathFn {
 impl Acquisition for Thompson {
     fn prepare<'a>(&'a self, ctx: &'a DecisionContext<'a>) -> Result<Box<dyn AcquisitionFn + 'a>> {
         let posterior = super::checked_posterior(ctx)?;
-        let path = posterior.sample_path(Self::path_seed(ctx.seed))?;
+        let paths = posterior
+            .sample_paths()
+            .ok_or_else(|| capability::missing("thompson", "model", Capability::SamplePaths))?;
+        let path = paths.sample_path(Self::path_seed(ctx.seed))?;
         Ok(Box::new(PathFn { path }))
     }
 }

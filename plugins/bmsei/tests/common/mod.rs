@@ -1,8 +1,8 @@
 //! Shared fixtures: small fixed-hyperparameter GP posteriors for the objective and ln c.
 #![allow(dead_code)]
 
-use cabo_core::{Rng, TrainingData};
-use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp, LogGpBelief};
+use cabo_core::{CostBelief, Rng, TrainingData};
+use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp};
 
 pub fn random_data(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut r = Rng::new(seed);
@@ -24,7 +24,8 @@ pub fn config(ls: f64, noise: f64) -> GpConfig {
     c
 }
 
-pub fn posteriors(n: usize, d: usize, seed: u64) -> (GpPosterior, LogGpBelief, f64) {
+/// The objective's posterior, a log-GP cost belief and the best observed value.
+pub fn posteriors(n: usize, d: usize, seed: u64) -> (GpPosterior, Box<dyn CostBelief>, f64) {
     let (x, y, c) = random_data(n, d, seed);
     let post = ExactGp::new(config(0.35, 1e-3))
         .unwrap()
@@ -42,5 +43,5 @@ pub fn posteriors(n: usize, d: usize, seed: u64) -> (GpPosterior, LogGpBelief, f
         .fit_costs(d, &x, &c, seed)
         .unwrap();
     let best = y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (post, cost, best)
+    (post, Box::new(cost), best)
 }

@@ -1,0 +1,129 @@
+//! The exact GP's joint covariances between prepared points ([`cabo_core::capability::Covariance`]):
+//! what a scenario tree needs to condition a path's fantasies jointly and differentiate
+//! through them. The `O(n²)` work against the training data is done once per point by
+//! `prepare` (two triangular solves); a covariance between two prepared points then costs
+//! `O(n·d)`.
+
+// Dense row-major kernels read clearest with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+use crate::linalg::dot;
+use crate::posterior::{GpPosterior, MIN_VARIANCE};
+use cabo_core::capability::{Covariance, PreparedPoint};
+
+impl Covariance for GpPosterior {
+    fn dim(&self) -> usize {
+        cabo_core::Posterior::dim(self)
+    }
+
+    fn fantasy_noise(&self) -> f64 {
+        let t = self.output_transform();
+        t.scale * t.scale * self.model_noise_variance()
+    }
+
+    /// The working vectors are `v = L⁻¹k(X, x)`, `u = (K + σ²I)⁻¹k(X, x)` (with gradients
+    /// only) and `jv = ∂k(X, x)/∂x` (row-major `n × d`, with gradients only).
+    fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
+        let t = self.output_transform();
+        let (scale, shift) = (t.scale, t.shift);
+        let scale2 = scale * scale;
+        let d = x.len();
+        let n = self.len();
+        let kern = self.kernel();
+        let train = self.train_x();
+        c.x.clear();
+        c.x.extend_from_slice(x);
+        c.v.resize(n, 0.0);
+        if grad {
+            c.jv.resize(n * d, 0.0);
+            // `u` is overwritten below; until then it holds the kernel's gradient weights.
+            c.u.resize(n, 0.0);
+            kern.cross_grad_x(x, train, &mut c.v, &mut c.jv, &mut c.u);
+        } else {
+            c.jv.clear();
+            kern.cross(x, train, &mut c.v);
+        }
+        // Mean (model units) before the solve turns k into L⁻¹k.
+        let alpha = self.alpha();
+        let mean = self.mean_constant() + dot(&c.v, alpha);
+        c.mean = shift + scale * mean;
+        c.dmean.clear();
+        if grad {
+            c.dmean.resize(d, 0.0);
+            fold_rows(&c.jv, &mut c.dmean, |acc, r, i| acc + alpha[i] * r);
+            for g in c.dmean.iter_mut() {
+                *g *= scale;
+            }
+        }
+        let chol = self.cholesky();
+        chol.solve_lower_in_place(&mut c.v);
+        let raw = kern.outputscale - dot(&c.v, &c.v);
+        c.dvar.clear();
+        c.u.clear();
+        if grad {
+            // u = K⁻¹k turns every gradient into an O(n·d) product with ∂k/∂x, instead of
+            // solving L⁻¹ ∂k/∂x (O(n²·d)): ∂var/∂x = −2 (∂k/∂x)ᵀu and
+            // ∂cov(a, b)/∂a = ∂k(a, b)/∂a − (∂k_a/∂a)ᵀ u_b.
+            c.u.extend_from_slice(&c.v);
+            chol.solve_upper_in_place(&mut c.u);
+            c.dvar.resize(d, 0.0);
+            if raw > MIN_VARIANCE {
+                let (u, s2) = (&c.u, scale2);
+                fold_rows(&c.jv, &mut c.dvar, |acc, r, i| acc - 2.0 * u[i] * r * s2);
+            }
+        }
+        c.var = scale2 * raw.max(MIN_VARIANCE);
+    }
+
+    fn cov(&self, a: &PreparedPoint, b: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
+        let t = self.output_transform();
+        let scale2 = t.scale * t.scale;
+        let kern = self.kernel();
+        let d = a.x.len();
+        let k = if ga.is_empty() {
+            kern.value(&a.x, &b.x)
+        } else {
+            // Stationary kernel: ∂k/∂b = −∂k/∂a.
+            let k = kern.value_grad_x(&a.x, &b.x, ga);
+            for j in 0..d {
+                gb[j] = -ga[j];
+            }
+            fold_rows(&a.jv, ga, |acc, r, i| acc - r * b.u[i]);
+            fold_rows(&b.jv, gb, |acc, r, i| acc - r * a.u[i]);
+            for g in ga.iter_mut().chain(gb.iter_mut()) {
+                *g *= scale2;
+            }
+            k
+        };
+        scale2 * (k - dot(&a.v, &b.v))
+    }
+}
+
+/// `out[j] ← f(… f(f(out[j], rows[0][j], 0), rows[1][j], 1) …)` over the rows of `rows`
+/// (row length `out.len()`): a per-coordinate sum over training points, in ascending order
+/// like the plain loop, but with the running sums in a local array the compiler can keep
+/// apart from the rows (through a struct's vectors it must assume they alias).
+#[inline(always)]
+fn fold_rows(rows: &[f64], out: &mut [f64], f: impl Fn(f64, f64, usize) -> f64) {
+    const LOCAL: usize = 16;
+    let d = out.len();
+    if d == 0 {
+        return;
+    }
+    if d > LOCAL {
+        for (i, row) in rows.chunks_exact(d).enumerate() {
+            for (o, &r) in out.iter_mut().zip(row) {
+                *o = f(*o, r, i);
+            }
+        }
+        return;
+    }
+    let mut acc = [0.0; LOCAL];
+    acc[..d].copy_from_slice(out);
+    for (i, row) in rows.chunks_exact(d).enumerate() {
+        for (a, &r) in acc[..d].iter_mut().zip(row) {
+            *a = f(*a, r, i);
+        }
+    }
+    out.copy_from_slice(&acc[..d]);
+}
