@@ -114,6 +114,21 @@ impl FourierBasis {
         self.dim
     }
 
+    /// The frequencies ω, row-major `m × d` (already divided by the lengthscales).
+    pub fn frequencies(&self) -> &[f64] {
+        &self.omega
+    }
+
+    /// The phases b, one per feature.
+    pub fn phases(&self) -> &[f64] {
+        &self.phase
+    }
+
+    /// The amplitude `√(2s/m)` shared by every feature.
+    pub fn amplitude(&self) -> f64 {
+        self.amplitude
+    }
+
     /// The feature vector φ(x) (length m).
     pub fn features(&self, x: &[f64], out: &mut [f64]) {
         for ((o, w), b) in out

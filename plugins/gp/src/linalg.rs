@@ -343,6 +343,53 @@ impl Cholesky {
         Ok(())
     }
 
+    /// Turns this factor of `A` into the factor of `A + x xᵀ` in O(n²), without
+    /// refactorising: what conditioning Bayesian linear regression on one more observation
+    /// does to the precision of its weights. With `p = L⁻¹x`,
+    /// `L Lᵀ + x xᵀ = L (I + p pᵀ) Lᵀ`, and the Cholesky factor of `I + p pᵀ` has the closed
+    /// form `L̄_jj = d_j`, `L̄_ij = p_i β_j` (i > j), with `t_0 = 1`, `t_{j+1} = t_j + p_j²`,
+    /// `d_j = √(t_{j+1}/t_j)` and `β_j = p_j/√(t_j t_{j+1})` (Gill, Golub, Murray and
+    /// Saunders 1974, method C1, stable for an update of this sign). So row i of the new
+    /// factor is `L̃_ij = d_j L_ij + β_j Σ_{k=j+1..=i} L_ik p_k`, a suffix sum along the
+    /// packed row. The jitter is kept, so the result factors `A + jitter·I + x xᵀ`.
+    pub fn update_rank_one_in_place(&mut self, x: &[f64]) -> Result<()> {
+        if x.len() != self.n {
+            return Err(Error::invalid(format!(
+                "Cholesky update: vector of length {} for a factor of order {}",
+                x.len(),
+                self.n
+            )));
+        }
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(format!(
+                "Cholesky update: entry {i} = {} is not finite",
+                x[i]
+            )));
+        }
+        let n = self.n;
+        let mut p = x.to_vec();
+        self.solve_lower_in_place(&mut p);
+        let mut d = vec![0.0; n];
+        let mut beta = vec![0.0; n];
+        let mut t = 1.0;
+        for j in 0..n {
+            let t1 = t + p[j] * p[j];
+            d[j] = (t1 / t).sqrt();
+            beta[j] = p[j] / (t * t1).sqrt();
+            t = t1;
+        }
+        for i in 0..n {
+            let row = &mut self.packed[row_start(i)..row_start(i + 1)];
+            let mut suffix = 0.0;
+            for j in (0..=i).rev() {
+                let l = row[j];
+                row[j] = d[j] * l + beta[j] * suffix;
+                suffix += l * p[j];
+            }
+        }
+        Ok(())
+    }
+
     /// The explicit inverse `L⁻¹`, row-major `n × n` (upper triangle zero).
     pub fn inverse_factor(&self) -> Vec<f64> {
         let mut inv = vec![0.0; self.n * self.n];
@@ -678,6 +725,34 @@ mod tests {
         for (x, y) in ext.packed.iter().zip(&full.packed) {
             assert!((x - y).abs() < 1e-12);
         }
+    }
+
+    /// Oracle: factorising `A + xxᵀ` directly. Three successive updates of a 40 × 40 factor
+    /// agree with the direct factor to 1e-12 relative to its largest entry.
+    #[test]
+    fn rank_one_update_equals_refactorisation() {
+        let n = 40;
+        let mut a = spd(n, 7);
+        let mut chol = Cholesky::factor(&a, n).unwrap();
+        let mut rng = cabo_core::Rng::new(3);
+        for _ in 0..3 {
+            let x: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+            chol.update_rank_one_in_place(&x).unwrap();
+            for i in 0..n {
+                for j in 0..n {
+                    a[i * n + j] += x[i] * x[j];
+                }
+            }
+            let direct = Cholesky::factor(&a, n).unwrap();
+            let scale = direct.packed.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for (u, v) in chol.packed.iter().zip(&direct.packed) {
+                assert!((u - v).abs() <= 1e-12 * scale, "{u} vs {v}");
+            }
+        }
+        assert!(chol.update_rank_one_in_place(&[1.0]).is_err());
+        let mut bad = vec![0.0; n];
+        bad[3] = f64::NAN;
+        assert!(chol.update_rank_one_in_place(&bad).is_err());
     }
 
     #[test]
