@@ -10,11 +10,14 @@
 //! MAP fit differentiate it; redrawing them would make it a different random function at
 //! every step.
 
-use crate::dense::transpose;
 use cabo_core::vector::dot;
 use cabo_core::{Error, Result};
 use cabo_gp::fourier::FourierBasis;
 use cabo_gp::{Kernel, KernelKind};
+use std::ops::Range;
+
+/// Feature values above which a design is computed in two threads.
+const PARALLEL_VALUES: usize = 1 << 16;
 
 /// Frequencies for unit lengthscales and phases, drawn once from a seed.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,32 +199,41 @@ impl Features {
     }
 
     /// The design `Φᵀ` feature-major (row k holds `φ_k` at every row of `xs`, `m × n`), and
-    /// with `sines` also `a·sin(ω_kᵀx_i + b_k)` in the same layout.
+    /// with `sines` also `a·sin(ω_kᵀx_i + b_k)` in the same layout. The features split
+    /// between two threads when there are many values to compute (each value is the same
+    /// either way).
     pub fn design_t(&self, xs: &[f64], sines: bool) -> (Vec<f64>, Vec<f64>) {
         let d = self.dim();
         let n = xs.len() / d;
         let m = self.len();
-        // Point-major first (one point's features are contiguous work), then transposed.
-        let mut phi = vec![0.0; n * m];
-        let mut sin = if sines { vec![0.0; n * m] } else { Vec::new() };
-        if sines {
-            for ((p, s), x) in phi
-                .chunks_exact_mut(m)
-                .zip(sin.chunks_exact_mut(m))
-                .zip(xs.chunks_exact(d))
-            {
-                self.values_and_sines(x, p, s);
+        let mut phi = vec![0.0; m * n];
+        let mut sin = if sines { vec![0.0; m * n] } else { Vec::new() };
+        let fill = |features: Range<usize>, phi: &mut [f64], sin: &mut [f64]| {
+            for (j, k) in features.enumerate() {
+                let (w, b) = (&self.omega[k * d..(k + 1) * d], self.phase[k]);
+                let row = &mut phi[j * n..(j + 1) * n];
+                if sines {
+                    let srow = &mut sin[j * n..(j + 1) * n];
+                    for ((o, s), x) in row.iter_mut().zip(srow).zip(xs.chunks_exact(d)) {
+                        let (sn, cs) = (dot(w, x) + b).sin_cos();
+                        *o = self.amplitude * cs;
+                        *s = self.amplitude * sn;
+                    }
+                } else {
+                    for (o, x) in row.iter_mut().zip(xs.chunks_exact(d)) {
+                        *o = self.amplitude * (dot(w, x) + b).cos();
+                    }
+                }
             }
-        } else {
-            for (p, x) in phi.chunks_exact_mut(m).zip(xs.chunks_exact(d)) {
-                self.values(x, p);
-            }
-        }
-        let sin_t = if sines {
-            transpose(&sin, n, m)
-        } else {
-            Vec::new()
         };
-        (transpose(&phi, n, m), sin_t)
+        if n * m < PARALLEL_VALUES {
+            fill(0..m, &mut phi, &mut sin);
+        } else {
+            let half = m / 2;
+            let (pa, pb) = phi.split_at_mut(half * n);
+            let (sa, sb) = sin.split_at_mut(if sines { half * n } else { 0 });
+            rayon::join(|| fill(0..half, pa, sa), || fill(half..m, pb, sb));
+        }
+        (phi, sin)
     }
 }
