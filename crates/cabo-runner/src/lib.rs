@@ -9,7 +9,6 @@
 //! It owns file I/O and parallelism; it must not contain any algorithm (those are plugins)
 //! and must not know any plugin by name (plugins are found through the registry).
 
-pub mod bench;
 pub mod catalogue;
 pub mod checkpoint;
 pub mod cpu_time;
@@ -19,9 +18,7 @@ pub mod gallery;
 pub mod inspect;
 pub mod locate;
 pub mod report;
-pub mod scaffold;
 pub(crate) mod sink;
-pub mod slurm;
 pub mod spec;
 pub mod status;
 pub mod store;

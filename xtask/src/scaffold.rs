@@ -67,7 +67,7 @@ pub fn new_plugin(workspace: &Path, kind: &str, name: &str) -> Result<String, St
 /// Creates the crate, the smoke spec and the facade edits.
 pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, String> {
     if !KINDS.contains(&kind) {
-        let closest = cabo_core::registry::closest_of(kind, KINDS)
+        let closest = cabo::core::registry::closest_of(kind, KINDS)
             .map(|c| format!(" (did you mean `{c}`?)"))
             .unwrap_or_default();
         return Err(format!(
