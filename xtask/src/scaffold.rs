@@ -54,7 +54,7 @@ fn camel(name: &str) -> String {
 pub fn new_plugin(workspace: &Path, kind: &str, name: &str) -> Result<String, String> {
     let s = scaffold(workspace, kind, name)?;
     Ok(format!(
-        "created {} (package {}) and {}, and linked it from crates/cabo\n\
+        "created {} (package {}) and {}, and linked it from app/cabo\n\
          try: cargo test -p {} && cargo xtask run {} --smoke",
         s.crate_dir.display(),
         s.package,
@@ -76,11 +76,11 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
         ));
     }
     check_name(name)?;
-    let facade_lib = workspace.join("crates/cabo/src/lib.rs");
-    let facade_toml = workspace.join("crates/cabo/Cargo.toml");
+    let facade_lib = workspace.join("app/cabo/src/lib.rs");
+    let facade_toml = workspace.join("app/cabo/Cargo.toml");
     if !facade_lib.is_file() || !facade_toml.is_file() {
         return Err(format!(
-            "{}: not the cabo workspace (no crates/cabo/src/lib.rs); run from the workspace \
+            "{}: not the cabo workspace (no app/cabo/src/lib.rs); run from the workspace \
              root or pass --workspace DIR",
             workspace.display()
         ));
