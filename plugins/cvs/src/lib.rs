@@ -33,8 +33,9 @@ pub mod ts_psq;
 pub mod ucb_cvs;
 pub mod ucb_psq;
 
+pub use common::maximize_sets;
 pub use dist::{InputDistributions, Sampler, VariableDistribution};
-pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum, maximize_sets};
+pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum};
 pub use problem::{CvsProblem, CvsSpec};
 
 /// Forces the linker to keep this crate's plugin registrations.

@@ -7,8 +7,8 @@ use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext,
     OptimizerSettings, Posterior, ProblemInfo, Rng, TrainingData, derive_seed,
 };
+use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
-use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::multistart::{self, Objective};
 use common::Opaque;
@@ -238,8 +238,10 @@ fn a_single_full_control_set_is_gp_ucb() {
             oracle.x
         );
     }
-    // And maximize_sets reports GP-UCB's maximum.
-    let best = maximize_sets(&bounds, &[vec![0, 1, 2]], &[0], 2.0, &settings, 3).unwrap();
+    // And ExpectedBounds::maximize_sets reports GP-UCB's maximum.
+    let best = bounds
+        .maximize_sets(&[vec![0, 1, 2]], &[0], 2.0, &settings, 3)
+        .unwrap();
     let direct = multistart::maximize(
         &GpUcb(&post, 2.0),
         &settings,
@@ -296,8 +298,13 @@ fn the_full_set_bounds_every_sets_expected_lcb() {
         restarts: 4,
         max_iters: 100,
     };
-    let full = maximize_sets(&bounds, &sets, &[4], -2.0, &settings, 21).unwrap()[0].value;
-    let subsets = maximize_sets(&bounds, &sets, &[0, 1, 2, 3], -2.0, &settings, 21).unwrap();
+    let full = bounds
+        .maximize_sets(&sets, &[4], -2.0, &settings, 21)
+        .unwrap()[0]
+        .value;
+    let subsets = bounds
+        .maximize_sets(&sets, &[0, 1, 2, 3], -2.0, &settings, 21)
+        .unwrap();
     let mut rng = Rng::new(3);
     for (best, vars) in subsets.iter().zip(&sets) {
         assert!(best.value <= full, "set {vars:?}: {} > {full}", best.value);
