@@ -28,10 +28,8 @@ pub mod problem;
 pub mod registry;
 pub mod rng;
 pub mod settings;
-pub mod simd;
 pub mod state;
 pub mod study;
-pub mod vector;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
 pub use budget::{Budget, BudgetState};

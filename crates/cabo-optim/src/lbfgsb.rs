@@ -25,6 +25,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use cabo_core::{Error, Result};
+use cabo_linalg::lu::{lu_factor, lu_solve};
+use cabo_linalg::rows::{accumulate_rows, free_gram};
 
 /// Stopping rules and memory of [`minimize`].
 ///
@@ -967,65 +969,6 @@ fn interpolate(t1: f64, f1: f64, d1: f64, t2: f64, f2: f64, d2: f64) -> f64 {
     }
 }
 
-cabo_core::avx2_dispatch! {
-    /// `p += Σ_i d_i · W_i` over the rows `W_i` (stride `stride`, first `p.len()` columns) with
-    /// `d_i ≠ 0`, in ascending `i` (the Cauchy direction's image `Wᵀd`).
-    fn accumulate_rows(w: &[f64], stride: usize, d: &[f64], p: &mut [f64]) {
-        let kk = p.len();
-        for (row, &di) in w.chunks_exact(stride).zip(d) {
-            if di != 0.0 {
-                for (pj, wj) in p.iter_mut().zip(&row[..kk]) {
-                    *pj += wj * di;
-                }
-            }
-        }
-    }
-}
-
-cabo_core::avx2_dispatch! {
-    /// Over the free variables `i` in order: `v2 = Σ_i r_i W_i` and the upper triangle of
-    /// `wzzw = Σ_i W_iᵀ W_i` (row-major `kk × kk`, `kk = v2.len()`), each entry summed in
-    /// ascending `i` — the products `WᵀZr` and `WᵀZZᵀW` of the subspace step.
-    fn free_gram(w: &[f64], stride: usize, free: &[usize], r: &[f64], v2: &mut [f64], wzzw: &mut [f64]) {
-        let kk = v2.len();
-        v2.fill(0.0);
-        wzzw.fill(0.0);
-        let row = |i: usize| &w[i * stride..i * stride + kk];
-        // Four variables per pass: each entry takes its four terms in order (the same sums
-        // as one variable at a time) while it is loaded and stored once.
-        let mut quads = free.chunks_exact(4);
-        for q in &mut quads {
-            let [w0, w1, w2, w3] = [row(q[0]), row(q[1]), row(q[2]), row(q[3])];
-            let [r0, r1, r2, r3] = [r[q[0]], r[q[1]], r[q[2]], r[q[3]]];
-            for a in 0..kk {
-                v2[a] = v2[a] + w0[a] * r0 + w1[a] * r1 + w2[a] * r2 + w3[a] * r3;
-                let [a0, a1, a2, a3] = [w0[a], w1[a], w2[a], w3[a]];
-                let acc = &mut wzzw[a * kk + a..(a + 1) * kk];
-                for ((((acc, b0), b1), b2), b3) in acc
-                    .iter_mut()
-                    .zip(&w0[a..])
-                    .zip(&w1[a..])
-                    .zip(&w2[a..])
-                    .zip(&w3[a..])
-                {
-                    *acc = *acc + a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3;
-                }
-            }
-        }
-        for &i in quads.remainder() {
-            let wi = row(i);
-            let ri = r[i];
-            for a in 0..kk {
-                v2[a] += wi[a] * ri;
-                let wa = wi[a];
-                for (acc, wb) in wzzw[a * kk + a..(a + 1) * kk].iter_mut().zip(&wi[a..]) {
-                    *acc += wa * wb;
-                }
-            }
-        }
-    }
-}
-
 /// `out = M · a` for the leading `kk × kk` block of `M` (row stride `stride`).
 fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
     for (r, o) in out.iter_mut().enumerate().take(kk) {
@@ -1037,62 +980,11 @@ fn dotk(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// In-place LU factorisation with partial pivoting of the `n × n` row-major `a`; false when a
-/// pivot vanishes.
-fn lu_factor(a: &mut [f64], n: usize, piv: &mut [usize]) -> bool {
-    for col in 0..n {
-        let mut best = col;
-        for r in col + 1..n {
-            if a[r * n + col].abs() > a[best * n + col].abs() {
-                best = r;
-            }
-        }
-        piv[col] = best;
-        if best != col {
-            for j in 0..n {
-                a.swap(col * n + j, best * n + j);
-            }
-        }
-        let pivot = a[col * n + col];
-        if pivot == 0.0 || !pivot.is_finite() {
-            return false;
-        }
-        for r in col + 1..n {
-            let l = a[r * n + col] / pivot;
-            a[r * n + col] = l;
-            for j in col + 1..n {
-                a[r * n + j] -= l * a[col * n + j];
-            }
-        }
-    }
-    true
-}
-
-/// Solves `A z = b` in place with the factors from [`lu_factor`].
-fn lu_solve(a: &[f64], n: usize, piv: &[usize], b: &mut [f64]) {
-    for i in 0..n {
-        b.swap(i, piv[i]);
-    }
-    for i in 0..n {
-        let mut s = b[i];
-        for j in 0..i {
-            s -= a[i * n + j] * b[j];
-        }
-        b[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for j in i + 1..n {
-            s -= a[i * n + j] * b[j];
-        }
-        b[i] = s / a[i * n + i];
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use cabo_core::Rng;
+    use cabo_linalg::simd::Isa;
 
     fn rosenbrock(x: &[f64], g: &mut [f64]) -> f64 {
         let n = x.len();
@@ -1432,7 +1324,7 @@ mod tests {
         let n = 40;
         let centre: Vec<f64> = (0..n).map(|i| ((i * 37) % 17) as f64 / 8.0 - 0.5).collect();
         let run = |baseline: bool| {
-            cabo_core::simd::force_baseline(baseline);
+            cabo_linalg::simd::limit(if baseline { Isa::Baseline } else { Isa::Avx512 });
             let mut f = |x: &[f64], g: &mut [f64]| {
                 let mut v = 0.0;
                 for i in 0..n {
@@ -1454,7 +1346,7 @@ mod tests {
                 &vec![1.0; n],
                 &tight(),
             );
-            cabo_core::simd::force_baseline(false);
+            cabo_linalg::simd::limit(Isa::Avx512);
             (
                 m.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                 m.value.to_bits(),

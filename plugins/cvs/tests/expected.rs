@@ -10,6 +10,7 @@ use cabo_core::{
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
+use cabo_linalg::simd::Isa;
 use cabo_optim::multistart::{self, Objective};
 use common::Opaque;
 
@@ -258,7 +259,7 @@ fn vector_and_baseline_builds_agree_to_the_bit() {
     let s = samples(d, m, 0.05);
     let post = posterior(KernelKind::Rbf, 41, d, 5);
     let run = |baseline: bool| {
-        cabo_core::simd::force_baseline(baseline);
+        cabo_linalg::simd::limit(if baseline { Isa::Baseline } else { Isa::Avx512 });
         // The panel kernel is chosen when the bounds are prepared.
         let bounds = ExpectedBounds::new(&post, &s).unwrap();
         let mut bits = Vec::new();
@@ -269,7 +270,7 @@ fn vector_and_baseline_builds_agree_to_the_bit() {
             bits.push(f.value_grad(&xi, &mut g).to_bits());
             bits.extend(g.iter().map(|v| v.to_bits()));
         }
-        cabo_core::simd::force_baseline(false);
+        cabo_linalg::simd::limit(Isa::Avx512);
         bits
     };
     assert_eq!(run(true), run(false));

@@ -1,11 +1,12 @@
 //! The AVX2 build of the GP kernels gives bitwise the same results as the baseline build,
-//! so results do not depend on the machine (see `cabo_core::simd`). On a processor without
+//! so results do not depend on the machine (see `cabo_linalg::simd`). On a processor without
 //! AVX2 both runs take the baseline build and the comparison holds trivially.
 
 mod common;
 use cabo_core::{Posterior, TrainingData};
 use cabo_gp::linalg::Cholesky;
 use cabo_gp::{ExactGp, GpConfig, KernelKind, Prior};
+use cabo_linalg::simd::Isa;
 use common::*;
 
 /// Everything a MAP fit produces that the rest of cabo reads, as bit patterns.
@@ -61,7 +62,7 @@ fn factor_bits(n: usize) -> Vec<u64> {
 #[test]
 fn avx2_and_baseline_builds_agree_to_the_bit() {
     let run = |baseline: bool| {
-        cabo_core::simd::force_baseline(baseline);
+        cabo_linalg::simd::limit(if baseline { Isa::Baseline } else { Isa::Avx512 });
         let mut all = Vec::new();
         for (kind, n, d) in [
             (KernelKind::Matern52, 37, 5),
@@ -79,5 +80,5 @@ fn avx2_and_baseline_builds_agree_to_the_bit() {
     let baseline = run(true);
     let wide = run(false);
     assert_eq!(baseline, wide);
-    println!("AVX2 available: {}", cabo_core::simd::has_avx2());
+    println!("widest build: {:?}", cabo_linalg::simd::detected());
 }
