@@ -35,4 +35,7 @@ pub mod rows;
 pub mod simd;
 pub mod vector;
 
+#[cfg(test)]
+mod equivalence;
+
 pub use vector::{axpy, dot};

@@ -9,6 +9,12 @@
 //! same multiplies and adds per output element in the same order (no fused multiply-add), so
 //! all agree to the bit; they differ in vector width and in how many output rows share one
 //! pass over the operand.
+//!
+//! A panel also multiplies the zeros above the diagonal of `L` by operand entries, which
+//! changes no bit while the operand is finite (`x + 0·y = x`). An infinite operand entry
+//! would turn those terms into NaN, in a different set of outputs for each panel height, so
+//! the agreement holds for finite operands — always the case for the bounds, whose operands
+//! are kernel values and their products with `L⁻¹`.
 
 // Dense small-matrix kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
@@ -95,10 +101,10 @@ impl Panels {
 
     /// `out = L·src` for `src` of `n` rows with stride [`BLOCK`], over the first `width`
     /// columns (a multiple of 4, at most [`BLOCK`]); `out` has `n` rounded up to whole
-    /// [`PANEL_ROWS`] rows (stride [`BLOCK`]), whose padding rows receive zeros. Each output
-    /// element is summed in ascending k, exactly like one `axpy` per coefficient (a panel's
-    /// extra terms multiply zeros above the diagonal, and adding ±0 to a sum begun at +0
-    /// changes no bit).
+    /// [`PANEL_ROWS`] rows (stride [`BLOCK`]), whose padding rows are scratch. Each output
+    /// element is summed in ascending k, exactly like one `axpy` per coefficient when `src`
+    /// is finite (a panel's extra terms multiply zeros above the diagonal, and adding ±0 to a
+    /// sum begun at +0 changes no bit).
     pub fn lower_product(&self, src: &[f64], out: &mut [f64], width: usize) {
         let (n, rows) = (self.n, self.kernel.rows());
         for (p, j0) in (0..n).step_by(rows).enumerate() {

@@ -984,7 +984,6 @@ fn dotk(a: &[f64], b: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use cabo_core::Rng;
-    use cabo_linalg::simd::Isa;
 
     fn rosenbrock(x: &[f64], g: &mut [f64]) -> f64 {
         let n = x.len();
@@ -1287,80 +1286,6 @@ mod tests {
         );
         assert_eq!(m.x[0], 0.5);
         assert!((m.x[1] - 0.25).abs() < 1e-10, "{m:?}");
-    }
-
-    /// The blocked, vectorised products of the subspace step equal the plain per-variable
-    /// sums bit for bit (the blocking only changes how often an entry is loaded).
-    #[test]
-    fn free_gram_equals_the_plain_sums() {
-        let mut rng = Rng::new(5);
-        let (n, stride, kk) = (23, 20, 14);
-        let w: Vec<f64> = (0..n * stride).map(|_| rng.normal()).collect();
-        let r: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
-        let free: Vec<usize> = (0..n).filter(|i| i % 3 != 1).collect();
-        let (mut v2, mut wzzw) = (vec![0.0; kk], vec![0.0; kk * kk]);
-        free_gram(&w, stride, &free, &r, &mut v2, &mut wzzw);
-        for a in 0..kk {
-            let (mut va, row) = (0.0, &w[..]);
-            for &i in &free {
-                va += row[i * stride + a] * r[i];
-            }
-            assert_eq!(va.to_bits(), v2[a].to_bits(), "v2[{a}]");
-            for b in a..kk {
-                let mut s = 0.0;
-                for &i in &free {
-                    s += w[i * stride + a] * w[i * stride + b];
-                }
-                assert_eq!(s.to_bits(), wzzw[a * kk + b].to_bits(), "wzzw[{a}][{b}]");
-            }
-        }
-    }
-
-    /// The AVX2 and baseline builds of the solver's kernels follow the same iterates bit for
-    /// bit on a problem with many active bounds (the Cauchy point and the subspace step both
-    /// work), so results do not depend on the machine.
-    #[test]
-    fn avx2_and_baseline_builds_agree_to_the_bit() {
-        let n = 40;
-        let centre: Vec<f64> = (0..n).map(|i| ((i * 37) % 17) as f64 / 8.0 - 0.5).collect();
-        let run = |baseline: bool| {
-            cabo_linalg::simd::limit(if baseline { Isa::Baseline } else { Isa::Avx512 });
-            let mut f = |x: &[f64], g: &mut [f64]| {
-                let mut v = 0.0;
-                for i in 0..n {
-                    let t = x[i] - centre[i];
-                    let c = (x[(i + 1) % n] * 3.0).sin();
-                    v += (1.0 + i as f64 / 10.0) * t * t + 0.3 * c * t;
-                    g[i] = 2.0 * (1.0 + i as f64 / 10.0) * t + 0.3 * c;
-                }
-                for i in 0..n {
-                    let t = x[(i + n - 1) % n] - centre[(i + n - 1) % n];
-                    g[i] += 0.3 * t * 3.0 * (x[i] * 3.0).cos();
-                }
-                v
-            };
-            let m = minimize(
-                &mut f,
-                &vec![0.5; n],
-                &vec![0.0; n],
-                &vec![1.0; n],
-                &tight(),
-            );
-            cabo_linalg::simd::limit(Isa::Avx512);
-            (
-                m.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                m.value.to_bits(),
-                m.iterations,
-            )
-        };
-        let (x_avx, f_avx, it) = run(false);
-        let (x_base, f_base, _) = run(true);
-        assert!(
-            it > 5,
-            "the problem should take several iterations, took {it}"
-        );
-        assert_eq!(f_avx, f_base);
-        assert_eq!(x_avx, x_base);
     }
 
     #[test]
