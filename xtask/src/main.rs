@@ -10,6 +10,8 @@
 //! - `new-plugin <kind> <name>` scaffolds a plugin crate;
 //! - `bench` runs the divan benchmarks and tabulates their medians.
 
+#![forbid(unsafe_code)]
+
 use cabo_runner::{RunError, RunOptions};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

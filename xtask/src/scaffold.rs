@@ -192,7 +192,7 @@ fn templates(
         _ => POLICY,
     };
     let lib = format!(
-        "//! # {package}\n//!\n//! A cabo {kind} plugin: `{{ type: {type_name} }}`.\n\n#![warn(missing_docs)]\n\n/// Keeps this crate's plugin registrations in every binary that links the facade.\npub fn link() {{}}\n\n{}\n",
+        "//! # {package}\n//!\n//! A cabo {kind} plugin: `{{ type: {type_name} }}`.\n\n#![forbid(unsafe_code)]\n#![warn(missing_docs)]\n\n/// Keeps this crate's plugin registrations in every binary that links the facade.\npub fn link() {{}}\n\n{}\n",
         // The templates spell the registration macros with placeholders: the workspace's
         // catalogue test scans sources for them and would take the templates for plugins.
         body.replace("REGISTER_PLUGIN", "register_plugin")

@@ -9,6 +9,8 @@
 //! It owns file I/O and parallelism; it must not contain any algorithm (those are plugins)
 //! and must not know any plugin by name (plugins are found through the registry).
 
+#![forbid(unsafe_code)]
+
 pub mod catalogue;
 pub mod checkpoint;
 pub mod cpu_time;

@@ -38,6 +38,8 @@
 //! it runs. On finite domains the tree is solved exactly by backward induction over the
 //! candidates.
 
+#![forbid(unsafe_code)]
+
 pub(crate) mod dual;
 
 pub mod arms;

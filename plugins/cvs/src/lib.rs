@@ -21,6 +21,8 @@
 //! never edits the run loop: a control-set play is an ordinary [`cabo_core::Query`] with
 //! `control_set: Some(i)`.
 
+#![forbid(unsafe_code)]
+
 pub mod alpha_etc;
 pub mod common;
 pub mod dist;

@@ -251,32 +251,6 @@ fn a_single_full_control_set_is_gp_ucb() {
     assert!((best[0].value - direct.value).abs() < 1e-9);
 }
 
-#[test]
-fn vector_and_baseline_builds_agree_to_the_bit() {
-    // 300 samples: blocks of 64 and a last one of 44, so the AVX-512 kernel runs its
-    // sixteen-, eight- and four-column passes (the AVX2 kernel its eight- and four-column
-    // ones, on a machine without AVX-512). Without AVX2 both runs take the baseline.
-    let (d, m) = (6, 300);
-    let s = samples(d, m, 0.05);
-    let post = posterior(KernelKind::Rbf, 41, d, 5);
-    let run = |baseline: bool| {
-        cabo_core::simd::force_baseline(baseline);
-        // The panel kernel is chosen when the bounds are prepared.
-        let bounds = ExpectedBounds::new(&post, &s).unwrap();
-        let mut bits = Vec::new();
-        for (vars, beta) in [(vec![0, 1, 2], 2.0), (vec![3, 5], -0.3)] {
-            let f = bounds.for_set(&vars, beta).unwrap();
-            let xi = vec![0.31; vars.len()];
-            let mut g = vec![0.0; vars.len()];
-            bits.push(f.value_grad(&xi, &mut g).to_bits());
-            bits.extend(g.iter().map(|v| v.to_bits()));
-        }
-        cabo_core::simd::force_baseline(false);
-        bits
-    };
-    assert_eq!(run(true), run(false));
-}
-
 /// α-ETC searches only the full set for the best expected LCB over every set: the Monte
 /// Carlo average over open variables of l = μ − 2σ never exceeds max_x l(x). Checked at
 /// random controlled points and at each subset's own maximiser.

@@ -16,6 +16,8 @@
 //! - [`spec`]: the `exact_gp` model spec; [`cost`]: the `log_gp`, `known` and `uniform` cost
 //!   models, each offering covariances of ln c and fantasies.
 
+#![forbid(unsafe_code)]
+
 mod bounds;
 pub mod cost;
 mod covariance;
