@@ -458,8 +458,8 @@ pub fn execute(
     keep_other_version(spec_dir, &files, &entry.name, id.replication, fingerprint)?;
     let _ = fs::remove_file(&files.done);
     remove_orphaned_checkpoints(&files.checkpoint);
-    let pseed = problem_seed(&s.name, id.replication);
-    let qseed = policy_seed(&s.name, &entry.name, id.replication);
+    let pseed = problem_seed(s.seed_name(), id.replication);
+    let qseed = policy_seed(s.seed_name(), &entry.name, id.replication);
     let identity = RunIdentity {
         fingerprint: fingerprint.to_string(),
         policy: entry.name.clone(),
