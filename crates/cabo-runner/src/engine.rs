@@ -1,7 +1,7 @@
 //! One run: initial design, then fit → decide → evaluate → record until the budget is
 //! exhausted or the policy stops, deterministic given its seeds. The loop keeps the run's
 //! state; what it reports (records, times, checkpoints, progress) goes to its sinks
-//! ([`crate::sink`]).
+//! (`sink.rs`).
 
 use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;

@@ -1,10 +1,10 @@
 //! The sweep: every selected run of every spec, claimed, executed on a pool of workers and
 //! assembled into one outcome per spec.
 //!
-//! [`run_specs`] reads as its steps: [`plan`] the jobs (write each spec's `spec.json`, list
+//! [`run_specs`] reads as its steps: `plan` the jobs (write each spec's `spec.json`, list
 //! the runs `--only`/`--replications` select, keep this shard's, order them replication by
-//! replication), run each ([`run_job`]: claim it by its lock, execute it, count it in the
-//! [`Progress`]), then [`collect_outcomes`] (tally, write manifests and reports from what
+//! replication), run each (`run_job`: claim it by its lock, execute it, count it in the
+//! `Progress`), then `collect_outcomes` (tally, write manifests and reports from what
 //! is on disk).
 
 use crate::checkpoint::Pacing;
