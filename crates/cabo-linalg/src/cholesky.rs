@@ -9,7 +9,9 @@
 //! (`sub4`, `add4`). Every build performs the same operations in the same order as the
 //! plain one-row-at-a-time loops, so all agree to the bit.
 
-use crate::simd::{Isa, allows, avx2_dispatch};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::allows;
+use crate::simd::{Isa, avx2_dispatch};
 use crate::vector::{axpy, dot};
 
 /// Offset of row `i` in a row-packed lower triangle (rows `0..i` hold `i(i+1)/2` entries),

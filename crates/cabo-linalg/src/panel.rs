@@ -19,7 +19,9 @@
 // Dense small-matrix kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::simd::{Isa, allows};
+use crate::simd::Isa;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::allows;
 
 /// Columns per block of the products' operands and results, which is also their row stride:
 /// keeps the `n × BLOCK` working matrices in cache.
@@ -181,20 +183,20 @@ impl PanelKernel {
     }
 
     fn rows(self) -> usize {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Avx512 => 8,
-            _ => 4,
+        #[cfg(target_arch = "x86_64")]
+        if self == PanelKernel::Avx512 {
+            return 8;
         }
+        4
     }
 
     /// The stored panel row for the coefficients `c` (the first [`PanelKernel::rows`] used).
     fn row(self, c: [f64; 8]) -> PanelRow {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Avx512 => c,
-            _ => [c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3]],
+        #[cfg(target_arch = "x86_64")]
+        if self == PanelKernel::Avx512 {
+            return c;
         }
+        [c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3]]
     }
 
     /// `out[r][c] = Σ_k panel[k][r] · src[k][c]` for the panel's output rows (row stride

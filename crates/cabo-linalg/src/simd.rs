@@ -74,15 +74,13 @@ pub fn active() -> Isa {
 
 /// Whether kernels may use the builds of level `isa`: the processor supports it and the
 /// [`limit`] allows it. Called before every dispatching kernel, so it costs one relaxed load
-/// and, for the vector levels, the standard library's cached feature test.
+/// and, for the vector levels, the standard library's cached feature test. (Off x86-64 there
+/// is only the portable build and nothing to choose.)
+#[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn allows(isa: Isa) -> bool {
-    if LIMIT.load(Ordering::Relaxed) < isa as u8 {
-        return false;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        match isa {
+    LIMIT.load(Ordering::Relaxed) >= isa as u8
+        && match isa {
             Isa::Portable | Isa::Baseline => true,
             Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             Isa::Avx512 => {
@@ -90,11 +88,6 @@ pub(crate) fn allows(isa: Isa) -> bool {
                     && std::arch::is_x86_feature_detected!("avx2")
             }
         }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        isa == Isa::Portable
-    }
 }
 
 /// Defines a free function whose body runs compiled for AVX2 when [`allows`] says so and
