@@ -10,13 +10,18 @@
 //! - `new-plugin <kind> <name>` scaffolds a plugin crate;
 //! - `bench` runs the divan benchmarks and tabulates their medians.
 
+#![forbid(unsafe_code)]
+
 use cabo_runner::{RunError, RunOptions};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod bench;
 mod progress;
+mod scaffold;
+mod slurm;
 
 #[derive(Parser)]
 #[command(
@@ -258,9 +263,9 @@ struct Selection {
     replications: Option<usize>,
 }
 
-impl From<SlurmArgs> for cabo_runner::slurm::SlurmOptions {
+impl From<SlurmArgs> for slurm::SlurmOptions {
     fn from(a: SlurmArgs) -> Self {
-        cabo_runner::slurm::SlurmOptions {
+        slurm::SlurmOptions {
             shards: a.shards,
             workers: a.workers,
             concurrency: a.concurrency,
@@ -366,7 +371,7 @@ fn main() -> ExitCode {
             if let Err(e) = cabo_runner::load_specs(&paths, &run_opts) {
                 return fail(&e);
             }
-            match cabo_runner::slurm::write_scripts(&paths, &opts.into()) {
+            match slurm::write_scripts(&paths, &opts.into()) {
                 Ok(msg) => {
                     println!("{msg}");
                     ExitCode::SUCCESS
@@ -381,7 +386,7 @@ fn main() -> ExitCode {
             kind,
             name,
             workspace,
-        } => match cabo_runner::scaffold::new_plugin(&workspace, &kind, &name) {
+        } => match scaffold::new_plugin(&workspace, &kind, &name) {
             Ok(msg) => {
                 println!("{msg}");
                 ExitCode::SUCCESS
@@ -395,7 +400,7 @@ fn main() -> ExitCode {
             packages,
             json,
             divan_args,
-        } => match cabo_runner::bench::run(&packages, &json, &divan_args) {
+        } => match bench::run(&packages, &json, &divan_args) {
             Ok(table) => {
                 print!("{table}");
                 ExitCode::SUCCESS

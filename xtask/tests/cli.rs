@@ -503,8 +503,8 @@ fn bad_shards_are_rejected() {
 fn new_plugin_writes_a_crate_a_spec_and_links_the_facade() {
     let ws = tempfile::tempdir().unwrap();
     let root = workspace_root();
-    std::fs::create_dir_all(ws.path().join("crates/cabo/src")).unwrap();
-    for f in ["crates/cabo/src/lib.rs", "crates/cabo/Cargo.toml"] {
+    std::fs::create_dir_all(ws.path().join("app/cabo/src")).unwrap();
+    for f in ["app/cabo/src/lib.rs", "app/cabo/Cargo.toml"] {
         std::fs::copy(root.join(f), ws.path().join(f)).unwrap();
     }
     let w = ws.path().to_str().unwrap();
@@ -519,9 +519,9 @@ fn new_plugin_writes_a_crate_a_spec_and_links_the_facade() {
     assert!(lib.contains("register_plugin!") && lib.contains("#[test]"));
     let spec = std::fs::read_to_string(ws.path().join("specs/hill-climb-smoke.yaml")).unwrap();
     assert!(spec.contains("type: hill_climb"));
-    let facade = std::fs::read_to_string(ws.path().join("crates/cabo/src/lib.rs")).unwrap();
+    let facade = std::fs::read_to_string(ws.path().join("app/cabo/src/lib.rs")).unwrap();
     assert!(facade.contains("(\"cabo-hill-climb\", cabo_hill_climb::link),"));
-    let toml = std::fs::read_to_string(ws.path().join("crates/cabo/Cargo.toml")).unwrap();
+    let toml = std::fs::read_to_string(ws.path().join("app/cabo/Cargo.toml")).unwrap();
     assert!(toml.contains("cabo-hill-climb = { path = \"../../plugins/hill-climb\" }"));
     // A second time is refused rather than overwriting.
     let again = xtask(&["new-plugin", "policy", "hill-climb", "--workspace", w]);

@@ -91,6 +91,10 @@ const GIST: &[(&str, &str)] = &[
     ("unclosed-brace.yaml", "unclosed `{` opened at 3:10"),
     ("unclosed-list.yaml", "unclosed `[` opened at 5:27"),
     (
+        "tree-base-samples-unknown.yaml",
+        "`policies[0].policy.base_samples`: unknown value `sobol`, expected one of independent, shared_sobol",
+    ),
+    (
         "unknown-fixed-name.yaml",
         "`model.fit`: unknown value `fixd`",
     ),

@@ -13,6 +13,8 @@
 //! - every query lives in the unit cube `[0,1]^d` (a problem maps it to its own units);
 //! - floats are `f64`; randomness is seeded by `u64` and RNG types never cross a trait.
 
+#![forbid(unsafe_code)]
+
 pub mod acquisition;
 pub mod budget;
 pub mod capability;
@@ -28,10 +30,8 @@ pub mod problem;
 pub mod registry;
 pub mod rng;
 pub mod settings;
-pub mod simd;
 pub mod state;
 pub mod study;
-pub mod vector;
 
 pub use acquisition::{Acquisition, AcquisitionFn, AcquisitionSpec};
 pub use budget::{Budget, BudgetState};

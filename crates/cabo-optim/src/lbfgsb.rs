@@ -25,6 +25,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use cabo_core::{Error, Result};
+use cabo_linalg::lu::{lu_factor, lu_solve};
+use cabo_linalg::rows::{accumulate_rows, free_gram};
 
 /// Stopping rules and memory of [`minimize`].
 ///
@@ -967,65 +969,6 @@ fn interpolate(t1: f64, f1: f64, d1: f64, t2: f64, f2: f64, d2: f64) -> f64 {
     }
 }
 
-cabo_core::avx2_dispatch! {
-    /// `p += Σ_i d_i · W_i` over the rows `W_i` (stride `stride`, first `p.len()` columns) with
-    /// `d_i ≠ 0`, in ascending `i` (the Cauchy direction's image `Wᵀd`).
-    fn accumulate_rows(w: &[f64], stride: usize, d: &[f64], p: &mut [f64]) {
-        let kk = p.len();
-        for (row, &di) in w.chunks_exact(stride).zip(d) {
-            if di != 0.0 {
-                for (pj, wj) in p.iter_mut().zip(&row[..kk]) {
-                    *pj += wj * di;
-                }
-            }
-        }
-    }
-}
-
-cabo_core::avx2_dispatch! {
-    /// Over the free variables `i` in order: `v2 = Σ_i r_i W_i` and the upper triangle of
-    /// `wzzw = Σ_i W_iᵀ W_i` (row-major `kk × kk`, `kk = v2.len()`), each entry summed in
-    /// ascending `i` — the products `WᵀZr` and `WᵀZZᵀW` of the subspace step.
-    fn free_gram(w: &[f64], stride: usize, free: &[usize], r: &[f64], v2: &mut [f64], wzzw: &mut [f64]) {
-        let kk = v2.len();
-        v2.fill(0.0);
-        wzzw.fill(0.0);
-        let row = |i: usize| &w[i * stride..i * stride + kk];
-        // Four variables per pass: each entry takes its four terms in order (the same sums
-        // as one variable at a time) while it is loaded and stored once.
-        let mut quads = free.chunks_exact(4);
-        for q in &mut quads {
-            let [w0, w1, w2, w3] = [row(q[0]), row(q[1]), row(q[2]), row(q[3])];
-            let [r0, r1, r2, r3] = [r[q[0]], r[q[1]], r[q[2]], r[q[3]]];
-            for a in 0..kk {
-                v2[a] = v2[a] + w0[a] * r0 + w1[a] * r1 + w2[a] * r2 + w3[a] * r3;
-                let [a0, a1, a2, a3] = [w0[a], w1[a], w2[a], w3[a]];
-                let acc = &mut wzzw[a * kk + a..(a + 1) * kk];
-                for ((((acc, b0), b1), b2), b3) in acc
-                    .iter_mut()
-                    .zip(&w0[a..])
-                    .zip(&w1[a..])
-                    .zip(&w2[a..])
-                    .zip(&w3[a..])
-                {
-                    *acc = *acc + a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3;
-                }
-            }
-        }
-        for &i in quads.remainder() {
-            let wi = row(i);
-            let ri = r[i];
-            for a in 0..kk {
-                v2[a] += wi[a] * ri;
-                let wa = wi[a];
-                for (acc, wb) in wzzw[a * kk + a..(a + 1) * kk].iter_mut().zip(&wi[a..]) {
-                    *acc += wa * wb;
-                }
-            }
-        }
-    }
-}
-
 /// `out = M · a` for the leading `kk × kk` block of `M` (row stride `stride`).
 fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
     for (r, o) in out.iter_mut().enumerate().take(kk) {
@@ -1035,58 +978,6 @@ fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// In-place LU factorisation with partial pivoting of the `n × n` row-major `a`; false when a
-/// pivot vanishes.
-fn lu_factor(a: &mut [f64], n: usize, piv: &mut [usize]) -> bool {
-    for col in 0..n {
-        let mut best = col;
-        for r in col + 1..n {
-            if a[r * n + col].abs() > a[best * n + col].abs() {
-                best = r;
-            }
-        }
-        piv[col] = best;
-        if best != col {
-            for j in 0..n {
-                a.swap(col * n + j, best * n + j);
-            }
-        }
-        let pivot = a[col * n + col];
-        if pivot == 0.0 || !pivot.is_finite() {
-            return false;
-        }
-        for r in col + 1..n {
-            let l = a[r * n + col] / pivot;
-            a[r * n + col] = l;
-            for j in col + 1..n {
-                a[r * n + j] -= l * a[col * n + j];
-            }
-        }
-    }
-    true
-}
-
-/// Solves `A z = b` in place with the factors from [`lu_factor`].
-fn lu_solve(a: &[f64], n: usize, piv: &[usize], b: &mut [f64]) {
-    for i in 0..n {
-        b.swap(i, piv[i]);
-    }
-    for i in 0..n {
-        let mut s = b[i];
-        for j in 0..i {
-            s -= a[i * n + j] * b[j];
-        }
-        b[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for j in i + 1..n {
-            s -= a[i * n + j] * b[j];
-        }
-        b[i] = s / a[i * n + i];
-    }
 }
 
 #[cfg(test)]
@@ -1395,80 +1286,6 @@ mod tests {
         );
         assert_eq!(m.x[0], 0.5);
         assert!((m.x[1] - 0.25).abs() < 1e-10, "{m:?}");
-    }
-
-    /// The blocked, vectorised products of the subspace step equal the plain per-variable
-    /// sums bit for bit (the blocking only changes how often an entry is loaded).
-    #[test]
-    fn free_gram_equals_the_plain_sums() {
-        let mut rng = Rng::new(5);
-        let (n, stride, kk) = (23, 20, 14);
-        let w: Vec<f64> = (0..n * stride).map(|_| rng.normal()).collect();
-        let r: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
-        let free: Vec<usize> = (0..n).filter(|i| i % 3 != 1).collect();
-        let (mut v2, mut wzzw) = (vec![0.0; kk], vec![0.0; kk * kk]);
-        free_gram(&w, stride, &free, &r, &mut v2, &mut wzzw);
-        for a in 0..kk {
-            let (mut va, row) = (0.0, &w[..]);
-            for &i in &free {
-                va += row[i * stride + a] * r[i];
-            }
-            assert_eq!(va.to_bits(), v2[a].to_bits(), "v2[{a}]");
-            for b in a..kk {
-                let mut s = 0.0;
-                for &i in &free {
-                    s += w[i * stride + a] * w[i * stride + b];
-                }
-                assert_eq!(s.to_bits(), wzzw[a * kk + b].to_bits(), "wzzw[{a}][{b}]");
-            }
-        }
-    }
-
-    /// The AVX2 and baseline builds of the solver's kernels follow the same iterates bit for
-    /// bit on a problem with many active bounds (the Cauchy point and the subspace step both
-    /// work), so results do not depend on the machine.
-    #[test]
-    fn avx2_and_baseline_builds_agree_to_the_bit() {
-        let n = 40;
-        let centre: Vec<f64> = (0..n).map(|i| ((i * 37) % 17) as f64 / 8.0 - 0.5).collect();
-        let run = |baseline: bool| {
-            cabo_core::simd::force_baseline(baseline);
-            let mut f = |x: &[f64], g: &mut [f64]| {
-                let mut v = 0.0;
-                for i in 0..n {
-                    let t = x[i] - centre[i];
-                    let c = (x[(i + 1) % n] * 3.0).sin();
-                    v += (1.0 + i as f64 / 10.0) * t * t + 0.3 * c * t;
-                    g[i] = 2.0 * (1.0 + i as f64 / 10.0) * t + 0.3 * c;
-                }
-                for i in 0..n {
-                    let t = x[(i + n - 1) % n] - centre[(i + n - 1) % n];
-                    g[i] += 0.3 * t * 3.0 * (x[i] * 3.0).cos();
-                }
-                v
-            };
-            let m = minimize(
-                &mut f,
-                &vec![0.5; n],
-                &vec![0.0; n],
-                &vec![1.0; n],
-                &tight(),
-            );
-            cabo_core::simd::force_baseline(false);
-            (
-                m.x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                m.value.to_bits(),
-                m.iterations,
-            )
-        };
-        let (x_avx, f_avx, it) = run(false);
-        let (x_base, f_base, _) = run(true);
-        assert!(
-            it > 5,
-            "the problem should take several iterations, took {it}"
-        );
-        assert_eq!(f_avx, f_base);
-        assert_eq!(x_avx, x_base);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! local solver [`lbfgsb`] minimises, as is customary); points live in `[0,1]^d`; floats are
 //! `f64`.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod acquisition;

@@ -1,8 +1,11 @@
 //! One run: initial design, then fit → decide → evaluate → record until the budget is
-//! exhausted or the policy stops. Single-threaded and deterministic given its seeds.
+//! exhausted or the policy stops, deterministic given its seeds. The loop keeps the run's
+//! state; what it reports (records, times, checkpoints, progress) goes to its sinks
+//! (`sink.rs`).
 
 use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;
+use crate::sink::{Record, RecordFiles, Sinks, Times};
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
 use cabo_core::{
@@ -10,11 +13,8 @@ use cabo_core::{
     DecisionContext, Diagnostics, Domain, Error, Model, Observation, OptimizerSpec, Outcome, Phase,
     Policy, Problem, ProblemInfo, Query, Result, Rng, derive_seed,
 };
-use serde::Serialize;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,43 +38,6 @@ pub fn problem_seed(spec_name: &str, rep: usize) -> u64 {
 /// The seed of a policy's own randomness in replication `rep`.
 pub fn policy_seed(spec_name: &str, policy: &str, rep: usize) -> u64 {
     derive_seed(&[&spec_name, &"policy", &policy, &rep])
-}
-
-/// One line of `rep-<r>.jsonl`.
-#[derive(Debug, Serialize)]
-struct Record<'a> {
-    iter: usize,
-    phase: Phase,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    control_set: Option<usize>,
-    x: &'a [f64],
-    y: f64,
-    cost: f64,
-    cum_cost: f64,
-    best_y: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    best_value: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    simple_regret: Option<f64>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    metrics: BTreeMap<String, f64>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    diagnostics: Diagnostics,
-}
-
-/// One line of `rep-<r>.times.jsonl`: wall times of the model fits, the rest of the decision
-/// and the evaluation, and the CPU time the run's thread spent on all three (unaffected by
-/// pauses and by other processes; absent where the platform does not say).
-#[derive(Debug, Serialize)]
-struct Times {
-    iter: usize,
-    fit_s: f64,
-    decide_s: f64,
-    evaluate_s: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_s: Option<f64>,
 }
 
 /// Everything built for one run.
@@ -245,9 +208,8 @@ struct Run<'a> {
     data: Dataset,
     budget: BudgetState,
     tracker: Tracker,
-    records: BufWriter<File>,
-    times: BufWriter<File>,
-    files: RunFiles,
+    /// Where the run's records, times, checkpoints and progress go.
+    sinks: Sinks,
     problem_seed: u64,
     policy_seed: u64,
     evaluations: usize,
@@ -257,8 +219,6 @@ struct Run<'a> {
     decisions: usize,
     /// The run its checkpoints belong to.
     identity: RunIdentity,
-    /// This run's progress span (a bar of budget consumed when a progress layer is active).
-    span: tracing::Span,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
@@ -309,49 +269,7 @@ impl Run<'_> {
             metrics: self.setup.problem.metrics(self.data.observations()),
             diagnostics,
         };
-        self.show_progress();
-        tracing::debug!(
-            iter,
-            y = rec.y,
-            cost = rec.cost,
-            cum_cost = rec.cum_cost,
-            "evaluation"
-        );
-        let line = serde_json::to_string(&rec).map_err(|e| Error::invalid(e.to_string()))?;
-        writeln!(self.records, "{line}")
-            .and_then(|_| self.records.flush())
-            .map_err(io_error(&self.files.records))
-    }
-
-    /// Moves this run's bar to the budget consumed so far: per mille of a cost budget, or
-    /// evaluations of an iteration budget.
-    fn show_progress(&self) {
-        use tracing_indicatif::span_ext::IndicatifSpanExt;
-        if self.span.is_disabled() {
-            return;
-        }
-        let b = &self.budget;
-        match (b.budget.cost, b.budget.iterations) {
-            (Some(c), _) => {
-                self.span
-                    .pb_set_position(((b.spent / c).min(1.0) * 1000.0).round() as u64);
-                self.span
-                    .pb_set_message(&format!("cost {:.3} / {c}", b.spent));
-            }
-            (None, Some(n)) => {
-                self.span.pb_set_position(b.iterations as u64);
-                self.span
-                    .pb_set_message(&format!("{} / {n} evaluations", b.iterations));
-            }
-            (None, None) => {}
-        }
-    }
-
-    fn record_times(&mut self, t: Times) -> Result<()> {
-        let line = serde_json::to_string(&t).map_err(|e| Error::invalid(e.to_string()))?;
-        writeln!(self.times, "{line}")
-            .and_then(|_| self.times.flush())
-            .map_err(io_error(&self.files.times))
+        self.sinks.evaluated(&rec, &self.budget)
     }
 
     /// Runs to the end; `None` when cancelled or paused (after saving a checkpoint).
@@ -429,7 +347,7 @@ impl Run<'_> {
         diagnostics.extend(self.setup.policy.diagnostics());
         let iter = self.offset + iteration - 1;
         self.record(iter, &obs, diagnostics)?;
-        self.record_times(Times {
+        self.sinks.timed(&Times {
             iter,
             fit_s,
             decide_s,
@@ -450,12 +368,6 @@ impl Run<'_> {
         ) else {
             return Ok(None);
         };
-        let len = |f: &BufWriter<File>, path: &Path| {
-            f.get_ref()
-                .metadata()
-                .map(|m| m.len())
-                .map_err(io_error(path))
-        };
         Ok(Some(Checkpoint {
             run: self.identity.clone(),
             decisions: self.decisions,
@@ -465,20 +377,20 @@ impl Run<'_> {
             spent: self.budget.spent,
             budget_iterations: self.budget.iterations,
             best_value: self.tracker.best_value,
-            records_len: len(&self.records, &self.files.records)?,
-            times_len: len(&self.times, &self.files.times)?,
+            // Set by the record files' sink, which knows how far they go.
+            records_len: 0,
+            times_len: 0,
             policy,
             model,
             cost_model,
         }))
     }
 
-    fn save_checkpoint(&self) -> Result<()> {
-        if let Some(c) = self.checkpoint()? {
-            c.save(&self.files.checkpoint)?;
-            tracing::debug!(decisions = self.decisions, "checkpoint saved");
+    fn save_checkpoint(&mut self) -> Result<()> {
+        match self.checkpoint()? {
+            Some(c) => self.sinks.checkpoint(c),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn summary(&self, stop_reason: String, id: RunId) -> RunSummary {
@@ -505,16 +417,6 @@ impl Run<'_> {
             metrics: self.setup.problem.metrics(self.data.observations()),
             records: None,
         }
-    }
-
-    /// Flushes the record file to disk and returns its digest, for the completion marker:
-    /// the marker is written only after the records it vouches for are durable.
-    fn seal_records(&mut self) -> Result<store::RecordsDigest> {
-        let path = &self.files.records;
-        self.records.flush().map_err(io_error(path))?;
-        self.records.get_ref().sync_all().map_err(io_error(path))?;
-        self.times.flush().map_err(io_error(&self.files.times))?;
-        store::RecordsDigest::of_file(path).map_err(io_error(path))
     }
 }
 
@@ -556,14 +458,15 @@ pub fn execute(
     keep_other_version(spec_dir, &files, &entry.name, id.replication, fingerprint)?;
     let _ = fs::remove_file(&files.done);
     remove_orphaned_checkpoints(&files.checkpoint);
-    let pseed = problem_seed(&s.name, id.replication);
-    let qseed = policy_seed(&s.name, &entry.name, id.replication);
+    let pseed = problem_seed(s.seed_name(), id.replication);
+    let qseed = policy_seed(s.seed_name(), &entry.name, id.replication);
     let identity = RunIdentity {
         fingerprint: fingerprint.to_string(),
         policy: entry.name.clone(),
         replication: id.replication,
     };
-    let (mut run, resumed_after) = match resume(spec, entry, &files, &identity, pseed, qseed)? {
+    let resumed = resume(spec, entry, &files, &identity, (pseed, qseed), &span)?;
+    let (mut run, resumed_after) = match resumed {
         Some(run) => {
             let decisions = run.decisions;
             tracing::info!(decisions, "run resumed from its checkpoint");
@@ -572,8 +475,7 @@ pub fn execute(
         None => {
             let _ = fs::remove_file(&files.checkpoint);
             tracing::debug!("run started");
-            let records = create(&files.records)?;
-            let times = create(&files.times)?;
+            let sinks = Sinks::new(RecordFiles::create(&files)?, span.clone());
             let setup = build(spec, entry, pseed, qseed)?;
             let state = Resumed {
                 data: Dataset::new(spec.dim),
@@ -584,25 +486,16 @@ pub fn execute(
                 decisions: 0,
             };
             (
-                Run::new(
-                    spec,
-                    setup,
-                    state,
-                    (records, times),
-                    &files,
-                    &identity,
-                    (pseed, qseed),
-                ),
+                Run::new(spec, setup, state, sinks, &identity, (pseed, qseed)),
                 None,
             )
         }
     };
-    run.span = span.clone();
     let Some(reason) = run.run(cancel, pacing)? else {
         return Ok(None);
     };
     let mut summary = run.summary(reason, id);
-    summary.records = Some(run.seal_records()?);
+    summary.records = Some(run.sinks.seal()?);
     tracing::info!(
         evaluations = summary.policy_evaluations,
         spent = summary.budget_spent,
@@ -653,10 +546,6 @@ fn run_span(spec: &LoadedSpec, id: RunId, parent: &tracing::Span) -> tracing::Sp
     span
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>> {
-    Ok(BufWriter::new(File::create(path).map_err(io_error(path))?))
-}
-
 /// Where a run stands: fresh, or as a checkpoint left it.
 struct Resumed {
     data: Dataset,
@@ -672,8 +561,7 @@ impl<'a> Run<'a> {
         spec: &'a LoadedSpec,
         setup: Setup,
         state: Resumed,
-        (records, times): (BufWriter<File>, BufWriter<File>),
-        files: &RunFiles,
+        sinks: Sinks,
         identity: &RunIdentity,
         (problem_seed, policy_seed): (u64, u64),
     ) -> Self {
@@ -686,16 +574,13 @@ impl<'a> Run<'a> {
             setup,
             data: state.data,
             budget: state.budget,
-            records,
-            times,
-            files: files.clone(),
+            sinks,
             problem_seed,
             policy_seed,
             evaluations: state.evaluations,
             offset: state.offset,
             decisions: state.decisions,
             identity: identity.clone(),
-            span: tracing::Span::none(),
         }
     }
 }
@@ -707,8 +592,8 @@ fn resume<'a>(
     entry: &PolicyEntry,
     files: &RunFiles,
     identity: &RunIdentity,
-    pseed: u64,
-    qseed: u64,
+    (pseed, qseed): (u64, u64),
+    span: &tracing::Span,
 ) -> Result<Option<Run<'a>>> {
     let Some(c) = Checkpoint::load(&files.checkpoint, identity) else {
         return Ok(None);
@@ -726,10 +611,7 @@ fn resume<'a>(
         tracing::warn!(error = %e, "checkpoint does not fit the current plugins; starting again");
         return Ok(None);
     }
-    let (Some(records), Some(times)) = (
-        reopen(&files.records, c.records_len),
-        reopen(&files.times, c.times_len),
-    ) else {
+    let Some(records) = RecordFiles::reopen(files, &c) else {
         tracing::warn!("record files shorter than their checkpoint; starting again");
         return Ok(None);
     };
@@ -748,8 +630,7 @@ fn resume<'a>(
         spec,
         setup,
         state,
-        (records, times),
-        files,
+        Sinks::new(records, span.clone()),
         identity,
         (pseed, qseed),
     )))
@@ -819,14 +700,4 @@ fn remove_orphaned_checkpoints(checkpoint: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
-}
-
-/// `path` cut back to `len` bytes and open for appending; `None` when it is shorter.
-fn reopen(path: &Path, len: u64) -> Option<BufWriter<File>> {
-    let f = OpenOptions::new().append(true).open(path).ok()?;
-    if f.metadata().ok()?.len() < len {
-        return None;
-    }
-    f.set_len(len).ok()?;
-    Some(BufWriter::new(f))
 }

@@ -27,6 +27,14 @@ pub struct Spec {
     /// same problem instance and initial design.
     #[serde(default = "one")]
     pub replications: usize,
+    /// The spec name the replications' seeds derive from, when not this spec's `name`. A
+    /// variant of a spec (a policy with one option changed, say) that names the original
+    /// here runs replication r on the original's problem instance, cost function and initial
+    /// design, and gives each policy the seeds of the original's policy of the same name, so
+    /// the two specs' results pair by replication. Not serialised when unset, so specs
+    /// without it keep their fingerprints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds_from: Option<String>,
     /// The black box.
     pub problem: Box<dyn ProblemSpec>,
     /// A known cost function replacing the problem's own costs.
@@ -62,6 +70,14 @@ pub struct Spec {
 
 fn one() -> usize {
     1
+}
+
+impl Spec {
+    /// The name the replications' problem and policy seeds derive from: `seeds_from` when
+    /// given, else `name`.
+    pub fn seed_name(&self) -> &str {
+        self.seeds_from.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// The longest name, in bytes, of a spec, study, policy or Slurm job.
@@ -392,6 +408,13 @@ impl LoadedSpec {
         let s = &self.spec;
         let at = |key: &str, e: cabo_core::Error| self.error_at(key, e.to_string());
         check_name("spec", &s.name).map_err(|m| self.error_at("name", m))?;
+        if s.seeds_from.as_deref().is_some_and(str::is_empty) {
+            return Err(self.error_at(
+                "seeds_from",
+                "is empty: name the spec whose replication seeds this one shares, or leave \
+                 the key out to use this spec's own name",
+            ));
+        }
         s.limits
             .validate()
             .map_err(|m| self.error_at("limits", m))?;

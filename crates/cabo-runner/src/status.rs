@@ -13,7 +13,8 @@
 use crate::checkpoint::{Checkpoint, RunIdentity};
 use crate::store::Completion;
 use crate::study::LoadedStudy;
-use crate::{LoadedSpec, RunOptions, SpecPrints};
+use crate::sweep::SpecPrints;
+use crate::{LoadedSpec, RunOptions};
 use serde::Deserialize;
 use std::fmt::Write;
 use std::path::Path;

@@ -15,6 +15,7 @@
 //! The shared numerics (h, log h, EI and LogEI with their derivatives) live in [`numerics`]
 //! so that other acquisitions (Gittins indices, multi-step EI) reuse the same stable code.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod acquisitions;

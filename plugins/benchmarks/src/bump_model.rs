@@ -32,15 +32,15 @@
 
 use crate::bump::{Bump, BumpPriorSampleSpec, BumpScale, default_bounds, one, tenth};
 use cabo_core::capability::Fantasize;
-use cabo_core::vector::dot;
 use cabo_core::{
     BuildContext, Capabilities, Capability, Diagnostics, Error, Kind, MeanVar, MeanVarGrad, Model,
     ModelSpec, Posterior, Result, TrainingData,
 };
 use cabo_gp::KernelKind;
 use cabo_gp::gp::DEFAULT_FIXED_NOISE;
-use cabo_gp::linalg::Cholesky;
 use cabo_gp::posterior::MIN_VARIANCE;
+use cabo_linalg::Cholesky;
+use cabo_linalg::dot;
 use serde::{Deserialize, Serialize};
 
 /// The non-stationary kernel σ(z)σ(z')κ₅/₂(|z − z'|/ℓ), evaluated at unit-interval inputs.

@@ -17,6 +17,8 @@
 //! does), takes queries in `[0,1]^d`, returns its noise-free value for regret and reports
 //! its optimum where it is known.
 
+#![forbid(unsafe_code)]
+
 pub mod ackley;
 pub mod alpine;
 pub mod arms;

@@ -6,8 +6,10 @@
 //! - [`q1`]: the budgeted one-step value Q₁ of Prop. 1 with its gradient, and the acquisition
 //!   `budgeted_ei` (one-step B-MS-EI).
 //! - [`tree`]: one-shot multi-step scenario trees (§4.2). Fantasies of `(y, ln c)` use fixed
-//!   base samples (common random numbers); a stage with one fantasy uses the posterior mean
-//!   (the path variant). Each branch's budget falls by its fantasised costs and its value
+//!   base samples (common random numbers), independent per node or (spec key
+//!   `base_samples: shared_sobol`) one scrambled Sobol' set per stage shared by its nodes, as
+//!   BoTorch's `qMultiStepLookahead`; a stage with one fantasy uses the posterior mean (the
+//!   path variant). Each branch's budget falls by its fantasised costs and its value
 //!   stops accruing once the budget is spent. **Gradients are exact**, including the
 //!   dependence of fantasised values and conditioned posteriors on earlier decision points:
 //!   a path's fantasies are conditioned jointly through the Cholesky factor of the path's
@@ -38,6 +40,8 @@
 //! it runs. On finite domains the tree is solved exactly by backward induction over the
 //! candidates.
 
+#![forbid(unsafe_code)]
+
 pub(crate) mod dual;
 
 pub mod arms;
@@ -50,7 +54,7 @@ pub mod theorem1;
 pub mod tree;
 
 pub use kg::KgObjective;
-pub use policy::{BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant};
+pub use policy::{BaseSampleScheme, BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant};
 pub use q1::{BudgetedEi, BudgetedEiSpec, q1_value, q1_value_grad};
 pub use schedule::{BudgetMode, Scheduler};
 pub use tree::{BaseSamples, NodeValue, Tree, TreeObjective};

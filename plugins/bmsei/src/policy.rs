@@ -29,6 +29,38 @@ pub struct BmseiSpec {
     /// `scheduled` (default, §4.3) or `remaining`.
     #[serde(default = "scheduled")]
     pub budget: BudgetMode,
+    /// `independent` (default) or `shared_sobol`: see [`BaseSampleScheme`].
+    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_independent")]
+    pub base_samples: BaseSampleScheme,
+}
+
+/// How a tree policy chooses its fantasies' standard-normal base samples (the spec key
+/// `base_samples` of `bmsei`, `ms_ei` and `kg`). Left at its default the key is not
+/// serialised, so specs written before it existed keep their fingerprints and results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseSampleScheme {
+    /// Independent draws for every node of the tree ([`BaseSamples::Seeded`]).
+    #[default]
+    Independent,
+    /// One scrambled Sobol' set per stage, shared by every node of the stage
+    /// ([`BaseSamples::SharedSobol`]): BoTorch's `qMultiStepLookahead` default, which seed
+    /// 001's implementation uses.
+    SharedSobol,
+}
+
+impl BaseSampleScheme {
+    fn is_independent(&self) -> bool {
+        *self == BaseSampleScheme::Independent
+    }
+
+    /// The tree's base samples under this scheme, seeded by `seed`.
+    pub fn samples(self, seed: u64) -> BaseSamples {
+        match self {
+            BaseSampleScheme::Independent => BaseSamples::Seeded(seed),
+            BaseSampleScheme::SharedSobol => BaseSamples::SharedSobol(seed),
+        }
+    }
 }
 
 fn scheduled() -> BudgetMode {
@@ -56,10 +88,10 @@ impl PolicySpec for BmseiSpec {
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
-        Ok(Box::new(TreePolicy::new(
-            Variant::Bmsei(self.budget),
-            self.fantasies.clone(),
-        )))
+        Ok(Box::new(
+            TreePolicy::new(Variant::Bmsei(self.budget), self.fantasies.clone())
+                .with_base_samples(self.base_samples),
+        ))
     }
 }
 
@@ -77,6 +109,9 @@ cabo_core::register_plugin!(
 pub struct MsEiSpec {
     /// Fantasies per stage; the horizon is length + 1 steps.
     pub fantasies: Vec<usize>,
+    /// `independent` (default) or `shared_sobol`: see [`BaseSampleScheme`].
+    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_independent")]
+    pub base_samples: BaseSampleScheme,
 }
 
 #[typetag::serde(name = "ms_ei")]
@@ -93,10 +128,10 @@ impl PolicySpec for MsEiSpec {
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
-        Ok(Box::new(TreePolicy::new(
-            Variant::MsEi,
-            self.fantasies.clone(),
-        )))
+        Ok(Box::new(
+            TreePolicy::new(Variant::MsEi, self.fantasies.clone())
+                .with_base_samples(self.base_samples),
+        ))
     }
 }
 
@@ -117,6 +152,10 @@ pub struct KgSpec {
     /// Number of fantasies (default 64).
     #[serde(default = "default_kg_fantasies")]
     pub fantasies: usize,
+    /// `independent` (default) or `shared_sobol` (scrambled Sobol' fantasies, as BoTorch's
+    /// one-shot KG draws them): see [`BaseSampleScheme`].
+    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_independent")]
+    pub base_samples: BaseSampleScheme,
 }
 
 fn default_kg_fantasies() -> usize {
@@ -139,7 +178,9 @@ impl PolicySpec for KgSpec {
     }
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         self.validate(ctx.problem.dim)?;
-        Ok(Box::new(TreePolicy::new(Variant::Kg, vec![self.fantasies])))
+        Ok(Box::new(
+            TreePolicy::new(Variant::Kg, vec![self.fantasies]).with_base_samples(self.base_samples),
+        ))
     }
 }
 
@@ -180,21 +221,29 @@ struct Warm {
 pub struct TreePolicy {
     variant: Variant,
     fantasies: Vec<usize>,
+    base_samples: BaseSampleScheme,
     scheduler: Scheduler,
     warm: Option<Warm>,
     last: Diagnostics,
 }
 
 impl TreePolicy {
-    /// A policy of the given variant and fantasy counts.
+    /// A policy of the given variant and fantasy counts, with independent base samples.
     pub fn new(variant: Variant, fantasies: Vec<usize>) -> Self {
         TreePolicy {
             variant,
             fantasies,
+            base_samples: BaseSampleScheme::Independent,
             scheduler: Scheduler::default(),
             warm: None,
             last: Diagnostics::new(),
         }
+    }
+
+    /// The same policy drawing its trees' base samples by `scheme`.
+    pub fn with_base_samples(mut self, scheme: BaseSampleScheme) -> Self {
+        self.base_samples = scheme;
+        self
     }
 }
 
@@ -430,7 +479,8 @@ impl Policy for TreePolicy {
         let tree = Tree::new(
             d,
             &self.fantasies,
-            BaseSamples::Seeded(derive_seed(&[&ctx.seed, &"tree base samples"])),
+            self.base_samples
+                .samples(derive_seed(&[&ctx.seed, &"tree base samples"])),
         )?;
         let obj = TreeObjective::new(&tree, f, cost, best, budget, kind)?;
         diagnostics.insert("tree_nodes".into(), tree.nodes() as f64);

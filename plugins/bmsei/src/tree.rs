@@ -13,6 +13,8 @@
 //! stage with one fantasy uses the posterior mean (base sample 0): the path variant
 //! B-MS-EI_p. Base samples are drawn once per decision (common random numbers), so `Q̂_N` is
 //! a deterministic, piecewise smooth function of all decision points, maximised jointly.
+//! They are either independent for every node or, as in BoTorch's `qMultiStepLookahead`, one
+//! scrambled Sobol' set per stage shared by all the stage's nodes ([`BaseSamples`]).
 //!
 //! Gradients are exact: each node's value depends on its own point and its ancestors' only,
 //! so it is computed in forward mode (the `dual` module) with one derivative per coordinate of
@@ -26,7 +28,8 @@
 use crate::dual::D;
 use cabo_baselines::numerics::h_grad;
 use cabo_core::capability::{Covariance, PreparedPoint};
-use cabo_core::{Error, Result, Rng, normal};
+use cabo_core::{Error, Result, Rng, derive_seed, normal};
+use cabo_optim::sobol;
 use std::cell::RefCell;
 
 /// Largest number of look-ahead steps `N`.
@@ -42,6 +45,30 @@ pub enum BaseSamples {
     /// The `m` mid-point quantiles `Φ⁻¹((j + ½)/m)` at every stage, for y and ln c alike: a
     /// deterministic quadrature rule (used by oracle tests on known-cost instances).
     Quantiles,
+    /// Per stage, `m` scrambled Sobol' points in `[0,1)²` mapped through `Φ⁻¹` (y from the
+    /// first coordinate, ln c from the second), the same `m` pairs for every node of the
+    /// stage; each stage's scramble is seeded from the `u64` and the stage index.
+    ///
+    /// This is what BoTorch's `qMultiStepLookahead` does by default, on which seed 001's
+    /// implementation builds: one `SobolQMCNormalSampler` per stage, its base samples shared
+    /// across the fantasy batch dimensions (`collapse_fantasy_base_samples`), drawn jointly
+    /// for the two outputs of the objective-and-cost model (a `q·o = 2`-dimensional Sobol'
+    /// draw). Every parent then averages over the same well-spread fantasies, so the tree has
+    /// fewer sample-specific features for the joint optimisation to fit than with
+    /// [`BaseSamples::Seeded`]'s independent draws. Stages with one fantasy still use the
+    /// posterior mean (the path variant).
+    SharedSobol(u64),
+}
+
+/// The `m` standard-normal pairs `(ε_y, ε_c)` shared by every node of stage `stage` under
+/// [`BaseSamples::SharedSobol`]`(seed)`.
+fn shared_sobol_stage(m: usize, seed: u64, stage: usize) -> Vec<(f64, f64)> {
+    let u = sobol::points(m, 2, derive_seed(&[&seed, &"stage", &stage]));
+    // Sobol' points lie in [0, 1) and a scramble can put one at 0 exactly; pulling each
+    // coordinate towards ½ by one ulp-sized factor (as BoTorch's NormalQMCEngine does) keeps
+    // every quantile finite while moving interior points by ~1e-16.
+    let z = |u: f64| normal::quantile(0.5 + (1.0 - f64::EPSILON) * (u - 0.5));
+    u.chunks_exact(2).map(|p| (z(p[0]), z(p[1]))).collect()
 }
 
 /// What a node contributes.
@@ -73,7 +100,7 @@ impl Tree {
         check_shape(d, fantasies)?;
         let mut rng = match base {
             BaseSamples::Seeded(s) => Some(Rng::new(s)),
-            BaseSamples::Quantiles => None,
+            BaseSamples::Quantiles | BaseSamples::SharedSobol(_) => None,
         };
         let mut t = Tree {
             d,
@@ -87,10 +114,16 @@ impl Tree {
         };
         for (stage, &m) in fantasies.iter().enumerate() {
             let (lo, hi) = (t.level_start[stage], t.level_start[stage + 1]);
+            let shared = match base {
+                BaseSamples::SharedSobol(seed) if m > 1 => shared_sobol_stage(m, seed, stage),
+                _ => Vec::new(),
+            };
             for p in lo..hi {
                 for j in 0..m {
                     let (ey, ec) = if m == 1 {
                         (0.0, 0.0)
+                    } else if let Some(&pair) = shared.get(j) {
+                        pair
                     } else if let Some(r) = rng.as_mut() {
                         (r.normal(), r.normal())
                     } else {
@@ -138,6 +171,12 @@ impl Tree {
     /// the root and in single-fantasy stages).
     pub fn base_sample_y(&self, node: usize) -> f64 {
         self.eps_y[node]
+    }
+
+    /// The standard-normal base sample of the ln-cost fantasy that leads to `node` (0 at the
+    /// root and in single-fantasy stages).
+    pub fn base_sample_c(&self, node: usize) -> f64 {
+        self.eps_c[node]
     }
 
     /// The weight `1/(m₁⋯m_level)` of `node` in the tree's sample average.

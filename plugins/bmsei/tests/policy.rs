@@ -171,3 +171,59 @@ fn bad_input_is_an_error_not_a_panic() {
     run.data = Dataset::new(3);
     assert!(run.decide(p.as_mut(), 1).is_err());
 }
+
+/// `base_samples` of `bmsei`, `ms_ei` and `kg`: left out or `independent`, the policy decides
+/// exactly as before the key existed (bit-identical acquisition value) and serialises without
+/// the key (so fingerprints of existing specs hold); `shared_sobol` changes the tree (another
+/// acquisition value), decides deterministically inside the cube and serialises with the key.
+#[test]
+fn base_samples_key_defaults_to_independent_and_shared_sobol_changes_the_tree() {
+    let info = ProblemInfo::continuous("test", 2);
+    let ctx = cabo_core::BuildContext {
+        problem: &info,
+        seed: 1,
+    };
+    for plain in [
+        r#"{"type":"bmsei","fantasies":[4,2]}"#,
+        r#"{"type":"ms_ei","fantasies":[3,2]}"#,
+        r#"{"type":"kg","fantasies":8}"#,
+    ] {
+        let with = |scheme: &str| {
+            format!(
+                "{},\"base_samples\":\"{scheme}\"}}",
+                plain.strip_suffix('}').unwrap()
+            )
+        };
+        let acq = |s: &str| {
+            let run = Run::new(2, cost_budget(20.0));
+            let mut p = spec(s).build(&ctx).unwrap();
+            let x = run.decide(p.as_mut(), 7).unwrap();
+            (x, p.diagnostics()["acq_value"])
+        };
+        let default = acq(plain);
+        assert_eq!(default, acq(&with("independent")), "{plain}");
+        let shared = acq(&with("shared_sobol"));
+        assert_eq!(shared, acq(&with("shared_sobol")), "{plain}");
+        assert!(shared.0.iter().all(|v| (0.0..=1.0).contains(v)), "{plain}");
+        assert!(
+            shared.1 > 0.0 && shared.1 != default.1,
+            "{plain}: {shared:?} vs {default:?}"
+        );
+        let json = |s: &str| serde_json::to_string(&spec(s)).unwrap();
+        assert_eq!(json(&with("independent")), json(plain));
+        assert!(!json(plain).contains("base_samples"), "{}", json(plain));
+        assert!(
+            json(&with("shared_sobol")).contains(r#""base_samples":"shared_sobol""#),
+            "{}",
+            json(&with("shared_sobol"))
+        );
+        let bad = serde_json::from_str::<Box<dyn PolicySpec>>(&with("sobol"))
+            .err()
+            .unwrap_or_else(|| panic!("{plain}: `sobol` accepted"))
+            .to_string();
+        assert!(
+            bad.contains("independent") && bad.contains("shared_sobol"),
+            "{plain}: {bad}"
+        );
+    }
+}

@@ -18,16 +18,6 @@ fn random_xs(n: usize, seed: u64) -> Vec<f64> {
 /// posteriors. Quantile base samples make ε known.
 #[test]
 fn tree_values_equal_sequential_conditioning() {
-    let d = 2;
-    let (post, cost, best) = common::posteriors(9, d, 3);
-    let fantasies = [3usize, 2];
-    let tree = Tree::new(d, &fantasies, BaseSamples::Quantiles).unwrap();
-    let xs = random_xs(tree.dim(), 5);
-    let fp = post.covariance().unwrap();
-    let cp = cost.covariance().unwrap();
-    let total_budget = 9.0;
-    let obj = TreeObjective::new(&tree, fp, cp, best, total_budget, NodeValue::BudgetedEi).unwrap();
-    let got = obj.node_values(&xs);
     let q = |m: usize, j: usize| {
         if m == 1 {
             0.0
@@ -35,6 +25,36 @@ fn tree_values_equal_sequential_conditioning() {
             normal::quantile((j as f64 + 0.5) / m as f64)
         }
     };
+    let fantasies = [3usize, 2];
+    let tree = Tree::new(2, &fantasies, BaseSamples::Quantiles).unwrap();
+    check_sequential_conditioning(&tree, |_, m, j| (q(m, j), q(m, j)));
+}
+
+/// The same with shared Sobol' base samples, whose y and ln c samples differ: each fantasy
+/// uses the pair the tree reports for its node, so a swapped or misplaced column shows.
+#[test]
+fn shared_sobol_tree_values_equal_sequential_conditioning() {
+    for fantasies in [vec![4usize, 2], vec![2, 1, 2]] {
+        let tree = Tree::new(2, &fantasies, BaseSamples::SharedSobol(21)).unwrap();
+        check_sequential_conditioning(&tree, |child, _, _| {
+            (tree.base_sample_y(child), tree.base_sample_c(child))
+        });
+    }
+}
+
+/// Checks every node value of `tree` (relative tolerance 1e-9) against sequential
+/// conditioning, fantasy `j` of `m` into node `child` using the base samples `eps(child, m, j)`
+/// for (y, ln c).
+fn check_sequential_conditioning(tree: &Tree, eps: impl Fn(usize, usize, usize) -> (f64, f64)) {
+    let d = tree.point_dim();
+    let (post, cost, best) = common::posteriors(9, d, 3);
+    let fantasies = tree.fantasies().to_vec();
+    let xs = random_xs(tree.dim(), 5);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
+    let total_budget = 9.0;
+    let obj = TreeObjective::new(tree, fp, cp, best, total_budget, NodeValue::BudgetedEi).unwrap();
+    let got = obj.node_values(&xs);
     // Recursive walk mirroring the breadth-first layout.
     struct State {
         f: GpPosterior,
@@ -71,9 +91,9 @@ fn tree_values_equal_sequential_conditioning() {
             if stage < fantasies.len() {
                 let m = fantasies[stage];
                 for (j, child) in tree.children(*node).enumerate() {
-                    let e = q(m, j);
-                    let y = mv.mean + (mv.var + s.f.noise_variance()).sqrt() * e;
-                    let z = lc.mean + (lc.var + cost_noise).sqrt() * e;
+                    let (ey, ec) = eps(child, m, j);
+                    let y = mv.mean + (mv.var + s.f.noise_variance()).sqrt() * ey;
+                    let z = lc.mean + (lc.var + cost_noise).sqrt() * ec;
                     next.push((
                         child,
                         State {
@@ -190,4 +210,67 @@ fn bad_shapes_are_errors() {
     assert!(TreeObjective::new(&t, fp, cp, f64::NAN, 1.0, NodeValue::BudgetedEi).is_err());
     let obj = TreeObjective::new(&t, fp, cp, 0.0, 1.0, NodeValue::BudgetedEi).unwrap();
     assert!(obj.value(&[0.5; 5]).is_nan());
+}
+
+/// Shared Sobol' base samples: the j-th child of every node of a stage carries the same
+/// (y, ln c) pair (exact equality); the stage's `m = 2^k` values of each coordinate fall one
+/// in each of the `m` equal-probability bins of N(0, 1) (the Sobol' net's stratification,
+/// checked exactly on the bins of Φ(ε)); y and ln c differ, as do the stages and the seeds;
+/// single-fantasy stages carry the posterior mean (0); the same seed gives the same tree.
+#[test]
+fn shared_sobol_samples_are_shared_by_every_node_of_a_stage() {
+    let fantasies = [4usize, 4, 2];
+    let tree = Tree::new(2, &fantasies, BaseSamples::SharedSobol(5)).unwrap();
+    let pair = |n: usize| (tree.base_sample_y(n), tree.base_sample_c(n));
+    // Nodes of level l, in breadth-first order: level 0 is the root.
+    let mut level = vec![0usize];
+    let mut stage_y = Vec::new();
+    for &m in &fantasies {
+        let first: Vec<(f64, f64)> = tree.children(level[0]).map(pair).collect();
+        assert_eq!(first.len(), m);
+        let mut next = Vec::new();
+        for &p in &level {
+            let kids: Vec<(f64, f64)> = tree.children(p).map(pair).collect();
+            assert_eq!(
+                kids, first,
+                "node {p}: children's base samples differ from the stage's"
+            );
+            next.extend(tree.children(p));
+        }
+        for column in [0, 1] {
+            let mut bins: Vec<usize> = first
+                .iter()
+                .map(|&(y, c)| {
+                    let e = if column == 0 { y } else { c };
+                    (normal::cdf(e) * m as f64).floor() as usize
+                })
+                .collect();
+            bins.sort_unstable();
+            assert_eq!(
+                bins,
+                (0..m).collect::<Vec<_>>(),
+                "column {column}: {first:?}"
+            );
+        }
+        assert!(
+            first.iter().all(|&(y, c)| y != c),
+            "y and ln c coincide: {first:?}"
+        );
+        stage_y.push(first.iter().map(|p| p.0).collect::<Vec<_>>());
+        level = next;
+    }
+    assert_ne!(stage_y[0], stage_y[1], "stages 1 and 2 share their samples");
+    let again = Tree::new(2, &fantasies, BaseSamples::SharedSobol(5)).unwrap();
+    let other = Tree::new(2, &fantasies, BaseSamples::SharedSobol(6)).unwrap();
+    let all = |t: &Tree| -> Vec<(f64, f64)> {
+        (0..t.nodes())
+            .map(|n| (t.base_sample_y(n), t.base_sample_c(n)))
+            .collect()
+    };
+    assert_eq!(all(&tree), all(&again));
+    assert_ne!(all(&tree), all(&other));
+    let path = Tree::new(2, &[4, 1], BaseSamples::SharedSobol(5)).unwrap();
+    for n in path.children(1) {
+        assert_eq!((path.base_sample_y(n), path.base_sample_c(n)), (0.0, 0.0));
+    }
 }

@@ -8,8 +8,8 @@ use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
     OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
 };
+use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
-use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
 #[path = "../tests/common/seed004.rs"]
@@ -135,7 +135,9 @@ fn ucb_cvs_iteration_7_sets_n100_d5_m1024(b: divan::Bencher) {
     let all: Vec<usize> = (0..sets.len()).collect();
     b.bench(|| {
         let bounds = ExpectedBounds::new(&post, &samples).unwrap();
-        maximize_sets(&bounds, &sets, &all, 2.0, &SETTINGS, 3).unwrap()
+        bounds
+            .maximize_sets(&sets, &all, 2.0, &SETTINGS, 3)
+            .unwrap()
     });
 }
 

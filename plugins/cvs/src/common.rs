@@ -2,7 +2,7 @@
 //! distributions, the fixed Monte Carlo sample set of a run, and argmax helpers.
 
 use crate::dist::InputDistributions;
-use crate::expected::{ExpectedBounds, SetMaximum, maximize_sets};
+use crate::expected::{ExpectedBounds, SetMaximum};
 use cabo_core::{
     BuildContext, Decision, DecisionContext, Diagnostics, Error, OptimizerSettings, Query, Result,
     derive_seed,
@@ -117,8 +117,7 @@ impl CvsSetup {
     ) -> Result<Vec<SetMaximum>> {
         let post = ctx.posterior()?;
         let bounds = ExpectedBounds::new(post, &self.samples)?;
-        maximize_sets(
-            &bounds,
+        bounds.maximize_sets(
             &self.sets,
             which,
             beta,
@@ -171,11 +170,13 @@ pub fn play_best(
     Ok((Decision::Evaluate(query), diagnostics))
 }
 
-/// Maximises `objective(i)` over the controlled coordinates of every control set
-/// `i < sets.len()`, in parallel over sets. Each search is seeded from `seed` and the set's
-/// index, so the result does not depend on the number of threads.
-pub fn maximize_each_set<F, O>(
+/// Maximises `objective(i)` over the controlled coordinates of each control set `i` of
+/// `which` (`sets[i]` are its variable indices), in parallel over sets. Each search is
+/// seeded from `seed` and the set's index, so the result does not depend on the number of
+/// threads.
+pub fn maximize_sets<F, O>(
     sets: &[Vec<usize>],
+    which: &[usize],
     dim: usize,
     settings: &OptimizerSettings,
     seed: u64,
@@ -185,18 +186,26 @@ where
     F: Fn(usize) -> Result<O> + Sync,
     O: Objective,
 {
-    (0..sets.len())
-        .into_par_iter()
-        .map(|i| {
+    which
+        .par_iter()
+        .map(|&i| {
+            let vars = sets
+                .get(i)
+                .ok_or_else(|| Error::invalid(format!("no control set {i}")))?;
             let f = objective(i)?;
             let best = multistart::maximize(&f, settings, derive_seed(&[&seed, &i]))?;
             Ok(SetMaximum {
                 set: i,
-                x: full_point(dim, &sets[i], &best.x),
+                x: full_point(dim, vars, &best.x),
                 value: best.value,
             })
         })
         .collect()
+}
+
+/// Every control set's index, `0..sets.len()`.
+pub fn all_sets(sets: &[Vec<usize>]) -> Vec<usize> {
+    (0..sets.len()).collect()
 }
 
 /// The set with the largest value, or with the largest value per unit of known cost when

@@ -10,7 +10,9 @@
 //! ([`crate::fourier`]), so every path reuses the same closed-form per-feature expectations
 //! and one evaluation costs O(features · (|set| + S)).
 
-use crate::common::{CvsSetup, default_features, default_mc_samples, maximize_each_set, play_best};
+use crate::common::{
+    CvsSetup, all_sets, default_features, default_mc_samples, maximize_sets, play_best,
+};
 use crate::fourier::{FourierPaths, SetExpectation};
 use cabo_core::{
     BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Kind,
@@ -171,12 +173,19 @@ impl Policy for EiPsq {
         let paths = FourierPaths::sample(fourier, self.spec.features, self.spec.samples, seed)?;
         let incumbents = paths.maxima(&ctx.data.x_matrix())?;
         let sets = &self.setup.sets;
-        let maxima = maximize_each_set(sets, ctx.problem.dim, ctx.optimizer, ctx.seed, |i| {
-            ExpectedImprovement::new(
-                paths.expectation(&sets[i], &self.setup.samples)?,
-                &incumbents,
-            )
-        })?;
+        let maxima = maximize_sets(
+            sets,
+            &all_sets(sets),
+            ctx.problem.dim,
+            ctx.optimizer,
+            ctx.seed,
+            |i| {
+                ExpectedImprovement::new(
+                    paths.expectation(&sets[i], &self.setup.samples)?,
+                    &incumbents,
+                )
+            },
+        )?;
         let (decision, diagnostics) = play_best(
             &maxima,
             &self.setup,

@@ -12,8 +12,7 @@
 
 use cabo_core::capability::PreparedBounds;
 use cabo_core::{AcquisitionFn, Error, OptimizerSettings, Posterior, Result};
-use cabo_optim::multistart::{self, Objective};
-use rayon::prelude::*;
+use cabo_optim::multistart::Objective;
 
 /// What is shared by every control set for one posterior: the posterior, the Monte Carlo
 /// samples of the open variables and, where the model offers it, its prepared fast path.
@@ -25,6 +24,22 @@ pub struct ExpectedBounds<'a> {
 }
 
 impl<'a> ExpectedBounds<'a> {
+    /// Maximises the expected bound with multiplier `beta` over each listed control set
+    /// (`sets[k]` are variable indices; `which` the set indices to do), in parallel over
+    /// sets, as [`crate::maximize_sets`] does for any objective.
+    pub fn maximize_sets(
+        &self,
+        sets: &[Vec<usize>],
+        which: &[usize],
+        beta: f64,
+        settings: &OptimizerSettings,
+        seed: u64,
+    ) -> Result<Vec<SetMaximum>> {
+        crate::common::maximize_sets(sets, which, self.dim, settings, seed, |i| {
+            self.for_set(&sets[i], beta)
+        })
+    }
+
     /// Prepares expected bounds for `post` with the samples `samples` (row-major `m × d`).
     /// Errors when the samples are not whole rows of the posterior's dimension.
     pub fn new(post: &'a dyn Posterior, samples: &'a [f64]) -> Result<Self> {
@@ -205,33 +220,4 @@ pub struct SetMaximum {
     pub x: Vec<f64>,
     /// The maximal expected bound.
     pub value: f64,
-}
-
-/// Maximises the expected bound with multiplier `beta` over each listed control set
-/// (`sets[k]` are variable indices; `which` the set indices to do), in parallel over sets.
-/// Each set's search is seeded from `seed` and its index, so the result does not depend
-/// on the number of threads.
-pub fn maximize_sets(
-    bounds: &ExpectedBounds<'_>,
-    sets: &[Vec<usize>],
-    which: &[usize],
-    beta: f64,
-    settings: &OptimizerSettings,
-    seed: u64,
-) -> Result<Vec<SetMaximum>> {
-    which
-        .par_iter()
-        .map(|&i| {
-            let vars = sets
-                .get(i)
-                .ok_or_else(|| Error::invalid(format!("no control set {i}")))?;
-            let f = bounds.for_set(vars, beta)?;
-            let best = multistart::maximize(&f, settings, cabo_core::derive_seed(&[&seed, &i]))?;
-            Ok(SetMaximum {
-                set: i,
-                x: f.full_point(&best.x),
-                value: best.value,
-            })
-        })
-        .collect()
 }

@@ -13,8 +13,8 @@
 //! approximation).
 
 use cabo_core::capability::{FourierDraws, FourierSamples};
-use cabo_core::vector::{axpy, dot};
 use cabo_core::{Error, Result, SamplePath};
+use cabo_linalg::{axpy, dot};
 
 /// Posterior sample paths that share one random Fourier basis:
 /// `f_s(x) = c + Σ_k W_sk cos(ω_kᵀx + b_k)` in observed units.

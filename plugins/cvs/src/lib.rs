@@ -21,6 +21,8 @@
 //! never edits the run loop: a control-set play is an ordinary [`cabo_core::Query`] with
 //! `control_set: Some(i)`.
 
+#![forbid(unsafe_code)]
+
 pub mod alpha_etc;
 pub mod common;
 pub mod dist;
@@ -33,8 +35,9 @@ pub mod ts_psq;
 pub mod ucb_cvs;
 pub mod ucb_psq;
 
+pub use common::maximize_sets;
 pub use dist::{InputDistributions, Sampler, VariableDistribution};
-pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum, maximize_sets};
+pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum};
 pub use problem::{CvsProblem, CvsSpec};
 
 /// Forces the linker to keep this crate's plugin registrations.

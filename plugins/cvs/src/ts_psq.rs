@@ -8,7 +8,8 @@
 //! other posteriors' own sample paths are averaged over the samples point by point.
 
 use crate::common::{
-    CvsSetup, default_features, default_mc_samples, maximize_each_set, play_best, sample_points,
+    CvsSetup, all_sets, default_features, default_mc_samples, maximize_sets, play_best,
+    sample_points,
 };
 use crate::expected::SetMaximum;
 use crate::fourier::FourierPaths;
@@ -89,9 +90,14 @@ impl TsPsq {
     ) -> Result<Vec<SetMaximum>> {
         let paths = FourierPaths::sample(fourier, self.spec.features, 1, seed)?;
         let sets = &self.setup.sets;
-        maximize_each_set(sets, ctx.problem.dim, ctx.optimizer, ctx.seed, |i| {
-            paths.expectation(&sets[i], &self.setup.samples)
-        })
+        maximize_sets(
+            sets,
+            &all_sets(sets),
+            ctx.problem.dim,
+            ctx.optimizer,
+            ctx.seed,
+            |i| paths.expectation(&sets[i], &self.setup.samples),
+        )
     }
 
     /// Any other posterior: its own sample path, averaged over the samples point by point.
@@ -101,7 +107,7 @@ impl TsPsq {
         path: &dyn SamplePath,
     ) -> Result<Vec<SetMaximum>> {
         let (sets, dim) = (&self.setup.sets, ctx.problem.dim);
-        maximize_each_set(sets, dim, ctx.optimizer, ctx.seed, |i| {
+        maximize_sets(sets, &all_sets(sets), dim, ctx.optimizer, ctx.seed, |i| {
             Ok(ExpectedPath {
                 path,
                 vars: &sets[i],

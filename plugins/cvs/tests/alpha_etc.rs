@@ -8,8 +8,8 @@ use cabo_core::{
     Budget, BudgetState, BuildContext, Dataset, Decision, DecisionContext, Observation,
     OptimizerSettings, Outcome, Phase, Policy, PolicySpec, ProblemInfo, Query, derive_seed,
 };
+use cabo_cvs::ExpectedBounds;
 use cabo_cvs::alpha_etc::{FULL_SET_WIDENING, cost_lcb, tolerant_set};
-use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::GpPosterior;
 
 #[path = "common/seed004.rs"]
@@ -54,16 +54,21 @@ impl Transcription {
         let bounds = ExpectedBounds::new(post, &self.samples).unwrap();
         let ucb_seed = derive_seed(&[&seed, &"alpha_etc ucb"]);
         let lcb_seed = derive_seed(&[&seed, &"alpha_etc lcb"]);
-        let ucb = maximize_sets(&bounds, &sets, &all, self.beta, &SETTINGS, ucb_seed).unwrap();
-        let lcb = maximize_sets(&bounds, &sets, &all, -self.lcb_beta, &SETTINGS, lcb_seed).unwrap();
+        let ucb = bounds
+            .maximize_sets(&sets, &all, self.beta, &SETTINGS, ucb_seed)
+            .unwrap();
+        let lcb = bounds
+            .maximize_sets(&sets, &all, -self.lcb_beta, &SETTINGS, lcb_seed)
+            .unwrap();
         // The policy's full-set search, widened; it must bound every set's LCB.
         let wide = OptimizerSettings {
             raw_samples: SETTINGS.raw_samples * FULL_SET_WIDENING,
             restarts: SETTINGS.restarts * FULL_SET_WIDENING,
             ..SETTINGS
         };
-        let full =
-            maximize_sets(&bounds, &sets, &[m - 1], -self.lcb_beta, &wide, lcb_seed).unwrap();
+        let full = bounds
+            .maximize_sets(&sets, &[m - 1], -self.lcb_beta, &wide, lcb_seed)
+            .unwrap();
         let best_lcb = full[0].value;
         // Up to the optimiser's convergence (L-BFGS-B stops within ~1e-6 of a maximum).
         let slack = 1e-6 * best_lcb.abs().max(1.0);

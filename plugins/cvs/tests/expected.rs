@@ -7,8 +7,8 @@ use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext,
     OptimizerSettings, Posterior, ProblemInfo, Rng, TrainingData, derive_seed,
 };
+use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
-use cabo_cvs::{ExpectedBounds, maximize_sets};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::multistart::{self, Objective};
 use common::Opaque;
@@ -238,8 +238,10 @@ fn a_single_full_control_set_is_gp_ucb() {
             oracle.x
         );
     }
-    // And maximize_sets reports GP-UCB's maximum.
-    let best = maximize_sets(&bounds, &[vec![0, 1, 2]], &[0], 2.0, &settings, 3).unwrap();
+    // And ExpectedBounds::maximize_sets reports GP-UCB's maximum.
+    let best = bounds
+        .maximize_sets(&[vec![0, 1, 2]], &[0], 2.0, &settings, 3)
+        .unwrap();
     let direct = multistart::maximize(
         &GpUcb(&post, 2.0),
         &settings,
@@ -247,32 +249,6 @@ fn a_single_full_control_set_is_gp_ucb() {
     )
     .unwrap();
     assert!((best[0].value - direct.value).abs() < 1e-9);
-}
-
-#[test]
-fn vector_and_baseline_builds_agree_to_the_bit() {
-    // 300 samples: blocks of 64 and a last one of 44, so the AVX-512 kernel runs its
-    // sixteen-, eight- and four-column passes (the AVX2 kernel its eight- and four-column
-    // ones, on a machine without AVX-512). Without AVX2 both runs take the baseline.
-    let (d, m) = (6, 300);
-    let s = samples(d, m, 0.05);
-    let post = posterior(KernelKind::Rbf, 41, d, 5);
-    let run = |baseline: bool| {
-        cabo_core::simd::force_baseline(baseline);
-        // The panel kernel is chosen when the bounds are prepared.
-        let bounds = ExpectedBounds::new(&post, &s).unwrap();
-        let mut bits = Vec::new();
-        for (vars, beta) in [(vec![0, 1, 2], 2.0), (vec![3, 5], -0.3)] {
-            let f = bounds.for_set(&vars, beta).unwrap();
-            let xi = vec![0.31; vars.len()];
-            let mut g = vec![0.0; vars.len()];
-            bits.push(f.value_grad(&xi, &mut g).to_bits());
-            bits.extend(g.iter().map(|v| v.to_bits()));
-        }
-        cabo_core::simd::force_baseline(false);
-        bits
-    };
-    assert_eq!(run(true), run(false));
 }
 
 /// α-ETC searches only the full set for the best expected LCB over every set: the Monte
@@ -296,8 +272,13 @@ fn the_full_set_bounds_every_sets_expected_lcb() {
         restarts: 4,
         max_iters: 100,
     };
-    let full = maximize_sets(&bounds, &sets, &[4], -2.0, &settings, 21).unwrap()[0].value;
-    let subsets = maximize_sets(&bounds, &sets, &[0, 1, 2, 3], -2.0, &settings, 21).unwrap();
+    let full = bounds
+        .maximize_sets(&sets, &[4], -2.0, &settings, 21)
+        .unwrap()[0]
+        .value;
+    let subsets = bounds
+        .maximize_sets(&sets, &[0, 1, 2, 3], -2.0, &settings, 21)
+        .unwrap();
     let mut rng = Rng::new(3);
     for (best, vars) in subsets.iter().zip(&sets) {
         assert!(best.value <= full, "set {vars:?}: {} > {full}", best.value);

@@ -220,27 +220,41 @@ impl CostBelief for KnownCost {
     }
 }
 
-impl Covariance for KnownCost {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn fantasy_noise(&self) -> f64 {
-        0.0
-    }
-    fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
-        prepare_known(self, x, grad, c);
-    }
-    fn cov(&self, _: &PreparedPoint, _: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
-        no_covariance(ga, gb)
-    }
+/// The capabilities of a cost known exactly (`$t` offers `dim` and `prepare_known`): no
+/// covariance between points, and fantasies that teach nothing.
+macro_rules! exact_cost_capabilities {
+    ($t:ty) => {
+        impl Covariance for $t {
+            fn dim(&self) -> usize {
+                self.dim
+            }
+            fn fantasy_noise(&self) -> f64 {
+                0.0
+            }
+            fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
+                prepare_known(self, x, grad, c);
+            }
+            fn cov(
+                &self,
+                _: &PreparedPoint,
+                _: &PreparedPoint,
+                ga: &mut [f64],
+                gb: &mut [f64],
+            ) -> f64 {
+                no_covariance(ga, gb)
+            }
+        }
+
+        impl FantasizeCost for $t {
+            /// Observing a known cost teaches nothing: the belief stays as it is.
+            fn condition(&self, _xs: &[f64], _ln_costs: &[f64]) -> Result<Box<dyn CostBelief>> {
+                Ok(Box::new(self.clone()))
+            }
+        }
+    };
 }
 
-impl FantasizeCost for KnownCost {
-    /// Observing a known cost teaches nothing: the belief stays as it is.
-    fn condition(&self, _xs: &[f64], _ln_costs: &[f64]) -> Result<Box<dyn CostBelief>> {
-        Ok(Box::new(self.clone()))
-    }
-}
+exact_cost_capabilities!(KnownCost);
 
 /// Spec of the `known` cost model: uses the problem's known cost function.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -324,27 +338,7 @@ impl CostBelief for UniformCost {
     }
 }
 
-impl Covariance for UniformCost {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn fantasy_noise(&self) -> f64 {
-        0.0
-    }
-    fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
-        prepare_known(self, x, grad, c);
-    }
-    fn cov(&self, _: &PreparedPoint, _: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
-        no_covariance(ga, gb)
-    }
-}
-
-impl FantasizeCost for UniformCost {
-    /// Observing a known cost teaches nothing: the belief stays as it is.
-    fn condition(&self, _xs: &[f64], _ln_costs: &[f64]) -> Result<Box<dyn CostBelief>> {
-        Ok(Box::new(*self))
-    }
-}
+exact_cost_capabilities!(UniformCost);
 
 /// Spec of the `uniform` cost model.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -7,9 +7,9 @@
 // Dense row-major kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::linalg::dot;
 use crate::posterior::{GpPosterior, MIN_VARIANCE};
 use cabo_core::capability::{Covariance, PreparedPoint};
+use cabo_linalg::dot;
 
 impl Covariance for GpPosterior {
     fn dim(&self) -> usize {

@@ -14,10 +14,11 @@
 //! instead of O(m³).
 
 use crate::kernel::Kernel;
-use crate::linalg::{Cholesky, axpy, dot};
 use crate::posterior::GpPosterior;
 use cabo_core::capability::{FourierDraws, FourierSamples};
 use cabo_core::{Error, Result, Rng, derive_seed};
+use cabo_linalg::Cholesky;
+use cabo_linalg::{axpy, dot};
 
 impl FourierSamples for GpPosterior {
     /// Draws `count` paths on one basis of `features` features (seed 002, App. C.2).

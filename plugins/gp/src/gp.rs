@@ -10,9 +10,11 @@
 //! random-feature GP); only the likelihood here is the exact GP's.
 
 use crate::kernel::{Kernel, KernelKind};
-use crate::linalg::{Cholesky, dot, join_if_large};
 use crate::posterior::{GpPosterior, OutputTransform, check_data};
 use cabo_core::{Error, Model, PluginState, Posterior, Result, Rng, TrainingData};
+use cabo_linalg::dot;
+use cabo_linalg::gram::{fill_rows, gradient_rows};
+use cabo_linalg::{Cholesky, join_if_large};
 use serde::{Deserialize, Serialize};
 
 /// Lengthscale as written in a spec: one value for every dimension, or one per dimension.
@@ -487,115 +489,6 @@ impl Workspace {
     }
 }
 
-cabo_core::avx2_dispatch! {
-/// Rows `rows` of the Gram matrix of the points whose coordinates are the rows of `x_cols`
-/// (`d × n`, already divided by the lengthscales): `κ(r²)` and `dκ/dr²` into `kappa` and
-/// `dkappa` (packed lower triangle, starting at the first row), `s·κ + noise·I` into `gram`
-/// (full rows, starting at the first row). `scale_noise` is `[s, noise]`.
-fn fill_rows(
-    kind: KernelKind,
-    rows: std::ops::Range<usize>,
-    x_cols: &[f64],
-    scale_noise: [f64; 2],
-    kappa: &mut [f64],
-    dkappa: &mut [f64],
-    gram: &mut [f64],
-) {
-    let [s, noise] = scale_noise;
-    let n = gram.len() / rows.len().max(1);
-    let first = rows.start;
-    let mut r2 = vec![0.0; n];
-    let mut idx = 0;
-    for i in rows {
-        // r² to points 0..=i, one coordinate at a time (the same sum, in the same order,
-        // as a per-pair loop over coordinates).
-        let r2 = &mut r2[..=i];
-        r2.fill(0.0);
-        for col in x_cols.chunks_exact(n) {
-            let xi = col[i];
-            for (r, c) in r2.iter_mut().zip(&col[..=i]) {
-                let t = xi - c;
-                *r += t * t;
-            }
-        }
-        let (k, dk) = (&mut kappa[idx..=idx + i], &mut dkappa[idx..=idx + i]);
-        kind.profiles(r2, k, dk);
-        let g = &mut gram[(i - first) * n..(i - first + 1) * n];
-        for (g, k) in g.iter_mut().zip(k.iter()) {
-            *g = s * k;
-        }
-        g[i] += noise;
-        idx += i + 1;
-    }
-}
-}
-
-cabo_core::avx2_dispatch! {
-/// The rows' share of the log-likelihood gradient `½ tr(W ∂K)` with `W = ααᵀ − K⁻¹` (only
-/// the lower triangle of `K⁻¹`, row-major `n × n`, is read), for log-lengthscales,
-/// log-outputscale and log-noise. `x_cols` are the scaled points by coordinate (`d × n`),
-/// `kappa`/`dkappa` the rows' packed profiles from [`fill_rows`], `scale_noise` `[s, noise]`.
-/// Off-diagonal sums run in four lanes (pair (a, b) in lane b mod 4), added pairwise at the
-/// end, so that they vectorise.
-fn gradient_rows(
-    rows: std::ops::Range<usize>,
-    x_cols: &[f64],
-    alpha: &[f64],
-    kinv: &[f64],
-    scale_noise: [f64; 2],
-    kappa: &[f64],
-    dkappa: &[f64],
-) -> GradientShare {
-    let [s, noise] = scale_noise;
-    let n = alpha.len();
-    let d = x_cols.len() / n.max(1);
-    let mut ls = vec![[0.0f64; 4]; d];
-    let mut os = [0.0f64; 4];
-    let (mut os_diag, mut noise_diag) = (0.0, 0.0);
-    let mut c = vec![0.0; n];
-    let mut idx = 0;
-    for a in rows {
-        // Pairs (a, b < a): w·s·κ towards the outputscale, c = −2 w s dκ/dr² weighting
-        // (x_a − x_b)² towards each lengthscale.
-        let (ka, dka) = (&kappa[idx..idx + a], &dkappa[idx..idx + a]);
-        let kinv_a = &kinv[a * n..a * n + a];
-        let c = &mut c[..a];
-        let body = a - a % 4;
-        for b in 0..a {
-            let w = alpha[a] * alpha[b] - kinv_a[b];
-            os[b % 4] += w * s * ka[b];
-            c[b] = -2.0 * w * s * dka[b];
-        }
-        for (col, sum) in x_cols.chunks_exact(n).zip(ls.iter_mut()) {
-            let xa = col[a];
-            // A local copy, so the four lanes live in one register across the loop.
-            let mut acc = *sum;
-            for (cq, xq) in c[..body].chunks_exact(4).zip(col[..body].chunks_exact(4)) {
-                for l in 0..4 {
-                    let t = xa - xq[l];
-                    acc[l] += cq[l] * (t * t);
-                }
-            }
-            for b in body..a {
-                let t = xa - col[b];
-                acc[b % 4] += c[b] * (t * t);
-            }
-            *sum = acc;
-        }
-        let w = alpha[a] * alpha[a] - kinv[a * n + a];
-        os_diag += 0.5 * w * s * kappa[idx + a];
-        noise_diag += 0.5 * w * noise;
-        idx += a + 1;
-    }
-    let lanes = |v: [f64; 4]| (v[0] + v[1]) + (v[2] + v[3]);
-    GradientShare {
-        ls: ls.into_iter().map(lanes).collect(),
-        outputscale: lanes(os) + os_diag,
-        noise: noise_diag,
-    }
-}
-}
-
 /// Length of the packed lower triangle of the first `rows` rows.
 fn packed_len(rows: usize) -> usize {
     rows * (rows + 1) / 2
@@ -604,13 +497,6 @@ fn packed_len(rows: usize) -> usize {
 /// The row that splits an `n`-row lower triangle into two halves of (nearly) equal area.
 fn balanced_split(n: usize) -> usize {
     ((n as f64) / std::f64::consts::SQRT_2).round() as usize
-}
-
-/// One row block's share of the likelihood gradient.
-struct GradientShare {
-    ls: Vec<f64>,
-    outputscale: f64,
-    noise: f64,
 }
 
 /// The hyperparameters a MAP fit moves, with their priors, bounds and default start: what
@@ -996,7 +882,7 @@ impl<'a> FitProblem<'a> {
             let xs = &ws.x_cols;
             let fill = |rows, kappa, dkappa, gram| {
                 fill_rows(
-                    self.kind,
+                    self.kind.shape(),
                     rows,
                     xs,
                     [hp.outputscale, hp.noise],

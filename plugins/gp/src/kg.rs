@@ -17,10 +17,10 @@
 //! same value and gradient as the tree up to rounding (`plugins/bmsei` tests them equal).
 
 use crate::kernel::ScaledRows;
-use crate::linalg::dot;
 use crate::posterior::{GpPosterior, MIN_VARIANCE};
 use cabo_core::capability::FantasyMeans;
 use cabo_core::{AcquisitionFn, Error, Result};
+use cabo_linalg::dot;
 use std::cell::RefCell;
 
 impl FantasyMeans for GpPosterior {

@@ -2,8 +2,6 @@
 //!
 //! - [`kernel`]: RBF and Matérn-1/2, 3/2, 5/2 kernels with ARD lengthscales (GPyTorch's
 //!   parametrisation), with gradients in x and in the log-hyperparameters.
-//! - [`linalg`]: a packed Cholesky factor with a recorded jitter-retry loop, triangular solves,
-//!   O(n²) extension by one observation (for fantasies) and O(n²) rank-one update.
 //! - [`rff`]: random Fourier features, for prior sample paths (GP-sample objectives) and
 //!   Thompson sampling.
 //! - [`gp`] and [`posterior`]: [`ExactGp`] (fixed or MAP hyperparameters, optional output
@@ -17,6 +15,8 @@
 //! - [`spec`]: the `exact_gp` model spec; [`cost`]: the `log_gp`, `known` and `uniform` cost
 //!   models, each offering covariances of ln c and fantasies.
 
+#![forbid(unsafe_code)]
+
 mod bounds;
 pub mod cost;
 mod covariance;
@@ -24,7 +24,6 @@ pub mod fourier;
 pub mod gp;
 pub mod kernel;
 mod kg;
-pub mod linalg;
 pub mod posterior;
 pub mod rff;
 pub mod spec;

@@ -110,7 +110,7 @@ impl RandomFeatures {
             .zip(self.omega.chunks_exact(d))
             .zip(&self.phase)
         {
-            *o = self.amplitude * (crate::linalg::dot(w, x) + b).cos();
+            *o = self.amplitude * (cabo_linalg::dot(w, x) + b).cos();
         }
     }
 
@@ -135,7 +135,7 @@ impl RandomFeatures {
             .zip(self.omega.chunks_exact(d))
             .zip(&self.phase)
         {
-            s += w * (crate::linalg::dot(om, x) + b).cos();
+            s += w * (cabo_linalg::dot(om, x) + b).cos();
         }
         self.amplitude * s
     }
@@ -151,9 +151,9 @@ impl RandomFeatures {
             .zip(self.omega.chunks_exact(d))
             .zip(&self.phase)
         {
-            let (sin, cos) = (crate::linalg::dot(om, x) + b).sin_cos();
+            let (sin, cos) = (cabo_linalg::dot(om, x) + b).sin_cos();
             s += w * cos;
-            crate::linalg::axpy(-w * sin, om, grad);
+            cabo_linalg::axpy(-w * sin, om, grad);
         }
         for g in grad.iter_mut() {
             *g *= self.amplitude;

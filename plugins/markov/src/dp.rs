@@ -292,259 +292,367 @@ struct Acc {
     best1: u16,
 }
 
+impl Acc {
+    /// No split point seen yet.
+    const EMPTY: Acc = Acc {
+        cont: f64::NEG_INFINITY,
+        best: 0,
+        gain: f64::NEG_INFINITY,
+        best1: 0,
+    };
+}
+
+/// Where each interval's tables live: one slot per interval length (3-D state, for a
+/// translation-invariant prior) or per (left end, length) (4-D state).
+struct Layout {
+    n: usize,
+    full_state: bool,
+    /// `slot_offset[d]`: the first slot of length `d`; `slot_offset[m]` slots in all.
+    slot_offset: Vec<usize>,
+}
+
+impl Layout {
+    fn new(m: usize, n: usize, full_state: bool) -> Self {
+        let mut slot_offset = vec![0usize; m + 1];
+        for d in 0..m {
+            let count = if full_state { m - d } else { 1 };
+            slot_offset[d + 1] = slot_offset[d] + count;
+        }
+        Layout {
+            n,
+            full_state,
+            slot_offset,
+        }
+    }
+
+    fn slots(&self) -> usize {
+        *self.slot_offset.last().expect("at least one x level")
+    }
+
+    /// The slot of the interval of length `d` starting at x-index `i`.
+    fn slot(&self, i: usize, d: usize) -> usize {
+        if self.full_state {
+            self.slot_offset[d] + i
+        } else {
+            d
+        }
+    }
+}
+
+/// Peak memory before the induction: the solution's tables (`entries` values each), the
+/// kernel's own tables and the reward quadrature's per-thread scratch (lattice: increment
+/// laws and prefix sums at every node).
+fn peak_bytes(kernel: &Kernel, setup: &Setup, entries: usize, one_step: bool) -> usize {
+    let tables_f64 = if one_step { 6 } else { 5 };
+    let mut peak = entries * (tables_f64 * 8 + 2 * 2) + kernel.heap_bytes();
+    if let KernelKind::Lattice(lat) = &kernel.kind {
+        let q = crate::reward::lattice_nodes(lat, setup.grid.length);
+        peak += rayon::current_num_threads() * 4 * q * (2 * lat.half + 1) * 8;
+    }
+    peak
+}
+
+/// The reward of stopping, `R`, of every slot (zero for length 0).
+fn reward_tables(kernel: &Kernel, setup: &Setup, layout: &Layout) -> Vec<f64> {
+    let nn = layout.n * layout.n;
+    if !layout.full_state {
+        return reward_table_invariant(kernel, &setup.reward);
+    }
+    let m = layout.slot_offset.len() - 1;
+    let mut r = vec![0.0; layout.slots() * nn];
+    let mut jobs: Vec<(usize, usize)> = Vec::new();
+    for d in 1..m {
+        for i in 0..m - d {
+            jobs.push((i, d));
+        }
+    }
+    let slabs: Vec<(usize, Vec<f64>)> = jobs
+        .par_iter()
+        .map(|&(i, d)| {
+            let mut slab = vec![0.0; nn];
+            reward_table_at(kernel, &setup.reward, i, d, &mut slab);
+            (layout.slot(i, d), slab)
+        })
+        .collect();
+    for (s, slab) in slabs {
+        r[s * nn..(s + 1) * nn].copy_from_slice(&slab);
+    }
+    r
+}
+
+/// The tables the induction fills, slot by slot.
+struct Tables {
+    /// `V = max(R, C)`.
+    v: Vec<f64>,
+    /// `V` transposed within each slot, for contiguous inner products over `y_R`.
+    vt: Vec<f64>,
+    /// The continuation value `C` (best split minus the cost).
+    cont: Vec<f64>,
+    /// The best split point (0: none).
+    best: Vec<u16>,
+    /// The one-step lookahead's gain over stopping (with `one_step` only).
+    gain1: Vec<f64>,
+    /// The one-step lookahead's split point.
+    best1: Vec<u16>,
+    one_step: bool,
+}
+
+impl Tables {
+    fn new(entries: usize, one_step: bool) -> Self {
+        Tables {
+            v: vec![0.0; entries],
+            vt: vec![0.0; entries],
+            cont: vec![f64::NEG_INFINITY; entries],
+            best: vec![0u16; entries],
+            gain1: if one_step {
+                vec![f64::NEG_INFINITY; entries]
+            } else {
+                Vec::new()
+            },
+            best1: vec![0u16; entries],
+            one_step,
+        }
+    }
+
+    /// Stores the slot at `base` of length `d` from its rewards and the accumulated splits:
+    /// `V = max(R, C)`.
+    fn store(&mut self, base: usize, d: usize, r: &[f64], acc: &[Acc]) {
+        for (idx, a) in acc.iter().enumerate() {
+            let rv = r[base + idx];
+            let (cv, bv) = if d >= 2 {
+                (a.cont, a.best)
+            } else {
+                (f64::NEG_INFINITY, 0)
+            };
+            self.cont[base + idx] = cv;
+            self.best[base + idx] = bv;
+            self.v[base + idx] = if cv > rv { cv } else { rv };
+            if self.one_step {
+                self.gain1[base + idx] = if d >= 2 {
+                    a.gain - rv
+                } else {
+                    f64::NEG_INFINITY
+                };
+                self.best1[base + idx] = if d >= 2 { a.best1 } else { 0 };
+            }
+        }
+    }
+
+    /// Fills the entries below the diagonal (`y_L > y_R`) of the slot at `base` from those
+    /// above: reversal maps (y_L, y_R, e) to (y_R, y_L, d − e), same value and
+    /// continuation, mirrored split point.
+    fn mirror(&mut self, base: usize, n: usize, d: usize) {
+        let flip = |e: u16| if e == 0 { 0 } else { d as u16 - e };
+        for il in 0..n {
+            for ir in 0..il {
+                let (dst, src) = (base + il * n + ir, base + ir * n + il);
+                self.v[dst] = self.v[src];
+                self.cont[dst] = self.cont[src];
+                self.best[dst] = flip(self.best[src]);
+                if self.one_step {
+                    self.gain1[dst] = self.gain1[src];
+                    self.best1[dst] = flip(self.best1[src]);
+                }
+            }
+        }
+    }
+
+    /// Copies the slot at `base` transposed into `vt`.
+    fn transpose_into_vt(&mut self, base: usize, n: usize) {
+        for il in 0..n {
+            for ir in 0..n {
+                self.vt[base + ir * n + il] = self.v[base + il * n + ir];
+            }
+        }
+    }
+}
+
+/// The induction's working state: the best split of every entry of the slot in hand, and
+/// the Brownian bridge shapes reused between split points.
+struct Induction<'a> {
+    kernel: &'a Kernel,
+    layout: &'a Layout,
+    cost: f64,
+    one_step: bool,
+    /// A reversible prior on a 3-D state: only `y_R ≥ y_L` is computed, the rest mirrored.
+    mirror: bool,
+    /// Brownian motion on a 3-D state: rows come from precomputed bridge shapes.
+    gauss_scale: Option<f64>,
+    shapes: Shapes,
+    shape_bytes: usize,
+    acc: Vec<Acc>,
+}
+
+impl<'a> Induction<'a> {
+    fn new(kernel: &'a Kernel, layout: &'a Layout, cost: f64, one_step: bool) -> Self {
+        let full_state = layout.full_state;
+        let gauss_scale = match (&kernel.kind, full_state) {
+            (KernelKind::Gauss { scale, exponent }, false) if *exponent == 1.0 => Some(*scale),
+            _ => None,
+        };
+        Induction {
+            kernel,
+            layout,
+            cost,
+            one_step,
+            mirror: !full_state && kernel.reversible,
+            gauss_scale,
+            shapes: Shapes {
+                width: 0,
+                first: Vec::new(),
+                last: Vec::new(),
+                mass: Vec::new(),
+                lower: Vec::new(),
+                upper: Vec::new(),
+            },
+            shape_bytes: 0,
+            acc: vec![Acc::EMPTY; layout.n * layout.n],
+        }
+    }
+
+    /// The best split point of every entry of the interval of length `d ≥ 2` at x-index `i`
+    /// (and the one-step lookahead's), into `self.acc`.
+    fn continuations(&mut self, i: usize, d: usize, (r, rt): (&[f64], &[f64]), t: &Tables) {
+        let n = self.layout.n;
+        let nn = n * n;
+        self.acc.iter_mut().for_each(|a| *a = Acc::EMPTY);
+        // Split points in pairs (e, d−e): their bridge shapes coincide (same
+        // variance, same set of fractional offsets), so each pair builds once.
+        let mut order = Vec::with_capacity(d);
+        for e1 in 1..=d / 2 {
+            order.push((e1, true));
+            if d - e1 != e1 {
+                order.push((d - e1, false));
+            }
+        }
+        for (e, rebuild) in order {
+            let (sl, sr) = (self.layout.slot(i, e), self.layout.slot(i + e, d - e));
+            if let (Some(scale), true) = (self.gauss_scale, rebuild) {
+                Shapes::build(self.kernel, scale, d, e, &mut self.shapes);
+                self.shape_bytes = self.shape_bytes.max(3 * self.shapes.mass.len() * 8);
+            }
+            let left = (&t.v[sl * nn..(sl + 1) * nn], &r[sl * nn..(sl + 1) * nn]);
+            let right = (&t.vt[sr * nn..(sr + 1) * nn], &rt[sr * nn..(sr + 1) * nn]);
+            self.split_at(i, d, e, left, right);
+        }
+    }
+
+    /// Folds split point `e` of the interval `(i, d)` into every entry's running maxima;
+    /// `left` and `right` are the (value, reward) tables of the two halves, the right one
+    /// transposed.
+    fn split_at(
+        &mut self,
+        i: usize,
+        d: usize,
+        e: usize,
+        (vl, rl): (&[f64], &[f64]),
+        (vr, rr): (&[f64], &[f64]),
+    ) {
+        let n = self.layout.n;
+        let shapes_ref = &self.shapes;
+        let lattice = match &self.kernel.kind {
+            KernelKind::Lattice(lat) => Some(lat),
+            KernelKind::Gauss { .. } => None,
+        };
+        let kernel_ref = self.kernel;
+        let (one_step, mirror, gauss_scale, c) =
+            (self.one_step, self.mirror, self.gauss_scale, self.cost);
+        self.acc.par_chunks_mut(n).enumerate().for_each_init(
+            || vec![0.0; n],
+            |buf, (il, row_acc)| {
+                let a_v = &vl[il * n..(il + 1) * n];
+                let a_r = &rl[il * n..(il + 1) * n];
+                // With a reversible prior only y_R ≥ y_L is computed;
+                // the rest is mirrored below.
+                let first = if mirror { il } else { 0 };
+                for (ir, slot_acc) in row_acc.iter_mut().enumerate().skip(first) {
+                    let b_v = &vr[ir * n..(ir + 1) * n];
+                    let b_r = &rr[ir * n..(ir + 1) * n];
+                    let (ev, er) = if gauss_scale.is_some() {
+                        let r_ = (il * (d - e) + ir * e) as i64;
+                        let (fl, f) = (r_ / d as i64, (r_ % d as i64) as usize);
+                        let (w0, mid, lo, hi) = shapes_ref.row(n, fl, f);
+                        let span = w0..w0 + mid.len();
+                        let ev = lo * (a_v[0] + b_v[0])
+                            + hi * (a_v[n - 1] + b_v[n - 1])
+                            + dot2(mid, &a_v[span.clone()], &b_v[span.clone()]);
+                        let er = if one_step {
+                            lo * (a_r[0] + b_r[0])
+                                + hi * (a_r[n - 1] + b_r[n - 1])
+                                + dot2(mid, &a_r[span.clone()], &b_r[span])
+                        } else {
+                            0.0
+                        };
+                        (ev, er)
+                    } else if let Some(pair) = lattice.and_then(|lat| {
+                        lattice_dot(lat, n, d, e, il, ir, (a_v, a_r), (b_v, b_r), one_step)
+                    }) {
+                        pair
+                    } else {
+                        kernel_ref.row(i, d, e, il, ir, buf);
+                        let ev = dot2(buf, a_v, b_v);
+                        let er = if one_step { dot2(buf, a_r, b_r) } else { 0.0 };
+                        (ev, er)
+                    };
+                    // Ties go to the leftmost split point, whatever the
+                    // order the split points were visited in.
+                    let cv = ev - c;
+                    let e16 = e as u16;
+                    if cv > slot_acc.cont || (cv == slot_acc.cont && e16 < slot_acc.best) {
+                        slot_acc.cont = cv;
+                        slot_acc.best = e16;
+                    }
+                    if one_step
+                        && (er > slot_acc.gain || (er == slot_acc.gain && e16 < slot_acc.best1))
+                    {
+                        slot_acc.gain = er;
+                        slot_acc.best1 = e16;
+                    }
+                }
+            },
+        );
+    }
+}
+
 impl Solution {
     /// Runs Algorithm 1 for `setup`.
     pub fn solve(setup: &Setup, opts: &SolveOptions) -> Result<Solution> {
         setup.validate()?;
         let started = Instant::now();
         let kernel = Kernel::new(&setup.prior, &setup.grid)?;
-        let g = &setup.grid;
-        let (m, n) = (g.x_levels, g.y_levels);
+        let (m, n) = (setup.grid.x_levels, setup.grid.y_levels);
         let full_state = opts.force_full_state || !kernel.translation_invariant();
-        // Slots: one per interval length (3-D) or per (left end, length) (4-D).
-        let mut slot_offset = vec![0usize; m + 1];
-        for d in 0..m {
-            let count = if full_state { m - d } else { 1 };
-            slot_offset[d + 1] = slot_offset[d] + count;
-        }
-        let slots = slot_offset[m];
+        let layout = Layout::new(m, n, full_state);
+        let slots = layout.slots();
         let nn = n * n;
-        let tables_f64 = if opts.one_step { 6 } else { 5 };
-        // Peak memory: the tables below, the kernel's own tables, the reward quadrature's
-        // per-thread scratch (lattice: increment laws and prefix sums at every node), the
-        // per-entry accumulators, per-thread rows and the largest shape set.
-        let threads = rayon::current_num_threads();
-        let mut peak = slots * nn * (tables_f64 * 8 + 2 * 2) + kernel.heap_bytes();
-        if let KernelKind::Lattice(lat) = &kernel.kind {
-            let q = crate::reward::lattice_nodes(lat, g.length);
-            peak += threads * 4 * q * (2 * lat.half + 1) * 8;
-        }
+        let mut peak = peak_bytes(&kernel, setup, slots * nn, opts.one_step);
 
         let reward_started = Instant::now();
-        let mut r = vec![0.0; slots * nn];
-        if full_state {
-            let mut jobs: Vec<(usize, usize)> = Vec::new();
-            for d in 1..m {
-                for i in 0..m - d {
-                    jobs.push((i, d));
-                }
-            }
-            let slabs: Vec<(usize, Vec<f64>)> = jobs
-                .par_iter()
-                .map(|&(i, d)| {
-                    let mut slab = vec![0.0; nn];
-                    reward_table_at(&kernel, &setup.reward, i, d, &mut slab);
-                    (slot_offset[d] + i, slab)
-                })
-                .collect();
-            for (s, slab) in slabs {
-                r[s * nn..(s + 1) * nn].copy_from_slice(&slab);
-            }
-        } else {
-            r = reward_table_invariant(&kernel, &setup.reward);
-        }
+        let r = reward_tables(&kernel, setup, &layout);
         let reward_seconds = reward_started.elapsed().as_secs_f64();
         let rt = transpose_all(&r, n);
 
-        let mut v = vec![0.0; slots * nn];
-        let mut vt = vec![0.0; slots * nn];
-        let mut cont = vec![f64::NEG_INFINITY; slots * nn];
-        let mut best = vec![0u16; slots * nn];
-        let mut gain1 = if opts.one_step {
-            vec![f64::NEG_INFINITY; slots * nn]
-        } else {
-            Vec::new()
-        };
-        let mut best1 = vec![0u16; slots * nn];
-        let c = setup.cost;
-        let slot =
-            |i: usize, d: usize| -> usize { if full_state { slot_offset[d] + i } else { d } };
-        let mirror = !full_state && kernel.reversible;
-        let gauss_scale = match (&kernel.kind, full_state) {
-            (KernelKind::Gauss { scale, exponent }, false) if *exponent == 1.0 => Some(*scale),
-            _ => None,
-        };
-        let mut shapes = Shapes {
-            width: 0,
-            first: Vec::new(),
-            last: Vec::new(),
-            mass: Vec::new(),
-            lower: Vec::new(),
-            upper: Vec::new(),
-        };
-        let mut shape_bytes = 0usize;
-        let mut acc = vec![
-            Acc {
-                cont: f64::NEG_INFINITY,
-                best: 0,
-                gain: f64::NEG_INFINITY,
-                best1: 0,
-            };
-            nn
-        ];
+        let mut tables = Tables::new(slots * nn, opts.one_step);
+        let mut induction = Induction::new(&kernel, &layout, setup.cost, opts.one_step);
         peak += nn * std::mem::size_of::<Acc>();
-        peak += threads * n * 8;
-
+        peak += rayon::current_num_threads() * n * 8;
+        // Backward induction over interval lengths: every slot of length d needs only
+        // slots of shorter lengths.
         for d in 1..m {
             let i_range = if full_state { 0..m - d } else { 0..1 };
             for i in i_range {
-                let s = slot(i, d);
                 if d >= 2 {
-                    acc.iter_mut().for_each(|a| {
-                        *a = Acc {
-                            cont: f64::NEG_INFINITY,
-                            best: 0,
-                            gain: f64::NEG_INFINITY,
-                            best1: 0,
-                        }
-                    });
-                    // Split points in pairs (e, d−e): their bridge shapes coincide (same
-                    // variance, same set of fractional offsets), so each pair builds once.
-                    let mut order = Vec::with_capacity(d);
-                    for e1 in 1..=d / 2 {
-                        order.push((e1, true));
-                        if d - e1 != e1 {
-                            order.push((d - e1, false));
-                        }
-                    }
-                    for (e, rebuild) in order {
-                        let (sl, sr) = (slot(i, e), slot(i + e, d - e));
-                        if let (Some(scale), true) = (gauss_scale, rebuild) {
-                            Shapes::build(&kernel, scale, d, e, &mut shapes);
-                            shape_bytes = shape_bytes.max(3 * shapes.mass.len() * 8);
-                        }
-                        let (vl, vr) = (&v[sl * nn..(sl + 1) * nn], &vt[sr * nn..(sr + 1) * nn]);
-                        let (rl, rr) = (&r[sl * nn..(sl + 1) * nn], &rt[sr * nn..(sr + 1) * nn]);
-                        let shapes_ref = &shapes;
-                        let lattice = match &kernel.kind {
-                            KernelKind::Lattice(lat) => Some(lat),
-                            KernelKind::Gauss { .. } => None,
-                        };
-                        let kernel_ref = &kernel;
-                        let one_step = opts.one_step;
-                        acc.par_chunks_mut(n).enumerate().for_each_init(
-                            || vec![0.0; n],
-                            |buf, (il, row_acc)| {
-                                let a_v = &vl[il * n..(il + 1) * n];
-                                let a_r = &rl[il * n..(il + 1) * n];
-                                // With a reversible prior only y_R ≥ y_L is computed;
-                                // the rest is mirrored below.
-                                let first = if mirror { il } else { 0 };
-                                for (ir, slot_acc) in row_acc.iter_mut().enumerate().skip(first) {
-                                    let b_v = &vr[ir * n..(ir + 1) * n];
-                                    let b_r = &rr[ir * n..(ir + 1) * n];
-                                    let (ev, er) = if gauss_scale.is_some() {
-                                        let r_ = (il * (d - e) + ir * e) as i64;
-                                        let (fl, f) = (r_ / d as i64, (r_ % d as i64) as usize);
-                                        let (w0, mid, lo, hi) = shapes_ref.row(n, fl, f);
-                                        let span = w0..w0 + mid.len();
-                                        let ev = lo * (a_v[0] + b_v[0])
-                                            + hi * (a_v[n - 1] + b_v[n - 1])
-                                            + dot2(mid, &a_v[span.clone()], &b_v[span.clone()]);
-                                        let er = if one_step {
-                                            lo * (a_r[0] + b_r[0])
-                                                + hi * (a_r[n - 1] + b_r[n - 1])
-                                                + dot2(mid, &a_r[span.clone()], &b_r[span])
-                                        } else {
-                                            0.0
-                                        };
-                                        (ev, er)
-                                    } else if let Some(pair) = lattice.and_then(|lat| {
-                                        lattice_dot(
-                                            lat,
-                                            n,
-                                            d,
-                                            e,
-                                            il,
-                                            ir,
-                                            (a_v, a_r),
-                                            (b_v, b_r),
-                                            one_step,
-                                        )
-                                    }) {
-                                        pair
-                                    } else {
-                                        kernel_ref.row(i, d, e, il, ir, buf);
-                                        let ev = dot2(buf, a_v, b_v);
-                                        let er = if one_step { dot2(buf, a_r, b_r) } else { 0.0 };
-                                        (ev, er)
-                                    };
-                                    // Ties go to the leftmost split point, whatever the
-                                    // order the split points were visited in.
-                                    let cv = ev - c;
-                                    let e16 = e as u16;
-                                    if cv > slot_acc.cont
-                                        || (cv == slot_acc.cont && e16 < slot_acc.best)
-                                    {
-                                        slot_acc.cont = cv;
-                                        slot_acc.best = e16;
-                                    }
-                                    if one_step
-                                        && (er > slot_acc.gain
-                                            || (er == slot_acc.gain && e16 < slot_acc.best1))
-                                    {
-                                        slot_acc.gain = er;
-                                        slot_acc.best1 = e16;
-                                    }
-                                }
-                            },
-                        );
-                    }
+                    induction.continuations(i, d, (&r, &rt), &tables);
                 }
-                // V = max(R, C); store transposed copies for the contiguous inner products.
-                let base = s * nn;
-                for idx in 0..nn {
-                    let rv = r[base + idx];
-                    let a = acc[idx];
-                    let (cv, bv) = if d >= 2 {
-                        (a.cont, a.best)
-                    } else {
-                        (f64::NEG_INFINITY, 0)
-                    };
-                    cont[base + idx] = cv;
-                    best[base + idx] = bv;
-                    v[base + idx] = if cv > rv { cv } else { rv };
-                    if opts.one_step {
-                        gain1[base + idx] = if d >= 2 {
-                            a.gain - rv
-                        } else {
-                            f64::NEG_INFINITY
-                        };
-                        best1[base + idx] = if d >= 2 { a.best1 } else { 0 };
-                    }
+                let base = layout.slot(i, d) * nn;
+                tables.store(base, d, &r, &induction.acc);
+                if induction.mirror && d >= 2 {
+                    tables.mirror(base, n, d);
                 }
-                if mirror && d >= 2 {
-                    // Reversal maps (y_L, y_R, e) to (y_R, y_L, d − e): same value and
-                    // continuation, mirrored split point.
-                    for il in 0..n {
-                        for ir in 0..il {
-                            let (dst, src) = (base + il * n + ir, base + ir * n + il);
-                            v[dst] = v[src];
-                            cont[dst] = cont[src];
-                            best[dst] = if best[src] == 0 {
-                                0
-                            } else {
-                                d as u16 - best[src]
-                            };
-                            if opts.one_step {
-                                gain1[dst] = gain1[src];
-                                best1[dst] = if best1[src] == 0 {
-                                    0
-                                } else {
-                                    d as u16 - best1[src]
-                                };
-                            }
-                        }
-                    }
-                }
-                for il in 0..n {
-                    for ir in 0..n {
-                        vt[base + ir * n + il] = v[base + il * n + ir];
-                    }
-                }
+                tables.transpose_into_vt(base, n);
             }
         }
-        peak += shape_bytes;
+        peak += induction.shape_bytes;
         let stats = SolveStats {
             seconds: started.elapsed().as_secs_f64(),
             reward_seconds,
@@ -552,12 +660,20 @@ impl Solution {
             state_dims: if full_state { 4 } else { 3 },
             lattice_tail_mass: kernel.lattice_tail_mass(),
         };
+        let Tables {
+            v,
+            cont,
+            best,
+            gain1,
+            best1,
+            ..
+        } = tables;
         Ok(Solution {
             setup: setup.clone(),
             kernel,
             full_state,
             n,
-            slot_offset,
+            slot_offset: layout.slot_offset,
             v,
             r,
             cont,

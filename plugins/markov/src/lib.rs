@@ -17,6 +17,7 @@
 //! * [`studies`]: the sweeps as the studies `markov_cost_sweep` and `markov_budget_sweep`.
 //! * [`plugins`]: the `markov_path` problem and the `markov_dp` / `markov_one_step` policies.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod budget;

@@ -13,6 +13,7 @@
 //! the analytic gradient of Prop. 3. [`pandora`] holds the indices of single Pandora's boxes
 //! (discrete rewards exactly, normal rewards through [`index`]).
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod decay;

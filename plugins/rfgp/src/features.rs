@@ -10,10 +10,10 @@
 //! MAP fit differentiate it; redrawing them would make it a different random function at
 //! every step.
 
-use cabo_core::vector::dot;
 use cabo_core::{Error, Result};
 use cabo_gp::fourier::FourierBasis;
 use cabo_gp::{Kernel, KernelKind};
+use cabo_linalg::vector::dot;
 use std::ops::Range;
 
 /// Feature values above which a design is computed in two threads.

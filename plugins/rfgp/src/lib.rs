@@ -23,11 +23,14 @@
 //!   `OpenBounds`), so KG and the control-set policies take their generic paths.
 //! - [`model`]: [`RandomFeatureGp`] and its spec [`RfGpConfig`] (the keys of `exact_gp` plus
 //!   `features`).
-//! - `dense`: the blocked products of a fit, compiled for AVX2 with bitwise equal results.
+//! - `dense`: a fit's products `ΦᵀΦ` and `A Bᵀ` on `cabo-linalg`'s tiled row products, split
+//!   between two threads when large, with bitwise equal results either way.
 //!
 //! The basis is drawn from a `u64` seed derived from the run's seed when the model is built,
 //! and kept for the whole run: only the hyperparameters move it (ω = z/ℓ), so the
 //! likelihood is smooth in them and resuming a run redraws the same basis.
+
+#![forbid(unsafe_code)]
 
 mod dense;
 pub mod features;

@@ -23,10 +23,10 @@
 
 use crate::dense::{gram_lower, product_nt, transpose};
 use crate::features::Features;
-use cabo_core::vector::{axpy, dot};
 use cabo_core::{Error, Result};
 use cabo_gp::LikelihoodGradient;
-use cabo_gp::linalg::Cholesky;
+use cabo_linalg::Cholesky;
+use cabo_linalg::vector::{axpy, dot};
 
 /// Which of the two equal forms of the marginal likelihood to evaluate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,14 +31,14 @@ use crate::likelihood::Form;
 use cabo_core::capability::{
     Covariance, Fantasize, FourierDraws, FourierSamples, PreparedPoint, SamplePaths,
 };
-use cabo_core::vector::{axpy, dot};
 use cabo_core::{
     Diagnostics, Error, MeanVar, MeanVarGrad, Posterior, Result, Rng, SamplePath, TrainingData,
     derive_seed,
 };
 use cabo_gp::OutputTransform;
-use cabo_gp::linalg::Cholesky;
 use cabo_gp::posterior::MIN_VARIANCE;
+use cabo_linalg::Cholesky;
+use cabo_linalg::vector::{axpy, dot};
 use std::sync::Arc;
 
 /// Points per block of a batched prediction in the weight form: the block's features

@@ -8,6 +8,8 @@
 //! Binaries and test crates call [`init`] once at start-up; it fails loudly if a plugin kind
 //! has no registrations at all (the symptom of a dropped crate).
 
+#![forbid(unsafe_code)]
+
 pub use cabo_baselines as baselines;
 pub use cabo_benchmarks as benchmarks;
 pub use cabo_bmsei as bmsei;

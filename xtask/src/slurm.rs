@@ -3,7 +3,7 @@
 //! runs once the whole array has succeeded.
 //!
 //! With `workers`, every task runs the whole sweep instead (`run --require-locks`) and takes
-//! the next run that no other task holds ([`crate::store::RunLock`]): runs that differ a
+//! the next run that no other task holds ([`cabo_runner::store::RunLock`]): runs that differ a
 //! thousandfold in cost (a random search against a knowledge gradient) then keep every task
 //! busy until the sweep is done, where fixed shards finish at very different times.
 
@@ -177,7 +177,7 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         format!("cabo-{stem}")
     });
     // The job name becomes the scripts' file names under `--dir`.
-    crate::spec::check_name("--job-name: job", &job)?;
+    cabo_runner::spec::check_name("--job-name: job", &job)?;
     std::fs::create_dir_all(dir.join("logs"))
         .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
     let spec_args: Vec<String> = specs
@@ -286,7 +286,7 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         (&files.report, &report),
         (&files.submit, &submit),
     ] {
-        crate::store::write_atomic(path, text.as_bytes())
+        cabo_runner::store::write_atomic(path, text.as_bytes())
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     Ok(files)

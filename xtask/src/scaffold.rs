@@ -54,7 +54,7 @@ fn camel(name: &str) -> String {
 pub fn new_plugin(workspace: &Path, kind: &str, name: &str) -> Result<String, String> {
     let s = scaffold(workspace, kind, name)?;
     Ok(format!(
-        "created {} (package {}) and {}, and linked it from crates/cabo\n\
+        "created {} (package {}) and {}, and linked it from app/cabo\n\
          try: cargo test -p {} && cargo xtask run {} --smoke",
         s.crate_dir.display(),
         s.package,
@@ -67,7 +67,7 @@ pub fn new_plugin(workspace: &Path, kind: &str, name: &str) -> Result<String, St
 /// Creates the crate, the smoke spec and the facade edits.
 pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, String> {
     if !KINDS.contains(&kind) {
-        let closest = cabo_core::registry::closest_of(kind, KINDS)
+        let closest = cabo::core::registry::closest_of(kind, KINDS)
             .map(|c| format!(" (did you mean `{c}`?)"))
             .unwrap_or_default();
         return Err(format!(
@@ -76,11 +76,11 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
         ));
     }
     check_name(name)?;
-    let facade_lib = workspace.join("crates/cabo/src/lib.rs");
-    let facade_toml = workspace.join("crates/cabo/Cargo.toml");
+    let facade_lib = workspace.join("app/cabo/src/lib.rs");
+    let facade_toml = workspace.join("app/cabo/Cargo.toml");
     if !facade_lib.is_file() || !facade_toml.is_file() {
         return Err(format!(
-            "{}: not the cabo workspace (no crates/cabo/src/lib.rs); run from the workspace \
+            "{}: not the cabo workspace (no app/cabo/src/lib.rs); run from the workspace \
              root or pass --workspace DIR",
             workspace.display()
         ));
@@ -192,7 +192,7 @@ fn templates(
         _ => POLICY,
     };
     let lib = format!(
-        "//! # {package}\n//!\n//! A cabo {kind} plugin: `{{ type: {type_name} }}`.\n\n#![warn(missing_docs)]\n\n/// Keeps this crate's plugin registrations in every binary that links the facade.\npub fn link() {{}}\n\n{}\n",
+        "//! # {package}\n//!\n//! A cabo {kind} plugin: `{{ type: {type_name} }}`.\n\n#![forbid(unsafe_code)]\n#![warn(missing_docs)]\n\n/// Keeps this crate's plugin registrations in every binary that links the facade.\npub fn link() {{}}\n\n{}\n",
         // The templates spell the registration macros with placeholders: the workspace's
         // catalogue test scans sources for them and would take the templates for plugins.
         body.replace("REGISTER_PLUGIN", "register_plugin")

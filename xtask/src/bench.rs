@@ -134,7 +134,7 @@ pub fn bench_targets(only: &[String]) -> Result<Vec<(String, String)>, String> {
     for want in only {
         if !names.contains(want) {
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let hint = cabo_core::registry::closest_of(want, &refs)
+            let hint = cabo::core::registry::closest_of(want, &refs)
                 .map(|c| format!(" (did you mean {c}?)"))
                 .unwrap_or_default();
             return Err(format!("--package {want}: no such package{hint}"));
@@ -215,7 +215,7 @@ pub fn run(only: &[String], json: &Path, divan_args: &[String]) -> Result<String
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
-    crate::store::write_atomic(json, text.as_bytes())
+    cabo_runner::store::write_atomic(json, text.as_bytes())
         .map_err(|e| format!("{}: {e}", json.display()))?;
     Ok(format!(
         "{}medians written to {}\n",

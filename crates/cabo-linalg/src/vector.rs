@@ -1,8 +1,12 @@
-//! The two vector kernels every numerical plugin shares. They live in the core so that a
-//! policy combining vectors a model handed it (sample-path weights, features) sums them in
-//! the same order as the model does, without depending on the model's crate.
+//! The two vector kernels every numerical plugin shares, so that a policy combining vectors a
+//! model handed it (sample-path weights, features) sums them in the same order as the model.
+//!
+//! Both are `#[inline(always)]`: they are compiled into their callers, including the AVX2
+//! builds of this crate's kernels, and perform the same operations in every build.
 
-/// Dot product written so the compiler vectorises it (four independent accumulators).
+/// Dot product of the common prefix of `a` and `b`, written so the compiler vectorises it:
+/// four independent accumulators (lane l sums the indices ≡ l mod 4), added pairwise, then
+/// the tail in order.
 #[inline(always)]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
@@ -23,7 +27,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-/// `y += a·x` over equal-length slices.
+/// `y += a·x` elementwise over the common prefix of `x` and `y`.
 #[inline(always)]
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {

@@ -1,0 +1,592 @@
+//! The bitwise-equivalence harness: every kernel of this crate, run under every instruction
+//! set level this processor supports ([`Isa::Portable`], [`Isa::Baseline`], [`Isa::Avx2`],
+//! [`Isa::Avx512`]), on random inputs and on awkward sizes (0, 1, a lane count ± 1, large),
+//! must give the portable build's result bit for bit. This is what keeps cabo's results
+//! independent of the CPU they ran on; a kernel added to the crate gets a test here.
+//!
+//! Levels the processor lacks are skipped (each test prints the ones it ran). The level is
+//! process-wide state ([`simd::limit`]), so the tests take turns through one lock.
+
+// Dense small-matrix reference loops read clearest with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+use crate::cholesky::{
+    self, factor, inverse_lower_rows, invert_factor, row_start, solve_lower, solve_lower_rows,
+    solve_upper,
+};
+use crate::dense::product_rows;
+use crate::gram::{fill_rows, gradient_rows};
+use crate::panel::{BLOCK, PANEL_ROWS, Panels};
+use crate::profile::{Profile, scaled_profiles};
+use crate::rows::{accumulate_rows, free_gram};
+use crate::simd::{self, Isa, avx2_dispatch};
+use crate::vector::{axpy, dot};
+use std::sync::Mutex;
+
+/// Lengths around every lane count the kernels use (4-lane accumulators and row blocks,
+/// 2-, 4- and 8-wide vectors), plus larger ones.
+const LENGTHS: [usize; 21] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 31, 33, 64, 65, 203,
+];
+
+/// Orders of the triangular kernels: blocks of four rows with every remainder, and large.
+const ORDERS: [usize; 17] = [0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 31, 33, 64, 257];
+
+/// Serialises the tests: each one sets the process-wide level.
+static LEVEL: Mutex<()> = Mutex::new(());
+
+/// Lifts the level restriction when a test ends, passing or not.
+struct Unlimit;
+
+impl Drop for Unlimit {
+    fn drop(&mut self) {
+        simd::limit(Isa::Avx512);
+    }
+}
+
+/// Runs `run` under every level the processor supports, narrowest first, and asserts that
+/// each result has the portable build's bits. NaN payloads are not part of the contract (x86
+/// propagates the first operand's, and a compiler may order the operands of a commutative
+/// operation differently in two builds), so every NaN compares as one.
+fn same_bits_on_every_level(kernel: &str, run: impl Fn() -> Vec<f64>) {
+    let _turn = LEVEL.lock().unwrap_or_else(|e| e.into_inner());
+    let _unlimit = Unlimit;
+    let bits = |v: Vec<f64>| -> Vec<u64> {
+        v.into_iter()
+            .map(|x| {
+                if x.is_nan() {
+                    f64::NAN.to_bits()
+                } else {
+                    x.to_bits()
+                }
+            })
+            .collect()
+    };
+    let mut reference: Option<Vec<u64>> = None;
+    let mut ran = Vec::new();
+    for isa in Isa::ALL.into_iter().filter(|&l| l <= simd::detected()) {
+        simd::limit(isa);
+        assert_eq!(simd::active(), isa);
+        let got = bits(run());
+        ran.push(isa);
+        match &reference {
+            None => reference = Some(got),
+            Some(want) => {
+                assert_eq!(want.len(), got.len(), "{kernel}: {isa:?} result length");
+                if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+                    panic!(
+                        "{kernel}: {isa:?} differs from the portable build at value {i} of {}: \
+                         {:e} vs {:e}",
+                        got.len(),
+                        f64::from_bits(got[i]),
+                        f64::from_bits(want[i]),
+                    );
+                }
+            }
+        }
+    }
+    println!("{kernel}: identical bits on {ran:?}");
+}
+
+/// A small deterministic generator (SplitMix64), so the inputs need no dependency.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform on [−1, 1).
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    fn vec(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.uniform()).collect()
+    }
+
+    /// Mostly uniform values, with signed zeros, subnormals and extreme magnitudes mixed in
+    /// (whose products underflow, overflow and cancel).
+    fn awkward(&mut self, n: usize) -> Vec<f64> {
+        self.mixed(
+            n,
+            &[0.0, -0.0, 5e-324, -2.2e-308, 1e-300, 1e300, -1e300, 3.5],
+        )
+    }
+
+    /// Like [`Gen::awkward`], with magnitudes small enough that a product of three entries
+    /// summed a few hundred times stays finite.
+    fn awkward_finite(&mut self, n: usize) -> Vec<f64> {
+        self.mixed(
+            n,
+            &[0.0, -0.0, 5e-324, -2.2e-308, 1e-300, 1e100, -1e100, 3.5],
+        )
+    }
+
+    /// Uniform values with one in eight drawn from `odd`.
+    fn mixed(&mut self, n: usize, odd: &[f64]) -> Vec<f64> {
+        (0..n)
+            .map(|_| match self.next() % 8 {
+                0 => odd[self.next() as usize % odd.len()],
+                _ => self.uniform(),
+            })
+            .collect()
+    }
+
+    /// A symmetric positive-definite `n × n` matrix `B Bᵀ/n + I/2`.
+    fn spd(&mut self, n: usize) -> Vec<f64> {
+        let b = self.vec(n * n);
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let s: f64 = (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum();
+                a[i * n + j] = s / n as f64 + if i == j { 0.5 } else { 0.0 };
+            }
+        }
+        a
+    }
+}
+
+/// The row-packed factor of `rng.spd(n)`.
+fn packed_factor(rng: &mut Gen, n: usize) -> Vec<f64> {
+    let a = rng.spd(n);
+    let mut packed = vec![0.0; row_start(n)];
+    assert!(factor(&a, n, 0.0, &mut packed));
+    packed
+}
+
+avx2_dispatch! {
+    /// [`dot`] compiled like the kernels that inline it.
+    fn dot_kernel(a: &[f64], b: &[f64]) -> f64 {
+        dot(a, b)
+    }
+}
+
+avx2_dispatch! {
+    /// [`axpy`] compiled like the kernels that inline it.
+    fn axpy_kernel(a: f64, x: &[f64], y: &mut [f64]) {
+        axpy(a, x, y)
+    }
+}
+
+#[test]
+fn dot_and_axpy() {
+    same_bits_on_every_level("dot, axpy", || {
+        let mut rng = Gen(1);
+        let mut out = Vec::new();
+        for n in LENGTHS {
+            // Offset by one, so no vector load is aligned, and with unequal lengths.
+            let (a, b) = (rng.awkward(n + 1), rng.awkward(n + 3));
+            out.push(dot_kernel(&a[1..], &b[..n]));
+            out.push(dot_kernel(&b, &a));
+            let mut y = rng.awkward(n + 1);
+            axpy_kernel(rng.uniform(), &a[1..], &mut y[1..]);
+            out.extend(y);
+        }
+        out
+    });
+}
+
+/// [`cholesky::dot4`] in the build of the active level.
+fn dot4_active(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2_dispatch! {
+            fn avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+                // SAFETY: the AVX2 build runs only where AVX2, hence AVX, is available.
+                unsafe { cholesky::dot4::<{ Isa::Avx2 as u8 }>(x, r) }
+            }
+        }
+        match simd::active() {
+            Isa::Avx2 | Isa::Avx512 => return avx(x, r),
+            // SAFETY: the SSE2 build needs only the x86-64 baseline.
+            Isa::Baseline => return unsafe { cholesky::dot4::<{ Isa::Baseline as u8 }>(x, r) },
+            Isa::Portable => {}
+        }
+    }
+    // SAFETY: the portable build needs nothing beyond the target's baseline.
+    unsafe { cholesky::dot4::<{ Isa::Portable as u8 }>(x, r) }
+}
+
+#[test]
+fn dot4() {
+    same_bits_on_every_level("dot4", || {
+        let mut rng = Gen(2);
+        let mut out = Vec::new();
+        for n in LENGTHS {
+            let x = rng.awkward(n);
+            let r: Vec<Vec<f64>> = (0..4).map(|i| rng.awkward(n + i)).collect();
+            out.extend(dot4_active(&x, [&r[0], &r[1], &r[2], &r[3]]));
+        }
+        out
+    });
+}
+
+#[test]
+fn cholesky_factor() {
+    same_bits_on_every_level("cholesky::factor", || {
+        let mut rng = Gen(3);
+        let mut out = Vec::new();
+        for n in ORDERS {
+            let a = rng.spd(n);
+            for jitter in [0.0, 1e-3] {
+                let mut packed = vec![0.0; row_start(n)];
+                out.push(f64::from(u8::from(factor(&a, n, jitter, &mut packed))));
+                out.extend(packed);
+            }
+            // Indefinite: a negative diagonal entry two thirds of the way down stops the
+            // factorisation there, with the rows before it written.
+            if n > 0 {
+                let mut bad = a.clone();
+                let k = 2 * n / 3;
+                bad[k * n + k] = -1.0;
+                let mut packed = vec![0.0; row_start(n)];
+                out.push(f64::from(u8::from(factor(&bad, n, 0.0, &mut packed))));
+                out.extend(packed);
+            }
+        }
+        out
+    });
+}
+
+#[test]
+fn cholesky_solves() {
+    same_bits_on_every_level(
+        "cholesky::solve_lower, solve_upper, solve_lower_rows",
+        || {
+            let mut rng = Gen(4);
+            let mut out = Vec::new();
+            for n in ORDERS {
+                let packed = packed_factor(&mut rng, n);
+                let mut z = rng.vec(n);
+                solve_lower(&packed, &mut z);
+                out.extend(&z);
+                solve_upper(&packed, &mut z);
+                out.extend(&z);
+                for m in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33] {
+                    let mut zs = rng.vec(n * m);
+                    solve_lower_rows(&packed, n, &mut zs, m);
+                    out.extend(zs);
+                }
+            }
+            out
+        },
+    );
+}
+
+#[test]
+fn cholesky_inverses() {
+    same_bits_on_every_level("cholesky::invert_factor, inverse_lower_rows", || {
+        let mut rng = Gen(5);
+        let mut out = Vec::new();
+        for n in ORDERS {
+            let packed = packed_factor(&mut rng, n);
+            // Buffers with stale contents, as reused buffers have; the parts a kernel leaves
+            // alone must stay as they were.
+            let mut linv = rng.vec(n * n);
+            invert_factor(&packed, n, &mut linv);
+            out.extend(&linv);
+            let mut kinv = rng.vec(n * n);
+            inverse_lower_rows(&linv, n, 0..n, &mut kinv);
+            out.extend(&kinv);
+            // In two blocks, as a caller running them in parallel does.
+            let half = n / 2;
+            let mut split = rng.vec(n * n);
+            let (top, bottom) = split.split_at_mut(half * n);
+            inverse_lower_rows(&linv, n, 0..half, top);
+            inverse_lower_rows(&linv, n, half..n, bottom);
+            out.extend(split);
+        }
+        out
+    });
+}
+
+#[test]
+fn panel_products() {
+    let mut rng = Gen(6);
+    let cases: Vec<(usize, Vec<f64>, Vec<f64>)> = [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 41, 100]
+        .into_iter()
+        .map(|n| {
+            // Lower triangular, and operands finite (including the intermediate `V`), as the
+            // products require.
+            let mut l = rng.awkward_finite(n * n);
+            for i in 0..n {
+                l[i * n + i] = 1.0 + rng.uniform().abs();
+                l[i * n + i + 1..(i + 1) * n].fill(0.0);
+            }
+            (n, l, rng.awkward_finite(n * BLOCK))
+        })
+        .collect();
+    same_bits_on_every_level("panel::Panels products", || {
+        let mut out = Vec::new();
+        for (n, l, src) in &cases {
+            let n = *n;
+            let panels = Panels::new(l, n);
+            assert_eq!(
+                panels.isa(),
+                simd::active(),
+                "the panels run the active build"
+            );
+            let rows = n.next_multiple_of(PANEL_ROWS);
+            for width in [0, 4, 8, 12, 16, 20, 24, 28, 32, 44, 60, 64] {
+                let mut v = vec![f64::NAN; rows * BLOCK];
+                panels.lower_product(src, &mut v, width);
+                let mut u = vec![f64::NAN; rows * BLOCK];
+                panels.lower_transpose_product(&v, &mut u, width);
+                // Rows past n and columns past the width are scratch, as in the callers.
+                for j in 0..n {
+                    out.extend(&v[j * BLOCK..j * BLOCK + width]);
+                    out.extend(&u[j * BLOCK..j * BLOCK + width]);
+                }
+            }
+        }
+        out
+    });
+    // And they are the plain loops': L·src summed in ascending k, one axpy per coefficient.
+    for (n, l, src) in &cases {
+        let n = *n;
+        let panels = Panels::new(l, n);
+        let mut v = vec![0.0; n.next_multiple_of(PANEL_ROWS) * BLOCK];
+        panels.lower_product(src, &mut v, BLOCK);
+        for i in 0..n {
+            let mut want = [0.0; BLOCK];
+            for k in 0..=i {
+                axpy(l[i * n + k], &src[k * BLOCK..(k + 1) * BLOCK], &mut want);
+            }
+            let got = &v[i * BLOCK..(i + 1) * BLOCK];
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+            assert!(same, "L·src row {i} of {n}: {got:?} vs {want:?}");
+        }
+    }
+}
+
+#[test]
+fn kernel_profiles() {
+    same_bits_on_every_level("profile::scaled_profiles", || {
+        let mut rng = Gen(7);
+        let mut out = Vec::new();
+        // Squared distances over the whole range of `exp`, with its edges and specials.
+        let specials = [
+            0.0,
+            -0.0,
+            5e-324,
+            1e-300,
+            1e-8,
+            1416.0,
+            1418.0,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for profile in Profile::ALL {
+            for n in LENGTHS {
+                let mut k: Vec<f64> = (0..n)
+                    .map(|i| match i % 5 {
+                        4 => specials[(i / 5) % specials.len()],
+                        _ => 30.0 * (rng.uniform() + 1.0),
+                    })
+                    .collect();
+                let mut c = rng.vec(n);
+                scaled_profiles(profile, 1.7, &mut k, &mut c);
+                out.extend(k);
+                out.extend(c);
+            }
+        }
+        out
+    });
+}
+
+/// Points for the Gram kernels, by coordinate (`d × n`).
+fn columns(rng: &mut Gen, n: usize, d: usize) -> Vec<f64> {
+    (0..n * d).map(|_| 2.0 * rng.uniform()).collect()
+}
+
+#[test]
+fn gram_rows() {
+    same_bits_on_every_level("gram::fill_rows", || {
+        let mut rng = Gen(8);
+        let mut out = Vec::new();
+        for profile in Profile::ALL {
+            for (n, d) in [
+                (1, 1),
+                (2, 3),
+                (5, 2),
+                (8, 1),
+                (9, 5),
+                (17, 8),
+                (64, 3),
+                (101, 4),
+            ] {
+                let x = columns(&mut rng, n, d);
+                // All rows at once, and in two blocks as the parallel caller splits them.
+                for split in [n, n / 2] {
+                    let (mut kappa, mut dkappa) =
+                        (vec![0.0; row_start(n)], vec![0.0; row_start(n)]);
+                    let mut gram = vec![0.0; n * n];
+                    let (ka, kb) = kappa.split_at_mut(row_start(split));
+                    let (da, db) = dkappa.split_at_mut(row_start(split));
+                    let (ga, gb) = gram.split_at_mut(split * n);
+                    fill_rows(profile, 0..split, &x, [1.3, 0.01], ka, da, ga);
+                    fill_rows(profile, split..n, &x, [1.3, 0.01], kb, db, gb);
+                    out.extend(kappa);
+                    out.extend(dkappa);
+                    out.extend(gram);
+                }
+            }
+        }
+        out
+    });
+}
+
+#[test]
+fn gram_gradient() {
+    same_bits_on_every_level("gram::gradient_rows", || {
+        let mut rng = Gen(9);
+        let mut out = Vec::new();
+        for (n, d) in [
+            (1, 1),
+            (3, 2),
+            (4, 1),
+            (5, 3),
+            (9, 8),
+            (16, 2),
+            (33, 5),
+            (120, 4),
+        ] {
+            let x = columns(&mut rng, n, d);
+            let (kappa, dkappa) = (rng.vec(row_start(n)), rng.vec(row_start(n)));
+            let (alpha, kinv) = (rng.vec(n), rng.vec(n * n));
+            for split in [n, n / 3] {
+                for rows in [0..split, split..n] {
+                    let (ka, da) = (
+                        &kappa[row_start(rows.start)..],
+                        &dkappa[row_start(rows.start)..],
+                    );
+                    let g = gradient_rows(rows, &x, &alpha, &kinv, [0.8, 0.02], ka, da);
+                    out.extend(g.ls);
+                    out.extend([g.outputscale, g.noise]);
+                }
+            }
+        }
+        out
+    });
+}
+
+#[test]
+fn lbfgsb_row_sums() {
+    let mut rng = Gen(10);
+    // (rows, stride, columns used), with every remainder of the four-row blocks.
+    let shapes = [
+        (0, 4, 0),
+        (1, 2, 2),
+        (5, 6, 3),
+        (23, 20, 14),
+        (40, 20, 20),
+        (97, 8, 5),
+    ];
+    let cases: Vec<_> = shapes
+        .into_iter()
+        .map(|(n, stride, kk)| {
+            let w = rng.awkward(n * stride);
+            let r = rng.vec(n);
+            // Directions with zeros (skipped rows), and free sets of every size mod 4.
+            let d: Vec<f64> = (0..n)
+                .map(|i| if i % 3 == 1 { 0.0 } else { rng.uniform() })
+                .collect();
+            let free: Vec<usize> = (0..n).filter(|i| i % 3 != 1 && i % 7 != 5).collect();
+            (stride, kk, w, r, d, free)
+        })
+        .collect();
+    same_bits_on_every_level("rows::accumulate_rows, free_gram", || {
+        let mut out = Vec::new();
+        for (stride, kk, w, r, d, free) in &cases {
+            let mut p = stale(*kk);
+            accumulate_rows(w, *stride, d, &mut p);
+            out.extend(p);
+            for take in [0, 1, 3, 4, 5, free.len()] {
+                let free = &free[..take.min(free.len())];
+                let (mut v2, mut wzzw) = (stale(*kk), stale(kk * kk));
+                free_gram(w, *stride, free, r, &mut v2, &mut wzzw);
+                out.extend(v2);
+                out.extend(wzzw);
+            }
+        }
+        out
+    });
+    // The blocked products equal the plain per-variable sums bit for bit (the blocking only
+    // changes how often an entry is loaded).
+    for (stride, kk, w, r, _, free) in &cases {
+        let (stride, kk) = (*stride, *kk);
+        let (mut v2, mut wzzw) = (vec![0.0; kk], vec![0.0; kk * kk]);
+        free_gram(w, stride, free, r, &mut v2, &mut wzzw);
+        for a in 0..kk {
+            let mut va = 0.0;
+            for &i in free {
+                va += w[i * stride + a] * r[i];
+            }
+            assert!(same(va, v2[a]), "v2[{a}]");
+            for b in a..kk {
+                let mut s = 0.0;
+                for &i in free {
+                    s += w[i * stride + a] * w[i * stride + b];
+                }
+                assert!(same(s, wzzw[a * kk + b]), "wzzw[{a}][{b}]");
+            }
+        }
+    }
+}
+
+/// A buffer with stale, recognisable contents.
+fn stale(n: usize) -> Vec<f64> {
+    (0..n).map(|i| i as f64 * 0.25 - 1.0).collect()
+}
+
+/// Equal bits, or both NaN.
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// The tiled products `A Bᵀ` and their lower-triangle form, over row counts that leave every
+/// remainder of the 4 × 2 tiles and the 64-row blocks, lengths around the lane count, and a
+/// row range not starting at zero; each entry also equals the plain [`dot`] of its rows.
+#[test]
+fn dense_products() {
+    let mut rng = Gen(31);
+    for (p, q, len) in [
+        (0, 3, 5),
+        (1, 1, 1),
+        (5, 3, 7),
+        (9, 70, 13),
+        (13, 130, 33),
+        (66, 65, 203),
+    ] {
+        let a = rng.mixed(p * len, &[0.0, -0.0, 1e-310, 1e300]);
+        let b = rng.mixed(q * len, &[0.0, -0.0, 1e-310]);
+        for (rows, lower) in [(0..p, false), (p / 3..p, false), (0..p.min(q), true)] {
+            let run = || {
+                let mut out = vec![0.0; rows.len() * q];
+                product_rows(&a, &b, len, q, rows.clone(), lower, &mut out);
+                out
+            };
+            let got = run();
+            for (r, i) in rows.clone().enumerate() {
+                for k in 0..q {
+                    let want = if lower && k > i {
+                        0.0
+                    } else {
+                        dot(&a[i * len..(i + 1) * len], &b[k * len..(k + 1) * len])
+                    };
+                    assert!(same(got[r * q + k], want), "{p}×{q}×{len}: ({i}, {k})");
+                }
+            }
+            same_bits_on_every_level("dense::product_rows", run);
+        }
+    }
+}

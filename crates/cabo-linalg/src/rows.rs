@@ -1,0 +1,69 @@
+//! Sums over selected rows of a row-major matrix with a row stride: the products `Wᵀd`,
+//! `WᵀZr` and `WᵀZZᵀW` of L-BFGS-B's generalised Cauchy point and subspace step, where `W`
+//! is `n × 2m` and `Z` selects the free variables. Each entry is summed in ascending row
+//! order, whatever the blocking, so every build gives the plain loop's bits.
+
+// Dense small-matrix kernels read clearest with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+use crate::simd::avx2_dispatch;
+
+avx2_dispatch! {
+    /// `p += Σ_i d_i · W_i` over the rows `W_i` of `w` (stride `stride`, first `p.len()`
+    /// columns) with `d_i ≠ 0`, in ascending `i` (the Cauchy direction's image `Wᵀd`).
+    pub fn accumulate_rows(w: &[f64], stride: usize, d: &[f64], p: &mut [f64]) {
+        let kk = p.len();
+        for (row, &di) in w.chunks_exact(stride).zip(d) {
+            if di != 0.0 {
+                for (pj, wj) in p.iter_mut().zip(&row[..kk]) {
+                    *pj += wj * di;
+                }
+            }
+        }
+    }
+}
+
+avx2_dispatch! {
+    /// Over the rows `i` of `w` listed in `free`, in order: `v2 = Σ_i r_i W_i` and the upper
+    /// triangle of `wzzw = Σ_i W_iᵀ W_i` (row-major `kk × kk`, `kk = v2.len()`; the strict
+    /// lower triangle is zeroed), each entry summed in ascending `i` — the products `WᵀZr`
+    /// and `WᵀZZᵀW` of the subspace step.
+    pub fn free_gram(w: &[f64], stride: usize, free: &[usize], r: &[f64], v2: &mut [f64], wzzw: &mut [f64]) {
+        let kk = v2.len();
+        v2.fill(0.0);
+        wzzw.fill(0.0);
+        let row = |i: usize| &w[i * stride..i * stride + kk];
+        // Four variables per pass: each entry takes its four terms in order (the same sums
+        // as one variable at a time) while it is loaded and stored once.
+        let mut quads = free.chunks_exact(4);
+        for q in &mut quads {
+            let [w0, w1, w2, w3] = [row(q[0]), row(q[1]), row(q[2]), row(q[3])];
+            let [r0, r1, r2, r3] = [r[q[0]], r[q[1]], r[q[2]], r[q[3]]];
+            for a in 0..kk {
+                v2[a] = v2[a] + w0[a] * r0 + w1[a] * r1 + w2[a] * r2 + w3[a] * r3;
+                let [a0, a1, a2, a3] = [w0[a], w1[a], w2[a], w3[a]];
+                let acc = &mut wzzw[a * kk + a..(a + 1) * kk];
+                for ((((acc, b0), b1), b2), b3) in acc
+                    .iter_mut()
+                    .zip(&w0[a..])
+                    .zip(&w1[a..])
+                    .zip(&w2[a..])
+                    .zip(&w3[a..])
+                {
+                    *acc = *acc + a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3;
+                }
+            }
+        }
+        for &i in quads.remainder() {
+            let wi = row(i);
+            let ri = r[i];
+            for a in 0..kk {
+                v2[a] += wi[a] * ri;
+                let wa = wi[a];
+                for (acc, wb) in wzzw[a * kk + a..(a + 1) * kk].iter_mut().zip(&wi[a..]) {
+                    *acc += wa * wb;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Wider vectors where the CPU has them, with results that do not depend on it.
+//!
+//! Every kernel of this crate exists in several builds — portable Rust, the x86-64 baseline
+//! (SSE2), AVX2 and, for the panel products, AVX-512F — and picks the widest one the
+//! processor supports at run time. All builds perform the same IEEE operations per output
+//! element in the same order: Rust never contracts a multiply and an add into a fused
+//! multiply-add, the hand-written kernels use separate multiply and add instructions, and
+//! reductions keep explicit independent accumulators (the compiler never reorders a
+//! floating-point sum on its own). So the builds give bitwise identical results and only the
+//! vector width differs, which keeps cabo's results reproducible across machines.
+//!
+//! [`limit`] restricts every kernel to narrower builds, process-wide; the equivalence tests
+//! run each kernel under every level with it, and benchmarks can measure what the wider
+//! builds gain.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// An instruction-set level a kernel can be built for, from the narrowest up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Isa {
+    /// Plain Rust without intrinsics: what runs off x86-64 (and, under [`limit`], on it).
+    Portable = 0,
+    /// The x86-64 baseline: the hand-written SSE2 kernels, and every other kernel compiled
+    /// for the baseline target.
+    Baseline = 1,
+    /// 256-bit AVX2 (with AVX).
+    Avx2 = 2,
+    /// 512-bit AVX-512F. Only the panel products have such a build; the other kernels run
+    /// their AVX2 build at this level.
+    Avx512 = 3,
+}
+
+impl Isa {
+    /// Every level, narrowest first.
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Baseline, Isa::Avx2, Isa::Avx512];
+}
+
+/// The widest level the kernels may use (an [`Isa`] as `u8`); the processor may offer less.
+static LIMIT: AtomicU8 = AtomicU8::new(Isa::Avx512 as u8);
+
+/// Restricts every kernel to builds of at most `isa`, process-wide; [`Isa::Avx512`] lifts
+/// the restriction. Results do not change — that is the point — so this exists for the tests
+/// that check it and for benchmarks that measure the difference. Kernels that choose their
+/// build when built (the [`Panels`](crate::panel::Panels)) keep the build they chose.
+pub fn limit(isa: Isa) {
+    LIMIT.store(isa as u8, Ordering::Relaxed);
+}
+
+/// The widest level this processor supports (the standard library caches the detection).
+pub fn detected() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
+            Isa::Avx512
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            Isa::Avx2
+        } else {
+            Isa::Baseline
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Isa::Portable
+    }
+}
+
+/// The level kernels run at now: the narrower of [`detected`] and the [`limit`].
+pub fn active() -> Isa {
+    Isa::ALL[usize::from(LIMIT.load(Ordering::Relaxed)).min(detected() as usize)]
+}
+
+/// Whether kernels may use the builds of level `isa`: the processor supports it and the
+/// [`limit`] allows it. Called before every dispatching kernel, so it costs one relaxed load
+/// and, for the vector levels, the standard library's cached feature test. (Off x86-64 there
+/// is only the portable build and nothing to choose.)
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn allows(isa: Isa) -> bool {
+    LIMIT.load(Ordering::Relaxed) >= isa as u8
+        && match isa {
+            Isa::Portable | Isa::Baseline => true,
+            Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Isa::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx2")
+            }
+        }
+}
+
+/// Defines a free function whose body runs compiled for AVX2 when [`allows`] says so and
+/// for the baseline target otherwise, with bitwise identical results (see the module
+/// documentation). The body should be written so the compiler can vectorise it: elementwise
+/// loops over contiguous slices, and reductions with explicit independent accumulators.
+/// Functions the body calls must be `#[inline(always)]` to be compiled for AVX2 as well.
+///
+/// The macro stays inside this crate: its expansion holds an `unsafe` block, and only this
+/// crate contains `unsafe` code.
+macro_rules! avx2_dispatch {
+    (
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident $(<$($lt:lifetime),+>)? ($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)?
+        $body:block
+    ) => {
+        $(#[$meta])*
+        $vis fn $name $(<$($lt),+>)? ($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn body $(<$($lt),+>)? ($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                /// The body compiled for AVX2.
+                ///
+                /// # Safety
+                /// The processor must support AVX2.
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2 $(<$($lt),+>)? ($($arg: $ty),*) $(-> $ret)? {
+                    body($($arg),*)
+                }
+                if $crate::simd::allows($crate::simd::Isa::Avx2) {
+                    // SAFETY: the processor supports AVX2 (`allows` checks it).
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            body($($arg),*)
+        }
+    };
+}
+pub(crate) use avx2_dispatch;
