@@ -15,8 +15,9 @@
 #![forbid(unsafe_code)]
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
 use syn::{Ident, ItemImpl, LitStr, Token};
 
 /// The plugin spec traits of `cabo-core`, each with the catalogue `Kind` variant its
@@ -252,6 +253,11 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     } = &args;
     item.attrs
         .push(syn::parse_quote!(#[typetag::serde(name = #name)]));
+    // Spanned at the trait, so a namesake's type error points there.
+    let same_trait = quote_spanned! {trait_path.span()=>
+        const _: ::core::marker::PhantomData<dyn ::cabo_core::#trait_ident> =
+            ::core::marker::PhantomData::<dyn #trait_path>;
+    };
     Ok(quote! {
         const _: () = {
             // typetag's expansion names its own crate as `typetag::…`; this brings it into
@@ -262,8 +268,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
 
             // The kind below follows from the trait's name; this fails to compile when that
             // name is not cabo's trait but a namesake.
-            const _: ::core::marker::PhantomData<dyn ::cabo_core::#trait_ident> =
-                ::core::marker::PhantomData::<dyn #trait_path>;
+            #same_trait
 
             ::cabo_core::inventory::submit! {
                 ::cabo_core::registry::PluginInfo {
