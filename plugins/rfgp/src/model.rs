@@ -5,7 +5,7 @@ use crate::features::UnitBasis;
 use crate::likelihood::{Form, log_marginal_likelihood};
 use crate::posterior::RfGpPosterior;
 use cabo_core::{
-    BuildContext, Capabilities, Capability, Error, Kind, Model, ModelSpec, PluginState, Posterior,
+    BuildContext, Capabilities, Capability, Error, Model, ModelSpec, PluginState, Posterior,
     Result, TrainingData, derive_seed,
 };
 use cabo_gp::gp::{DEFAULT_FIXED_NOISE, HyperparameterSpace};
@@ -328,7 +328,12 @@ impl Model for RandomFeatureGp {
     }
 }
 
-#[typetag::serde(name = "random_feature_gp")]
+#[cabo_core::plugin(
+    name = "random_feature_gp",
+    summary = "Random-feature GP: Bayesian linear regression on m random Fourier features of the exact GP's kernels (default m = 1024); fixed or MAP hyperparameters; O(n·m² + m³) fits, O(m²) predictions",
+    paper = "standard (Rahimi & Recht 2007; Lázaro-Gredilla et al. 2010)",
+    example = "{ type: random_feature_gp, kernel: { type: matern52 }, features: 1024, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }"
+)]
 impl ModelSpec for RfGpConfig {
     fn validate(&self, dim: usize) -> Result<()> {
         RfGpConfig::validate(self, Some(dim))
@@ -353,11 +358,3 @@ impl ModelSpec for RfGpConfig {
         Capabilities::of(&Capability::ALL)
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Model,
-    "random_feature_gp",
-    summary: "Random-feature GP: Bayesian linear regression on m random Fourier features of the exact GP's kernels (default m = 1024); fixed or MAP hyperparameters; O(n·m² + m³) fits, O(m²) predictions",
-    paper: "standard (Rahimi & Recht 2007; Lázaro-Gredilla et al. 2010)",
-    example: "{ type: random_feature_gp, kernel: { type: matern52 }, features: 1024, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }"
-);
