@@ -2,7 +2,7 @@
 //! seed 004 applies so that f ≥ 0: checked on Ackley (whose values are negative) against
 //! the objective at random points and against every control set's best expected value.
 
-use cabo_core::{Problem, Rng};
+use cabo_core::{Observation, Outcome, Phase, Problem, Query, Rng};
 use cabo_cvs::problem::ValueFloor;
 use cabo_cvs::{CvsProblem, CvsSpec};
 
@@ -36,4 +36,63 @@ fn the_published_floor_is_the_objectives_worst_value() {
     for v in &problem.optima().per_set {
         assert!(*v > floor);
     }
+}
+
+/// Seed 004's two regrets, recomputed from their definitions on a hand-written history:
+/// quality regret Σ_t ((1 − α)·E f(best set) − E f(set played)), measured from the
+/// published floor and without a floor at 0 (a play at the best set's optimum adds
+/// −α·(best − floor)), and cost regret Σ_t max(c_played − c_i*, 0) with i* the cheapest set
+/// within the α tolerance. Initial-design plays count in neither.
+#[test]
+fn quality_and_cost_regret_follow_seed_004s_definitions() {
+    cabo_benchmarks::link();
+    let spec: CvsSpec = serde_json::from_str(
+        r#"{"objective": {"type": "ackley", "dim": 2, "dummy_dims": 1},
+            "control_sets": [[0], [1], [0, 1, 2]], "costs": [0.1, 0.2, 1.0], "alpha": 0.1,
+            "value_samples": 16, "optimum": {"raw_samples": 64, "restarts": 4, "max_iters": 50}}"#,
+    )
+    .unwrap();
+    let problem = CvsProblem::new(&spec, 3).unwrap();
+    let best = problem.optima().best();
+    let floor = problem.optima().worst;
+    let star = problem.tolerant_best();
+    let costs = problem.mean_costs().to_vec();
+    let full = problem.control_sets().len() - 1;
+    let play = |set: usize, value: f64, phase: Phase| Observation {
+        query: Query {
+            control_set: Some(set),
+            x: vec![0.5; 3],
+        },
+        outcome: Outcome {
+            y: value,
+            cost: costs[set],
+            x: vec![0.5; 3],
+            value: Some(value),
+        },
+        phase,
+    };
+    let mid = floor + 0.5 * (best - floor);
+    let history = vec![
+        play(0, floor, Phase::Initial),
+        play(full, best, Phase::Policy),
+        play(0, mid, Phase::Policy),
+        play(1, problem.optima().per_set[1], Phase::Policy),
+    ];
+    let m = problem.metrics(&history);
+    let alpha = 0.1;
+    let tolerated = (1.0 - alpha) * (best - floor);
+    let want_quality = (tolerated - (best - floor))
+        + (tolerated - (mid - floor))
+        + (tolerated - (problem.optima().per_set[1] - floor));
+    let want_cost = [full, 0, 1]
+        .iter()
+        .map(|&i| (costs[i] - costs[star]).max(0.0))
+        .sum::<f64>();
+    assert!((m["cvs.quality_regret"] - want_quality).abs() <= 1e-12 * (best - floor).abs());
+    assert!((m["cvs.cost_regret"] - want_cost).abs() <= 1e-12);
+    assert_eq!(m["cvs.plays"], 3.0);
+    // A play at the best set's optimum is α·(best − floor) better than tolerated.
+    let one = problem.metrics(&history[1..2]);
+    assert!((one["cvs.quality_regret"] + alpha * (best - floor)).abs() <= 1e-12 * (best - floor));
+    assert!(one["cvs.quality_regret"] < 0.0);
 }
