@@ -836,8 +836,12 @@ fn percent(share: f64) -> String {
 
 /// The verdict of a check on a spec's results: final only on the paper's replications of a
 /// complete spec.
-fn verdict(measured: Option<&(String, bool)>, r: &SpecResult) -> (Verdict, &'static str) {
-    let partial = r.runs_complete < r.runs_total || replications(r) < r.spec.paper_replications;
+fn verdict(
+    measured: Option<&(String, bool)>,
+    r: &SpecResult,
+    check: &Check,
+) -> (Verdict, &'static str) {
+    let partial = replications(r, check) < r.spec.paper_replications;
     match measured {
         None => (Verdict::NotRun, ""),
         Some((_, passed)) if partial => (
@@ -853,12 +857,44 @@ fn verdict(measured: Option<&(String, bool)>, r: &SpecResult) -> (Verdict, &'sta
     }
 }
 
-/// Replications per policy the results hold (the smallest over policies).
-fn replications(r: &SpecResult) -> usize {
+/// Completed replications behind a check: the smallest number over the policies it compares,
+/// so that runs of a policy the claim does not name (still missing, or cut short) leave its
+/// verdict alone. A study counts as its paper's replications once it has run.
+fn replications(r: &SpecResult, check: &Check) -> usize {
     match (&r.report, &r.study) {
-        (Some(rep), _) => rep.curves.iter().map(|c| c.runs).min().unwrap_or(0),
+        (Some(rep), _) => fewest_runs(
+            rep.curves.iter().map(|c| (c.policy.as_str(), c.runs)),
+            compared_policies(check).as_deref(),
+        ),
         (None, Some(_)) => r.spec.paper_replications,
         _ => 0,
+    }
+}
+
+/// The smallest number of runs among `(policy, runs)` pairs, over the `named` policies only
+/// where given; 0 when none is there.
+fn fewest_runs<'a>(
+    curves: impl Iterator<Item = (&'a str, usize)>,
+    named: Option<&[&str]>,
+) -> usize {
+    curves
+        .filter(|(policy, _)| named.is_none_or(|n| n.contains(policy)))
+        .map(|(_, runs)| runs)
+        .min()
+        .unwrap_or(0)
+}
+
+/// The policies a check compares by name; `None` for checks whose outcome depends on every
+/// policy of the spec (a rank, the best policy's band, the slowest decision).
+fn compared_policies(check: &Check) -> Option<Vec<&str>> {
+    match check {
+        Check::Better { policy, than, .. } => Some(
+            std::iter::once(policy.as_str())
+                .chain(than.iter().map(String::as_str))
+                .collect(),
+        ),
+        Check::RegretRatio { worse, better, .. } => Some(vec![worse, better]),
+        _ => None,
     }
 }
 
@@ -1006,7 +1042,7 @@ fn claims_section(out: &mut String, paper: &Paper, results: &[SpecResult]) -> Re
             Some(rep) => (with_diamonds(text, rep), ok),
             None => (text, ok),
         });
-        let (v, so_far) = verdict(measured.as_ref(), r);
+        let (v, so_far) = verdict(measured.as_ref(), r, &claim.check);
         let note = claim
             .note
             .as_deref()
@@ -1019,7 +1055,7 @@ fn claims_section(out: &mut String, paper: &Paper, results: &[SpecResult]) -> Re
             measured
                 .as_ref()
                 .map_or("—".to_string(), |(m, _)| m.clone()),
-            replications(r),
+            replications(r, &claim.check),
             r.spec.paper_replications,
             v.word()
         );
@@ -1349,5 +1385,35 @@ mod tests {
         };
         let e = runtimes_section(&rt, &[]).unwrap_err();
         assert!(e.contains("1 numbers for 2 policies"), "{e}");
+    }
+
+    /// A claim's replications count only the policies it compares: a policy it does not name
+    /// with fewer runs leaves it final, one it names keeps it provisional, and a check that
+    /// reads every policy (a rank) counts them all.
+    #[test]
+    fn replications_count_the_policies_a_claim_compares() {
+        let curves = [
+            ("alpha-ETC", 5),
+            ("ETC-50", 5),
+            ("reference", 1),
+            ("UCB-PSQ", 4),
+        ];
+        let better = |than: &[&str]| Check::Better {
+            policy: "alpha-ETC".into(),
+            than: than.iter().map(|s| s.to_string()).collect(),
+            at: None,
+        };
+        let count = |check: &Check| {
+            fewest_runs(curves.iter().copied(), compared_policies(check).as_deref())
+        };
+        assert_eq!(count(&better(&["ETC-50"])), 5);
+        assert_eq!(count(&better(&["ETC-50", "UCB-PSQ"])), 4);
+        assert_eq!(count(&better(&["missing"])), 5);
+        let rank = Check::Rank {
+            policy: "alpha-ETC".into(),
+            at_most: 1,
+        };
+        assert_eq!(count(&rank), 1);
+        assert_eq!(fewest_runs(std::iter::empty(), None), 0);
     }
 }
