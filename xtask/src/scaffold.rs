@@ -243,7 +243,7 @@ fn smoke_spec(kind: &str, name: &str, type_name: &str) -> String {
 
 const ACQUISITION: &str = r##"use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Error, Kind,
-    Posterior, Result,
+    Objective, Posterior, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -313,7 +313,7 @@ struct CamelFn<'a> {
     beta: f64,
 }
 
-impl AcquisitionFn for CamelFn<'_> {
+impl Objective for CamelFn<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let mv = self.posterior.mean_var(x);
         score(mv.mean, mv.var, self.beta).0
@@ -333,6 +333,9 @@ impl AcquisitionFn for CamelFn<'_> {
         }
     }
 }
+
+// Neither a stopping rule nor diagnostics: the defaults.
+impl AcquisitionFn for CamelFn<'_> {}
 
 #[cfg(test)]
 mod tests {

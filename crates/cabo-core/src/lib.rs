@@ -25,6 +25,7 @@ pub mod error;
 pub mod expr;
 pub mod model;
 pub mod normal;
+pub mod objective;
 pub mod policy;
 pub mod problem;
 pub mod registry;
@@ -41,7 +42,8 @@ pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelS
 pub use data::{Dataset, Observation, Outcome, Phase, Query};
 pub use error::{Error, Result};
 pub use expr::Expr;
-pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, SamplePath, TrainingData};
+pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
+pub use objective::Objective;
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
 pub use problem::{BuildContext, ControlSet, Domain, Problem, ProblemInfo, ProblemSpec};
 pub use registry::{Kind, PluginInfo};

@@ -1,9 +1,10 @@
 //! # cabo-optim
 //!
 //! Acquisition optimisation for cabo, and the small numerical solvers plugins share. It owns
-//! no model and no acquisition: it maximises whatever [`multistart::Objective`] or
-//! [`cabo_core::AcquisitionFn`] it is given, over the unit cube (or a sub-box of it), or over
-//! the candidates of a finite domain.
+//! no model and no acquisition: it maximises whatever [`cabo_core::Objective`] (an
+//! [`cabo_core::AcquisitionFn`] is one) it is given, through the one entry point
+//! [`maximize`], over the unit cube or a sub-box of it, or over the candidates of a finite
+//! domain.
 //!
 //! | module | what | algorithm |
 //! | --- | --- | --- |
@@ -39,7 +40,8 @@ pub mod sobol;
 mod sobol_table;
 
 pub use acquisition::{AcquisitionPolicy, maximize_acquisition};
-pub use multistart::{Maximum, Objective, maximize, maximize_with};
+pub use lbfgsb::Tolerances;
+pub use multistart::{MaximizeOptions, Maximum, Start, maximize};
 
 /// Called by the facade so the linker keeps this crate; it registers no plugin of its own.
 pub fn link() {}
