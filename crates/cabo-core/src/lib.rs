@@ -1,7 +1,8 @@
 //! # cabo-core
 //!
 //! The vocabulary every part of cabo speaks: the plugin traits ([`Problem`], [`Model`] /
-//! [`Posterior`], [`CostModel`] / [`CostBelief`], [`Acquisition`], [`Policy`]), their spec
+//! [`Posterior`], [`CostModel`] / [`CostBelief`], [`Acquisition`], [`Policy`]), the one trait
+//! of a function with a gradient over the unit cube ([`Objective`]), their spec
 //! traits (deserialised from YAML by `type` name), the data that flows between them
 //! ([`Query`], [`Outcome`], [`Dataset`], [`Decision`], [`DecisionContext`]), budgets, the plugin
 //! registry, deterministic seeding and the normal-distribution numerics shared by every
