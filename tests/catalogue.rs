@@ -1,17 +1,23 @@
-//! The catalogue is complete — no plugin registration was dropped by the linker — and every
-//! registered example is a valid spec of its kind.
+//! The catalogue is complete — no plugin registration was dropped by the linker — every
+//! registered example is a valid spec of its kind, and the catalogue's names are exactly the
+//! `type` names spec parsing (typetag) accepts, kind by kind.
 
+use cabo_core::registry::{self, Kind};
+use cabo_core::{
+    AcquisitionSpec, CostFunctionSpec, CostModelSpec, ModelSpec, PolicySpec, ProblemSpec, StudySpec,
+};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Every `register_plugin!(Kind::X, "name", …)` and every `#[typetag::serde(name = "…")]` in
-/// the sources, found by reading the files: an oracle independent of the linker. (Names
-/// produced inside `macro_rules!` bodies are not literal and are not seen here.)
+/// Every `#[cabo_core::plugin(name = "…", …)]` in the sources, found by reading the files:
+/// an oracle independent of the linker. (Names produced inside `macro_rules!` bodies are not
+/// literal and are not seen here.)
 fn registered_in_sources() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut stack = vec![
         Path::new("plugins").to_path_buf(),
         Path::new("crates").to_path_buf(),
+        Path::new("app").to_path_buf(),
     ];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).expect("readable") {
@@ -20,20 +26,19 @@ fn registered_in_sources() -> BTreeSet<String> {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let text = std::fs::read_to_string(&p).expect("readable");
-                if p.ends_with("registry.rs") {
-                    continue; // the macro's own definition and doc example
-                }
-                for chunk in text.split("register_plugin!(").skip(1) {
-                    let after_kind = chunk
-                        .split_once(',')
-                        .map(|x| x.1.trim_start())
-                        .unwrap_or("");
-                    if let Some(rest) = after_kind.strip_prefix('"') {
-                        names.insert(rest.split('"').next().unwrap_or("").to_string());
+                // Only attributes in code: doc comments show the attribute too.
+                let mut rest = text.as_str();
+                while let Some(at) = rest.find("#[cabo_core::plugin(") {
+                    let line_start = rest[..at].rfind('\n').map_or(0, |i| i + 1);
+                    let in_code = rest[line_start..at].trim().is_empty();
+                    rest = &rest[at + "#[cabo_core::plugin(".len()..];
+                    let name = rest
+                        .trim_start()
+                        .strip_prefix("name = \"")
+                        .and_then(|r| r.split('"').next());
+                    if let (true, Some(name)) = (in_code, name) {
+                        names.insert(name.to_string());
                     }
-                }
-                for chunk in text.split("#[typetag::serde(name = \"").skip(1) {
-                    names.insert(chunk.split('"').next().unwrap_or("").to_string());
                 }
             }
         }
@@ -81,6 +86,57 @@ fn names_are_unique_within_each_kind() {
             "{} {} registered twice",
             p.kind,
             p.name
+        );
+    }
+}
+
+/// The `type` names typetag deserialises into specs of `kind`, read from its message for an
+/// unknown `type`, which lists every registered name.
+fn serde_tags(kind: Kind) -> BTreeSet<String> {
+    fn message<T: serde::de::DeserializeOwned>() -> String {
+        match serde_json::from_str::<T>(r#"{"type": "no plugin has this name"}"#) {
+            Ok(_) => panic!("a plugin is named `no plugin has this name`"),
+            Err(e) => e.to_string(),
+        }
+    }
+    let message = match kind {
+        Kind::Problem => message::<Box<dyn ProblemSpec>>(),
+        Kind::CostFunction => message::<Box<dyn CostFunctionSpec>>(),
+        Kind::Model => message::<Box<dyn ModelSpec>>(),
+        Kind::CostModel => message::<Box<dyn CostModelSpec>>(),
+        Kind::Acquisition => message::<Box<dyn AcquisitionSpec>>(),
+        Kind::Policy => message::<Box<dyn PolicySpec>>(),
+        Kind::Study => message::<Box<dyn StudySpec>>(),
+    };
+    // "unknown variant `…`, expected one of `a`, `b` at line …" (or "expected `a`").
+    let (_, expected) = message
+        .split_once(", expected ")
+        .unwrap_or_else(|| panic!("{kind}: unexpected message {message:?}"));
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A plugin's catalogue entry and its spec type's serde tag are written by one attribute; this
+/// holds them to it: for every kind, the names in the catalogue are exactly the names specs
+/// can use, so no spec type is missing from `cargo xtask list` and no entry names a `type`
+/// that does not parse.
+#[test]
+fn catalogue_names_are_the_serde_tags_of_their_kind() {
+    cabo::init().expect("every kind has registrations");
+    for kind in Kind::ALL {
+        let catalogue: BTreeSet<String> = registry::names(kind)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let tags = serde_tags(kind);
+        assert!(!tags.is_empty(), "{kind}: no spec types registered");
+        assert_eq!(
+            catalogue, tags,
+            "{kind}: catalogue names differ from the spec types' serde tags"
         );
     }
 }

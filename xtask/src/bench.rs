@@ -36,6 +36,8 @@ pub fn parse_duration(s: &str) -> Option<f64> {
         "µs" | "us" | "μs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
+        // Divan writes durations of a minute or more in minutes.
+        "m" => 60e9,
         _ => return None,
     };
     Some(v * scale)
@@ -252,6 +254,7 @@ gp                  fastest       │ slowest       │ median        │ mean  
         assert_eq!(parse_duration("2 s"), Some(2e9));
         assert_eq!(parse_duration("1.5 µs"), Some(1500.0));
         assert_eq!(parse_duration("3 ms"), Some(3e6));
+        assert_eq!(parse_duration("1.5 m"), Some(90e9));
         assert_eq!(parse_duration("nonsense"), None);
     }
 }

@@ -146,6 +146,47 @@ pub fn write_scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<String, Stri
 
 /// Generates and writes the scripts.
 pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, String> {
+    check_options(o)?;
+    let dir = absolute(&o.dir)?;
+    let binary = match &o.binary {
+        Some(b) => absolute(b)?,
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find this program's path for the job script: {e}"))?,
+    };
+    let job = job_name(specs, o);
+    // The job name becomes the scripts' file names under `--dir`.
+    cabo_runner::spec::check_name("--job-name: job", &job)?;
+    std::fs::create_dir_all(dir.join("logs"))
+        .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
+    let sweep = Sweep {
+        o,
+        workdir: absolute(Path::new("."))?,
+        binary: quote(&binary.display().to_string()),
+        specs: specs
+            .iter()
+            .map(|p| quote(&p.display().to_string()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        out: quote(&o.out.display().to_string()),
+    };
+    let files = SlurmScripts {
+        array: dir.join(format!("{job}.array.sbatch")),
+        report: dir.join(format!("{job}.report.sbatch")),
+        submit: dir.join(format!("{job}.submit.sh")),
+    };
+    for (path, text) in [
+        (&files.array, sweep.array(&job, &dir)),
+        (&files.report, sweep.report(&job, &dir)),
+        (&files.submit, submit_script(&files, o.shards)),
+    ] {
+        cabo_runner::store::write_atomic(path, text.as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(files)
+}
+
+/// Rejects options Slurm or the sweep cannot use, before anything is written.
+fn check_options(o: &SlurmOptions) -> Result<(), String> {
     if o.shards == 0 {
         return Err("--shards must be at least 1".into());
     }
@@ -161,31 +202,35 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
     if let Some(m) = &o.mem {
         check_mem(m)?;
     }
-    let workdir = absolute(Path::new("."))?;
-    let dir = absolute(&o.dir)?;
-    let binary = match &o.binary {
-        Some(b) => absolute(b)?,
-        None => std::env::current_exe()
-            .map_err(|e| format!("cannot find this program's path for the job script: {e}"))?,
-    };
-    let job = o.job_name.clone().unwrap_or_else(|| {
+    Ok(())
+}
+
+/// `--job-name`, or `cabo-` and the first spec's file stem.
+fn job_name(specs: &[PathBuf], o: &SlurmOptions) -> String {
+    o.job_name.clone().unwrap_or_else(|| {
         let stem = specs
             .first()
             .and_then(|p| p.file_stem())
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "sweep".into());
         format!("cabo-{stem}")
-    });
-    // The job name becomes the scripts' file names under `--dir`.
-    cabo_runner::spec::check_name("--job-name: job", &job)?;
-    std::fs::create_dir_all(dir.join("logs"))
-        .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
-    let spec_args: Vec<String> = specs
-        .iter()
-        .map(|p| quote(&p.display().to_string()))
-        .collect();
-    let out = quote(&o.out.display().to_string());
-    let header = |name: &str, extra: &str| {
+    })
+}
+
+/// What the array and report scripts share: the options, where the jobs start, and the
+/// quoted binary, spec list and output directory.
+struct Sweep<'a> {
+    o: &'a SlurmOptions,
+    workdir: PathBuf,
+    binary: String,
+    specs: String,
+    out: String,
+}
+
+impl Sweep<'_> {
+    /// The `#SBATCH` lines of a job named `name`, with `extra` after the name.
+    fn header(&self, name: &str, extra: &str) -> String {
+        let o = self.o;
         let mut h = String::from("#!/bin/bash\n");
         let _ = writeln!(h, "#SBATCH --job-name={}", quote(name));
         h.push_str(extra);
@@ -203,74 +248,84 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         let _ = writeln!(
             h,
             "#SBATCH --chdir={}",
-            quote(&workdir.display().to_string())
+            quote(&self.workdir.display().to_string())
         );
         h
-    };
-    let concurrency = o.concurrency.map(|k| format!("%{k}")).unwrap_or_default();
-    let mut array = header(
-        &job,
-        &format!(
-            "#SBATCH --array=0-{}{concurrency}\n#SBATCH --output={}\n\
-             #SBATCH --signal=B:TERM@300\n",
-            o.shards - 1,
-            quote(&dir.join("logs/%x-%A_%a.out").display().to_string())
-        ),
-    );
-    array.push_str("set -euo pipefail\n");
-    // How a task picks its runs: a fixed shard, or any run no other task holds.
-    let (picking, selection) = if o.workers {
-        (
-            "# Every task runs the whole sweep and takes the next run no other task holds (run\n\
-             # locks, so the results directory needs a file system with working locks);\n",
-            "--require-locks".to_string(),
-        )
-    } else {
-        (
-            "# One shard of the sweep per array task, all writing into the same results directory;\n",
-            format!("--shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"", o.shards),
-        )
-    };
-    let _ = write!(
-        array,
-        "{picking}\
-         # the task that completes the last run writes run.json and the report.\n\
-         # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
-         # resubmitting resumes them.\n\
-         exec {} run {} --out {out} {selection} --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
-        quote(&binary.display().to_string()),
-        spec_args.join(" "),
-    );
-    if o.smoke {
-        array.push_str(" --smoke");
     }
-    for p in &o.only {
-        let _ = write!(array, " --only {}", quote(p));
+
+    /// The array job: one task per shard, or workers taking runs by their locks.
+    fn array(&self, job: &str, dir: &Path) -> String {
+        let o = self.o;
+        let concurrency = o.concurrency.map(|k| format!("%{k}")).unwrap_or_default();
+        let mut array = self.header(
+            job,
+            &format!(
+                "#SBATCH --array=0-{}{concurrency}\n#SBATCH --output={}\n\
+                 #SBATCH --signal=B:TERM@300\n",
+                o.shards - 1,
+                quote(&dir.join("logs/%x-%A_%a.out").display().to_string())
+            ),
+        );
+        array.push_str("set -euo pipefail\n");
+        // How a task picks its runs: a fixed shard, or any run no other task holds.
+        let (picking, selection) = if o.workers {
+            (
+                "# Every task runs the whole sweep and takes the next run no other task holds (run\n\
+                 # locks, so the results directory needs a file system with working locks);\n",
+                "--require-locks".to_string(),
+            )
+        } else {
+            (
+                "# One shard of the sweep per array task, all writing into the same results directory;\n",
+                format!("--shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"", o.shards),
+            )
+        };
+        let _ = write!(
+            array,
+            "{picking}\
+             # the task that completes the last run writes run.json and the report.\n\
+             # Five minutes before the time limit SIGTERM makes every run save a checkpoint;\n\
+             # resubmitting resumes them.\n\
+             exec {} run {} --out {} {selection} --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
+            self.binary, self.specs, self.out,
+        );
+        if o.smoke {
+            array.push_str(" --smoke");
+        }
+        for p in &o.only {
+            let _ = write!(array, " --only {}", quote(p));
+        }
+        if let Some(r) = o.replications {
+            let _ = write!(array, " --replications {r}");
+        }
+        array.push('\n');
+        array
     }
-    if let Some(r) = o.replications {
-        let _ = write!(array, " --replications {r}");
+
+    /// The report job, run once every array task succeeded.
+    fn report(&self, job: &str, dir: &Path) -> String {
+        let mut report = self.header(
+            &format!("{job}-report"),
+            &format!(
+                "#SBATCH --output={}\n",
+                quote(&dir.join("logs/%x-%j.out").display().to_string())
+            ),
+        );
+        let _ = writeln!(
+            report,
+            "set -euo pipefail\n# Runs after every array task succeeded (afterok).\nexec {} report {} --out {}{}",
+            self.binary,
+            self.specs,
+            self.out,
+            if self.o.smoke { " --smoke" } else { "" }
+        );
+        report
     }
-    array.push('\n');
-    let mut report = header(
-        &format!("{job}-report"),
-        &format!(
-            "#SBATCH --output={}\n",
-            quote(&dir.join("logs/%x-%j.out").display().to_string())
-        ),
-    );
-    let _ = writeln!(
-        report,
-        "set -euo pipefail\n# Runs after every array task succeeded (afterok).\nexec {} report {} --out {out}{}",
-        quote(&binary.display().to_string()),
-        spec_args.join(" "),
-        if o.smoke { " --smoke" } else { "" }
-    );
-    let files = SlurmScripts {
-        array: dir.join(format!("{job}.array.sbatch")),
-        report: dir.join(format!("{job}.report.sbatch")),
-        submit: dir.join(format!("{job}.submit.sh")),
-    };
-    let submit = format!(
+}
+
+/// Submits the array, then the report job depending on it.
+fn submit_script(files: &SlurmScripts, shards: usize) -> String {
+    format!(
         "#!/bin/bash\n# Submits the array, then the report job to run once the array succeeded.\n\
          set -euo pipefail\n\
          array=$(sbatch --parsable {})\n\
@@ -279,17 +334,8 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
          echo \"array job $array ({} tasks), report job ${{report%%;*}}\"\n",
         quote(&files.array.display().to_string()),
         quote(&files.report.display().to_string()),
-        o.shards
-    );
-    for (path, text) in [
-        (&files.array, &array),
-        (&files.report, &report),
-        (&files.submit, &submit),
-    ] {
-        cabo_runner::store::write_atomic(path, text.as_bytes())
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    }
-    Ok(files)
+        shards
+    )
 }
 
 #[cfg(test)]

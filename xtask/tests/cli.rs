@@ -499,38 +499,6 @@ fn bad_shards_are_rejected() {
     }
 }
 
-#[test]
-fn new_plugin_writes_a_crate_a_spec_and_links_the_facade() {
-    let ws = tempfile::tempdir().unwrap();
-    let root = workspace_root();
-    std::fs::create_dir_all(ws.path().join("app/cabo/src")).unwrap();
-    for f in ["app/cabo/src/lib.rs", "app/cabo/Cargo.toml"] {
-        std::fs::copy(root.join(f), ws.path().join(f)).unwrap();
-    }
-    let w = ws.path().to_str().unwrap();
-    let out = xtask(&["new-plugin", "policy", "hill-climb", "--workspace", w]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lib = std::fs::read_to_string(ws.path().join("plugins/hill-climb/src/lib.rs")).unwrap();
-    assert!(lib.contains("#[typetag::serde(name = \"hill_climb\")]"));
-    assert!(lib.contains("register_plugin!") && lib.contains("#[test]"));
-    let spec = std::fs::read_to_string(ws.path().join("specs/hill-climb-smoke.yaml")).unwrap();
-    assert!(spec.contains("type: hill_climb"));
-    let facade = std::fs::read_to_string(ws.path().join("app/cabo/src/lib.rs")).unwrap();
-    assert!(facade.contains("(\"cabo-hill-climb\", cabo_hill_climb::link),"));
-    let toml = std::fs::read_to_string(ws.path().join("app/cabo/Cargo.toml")).unwrap();
-    assert!(toml.contains("cabo-hill-climb = { path = \"../../plugins/hill-climb\" }"));
-    // A second time is refused rather than overwriting.
-    let again = xtask(&["new-plugin", "policy", "hill-climb", "--workspace", w]);
-    assert_eq!(again.status.code(), Some(2));
-    let bad = xtask(&["new-plugin", "policie", "x", "--workspace", w]);
-    let stderr = String::from_utf8_lossy(&bad.stderr);
-    assert!(stderr.contains("did you mean `policy`"), "{stderr}");
-}
-
 const STUDY: &str = "\
 name: fig
 seed: 3

@@ -19,12 +19,14 @@ pub use cabo_gp as gp;
 pub use cabo_markov as markov;
 pub use cabo_optim as optim;
 pub use cabo_pbgi as pbgi;
+pub use cabo_rfgp as rfgp;
 
 use cabo_core::registry::{self, Kind};
 
 /// The plugin crates' link hooks, one per crate; add a new plugin crate here.
 const PLUGIN_CRATES: &[(&str, fn())] = &[
     ("cabo-gp", cabo_gp::link),
+    ("cabo-rfgp", cabo_rfgp::link),
     ("cabo-baselines", cabo_baselines::link),
     ("cabo-benchmarks", cabo_benchmarks::link),
     ("cabo-markov", cabo_markov::link),

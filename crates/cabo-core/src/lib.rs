@@ -53,6 +53,13 @@ pub use settings::{OptimizerSettings, OptimizerSpec};
 pub use state::PluginState;
 pub use study::{StudyContext, StudyOutput, StudySpec};
 
-/// Re-exported so plugins can register without naming the crates themselves.
+/// Registers a plugin's spec type with typetag and in the catalogue under one name; see
+/// [`registry`] for what the catalogue holds.
+pub use cabo_macros::plugin;
+
+/// Re-exported for the code [`macro@plugin`] generates, so plugin crates need not depend on
+/// `inventory` themselves.
 pub use inventory;
+/// Re-exported for the code [`macro@plugin`] generates, so plugin crates need not depend on
+/// `typetag` themselves.
 pub use typetag;

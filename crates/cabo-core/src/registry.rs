@@ -1,5 +1,43 @@
 //! The plugin catalogue: every plugin registers a [`PluginInfo`] with `inventory`, which
 //! `cargo xtask list` prints and which error messages use to suggest the closest name.
+//!
+//! Entries are written by [`crate::plugin`], the attribute on a plugin's spec `impl` that also
+//! registers the spec type with typetag under the same name, so the catalogue and spec
+//! parsing cannot disagree about a plugin's name or kind:
+//!
+//! ```
+//! use cabo_core::{Acquisition, AcquisitionSpec, BuildContext, Result};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Clone, Serialize, Deserialize)]
+//! struct GreedySpec {}
+//!
+//! #[cabo_core::plugin(
+//!     name = "greedy",
+//!     summary = "Posterior mean",
+//!     paper = "standard",
+//!     example = "{ type: greedy }"
+//! )]
+//! impl AcquisitionSpec for GreedySpec {
+//!     fn build(&self, _: &BuildContext<'_>) -> Result<Box<dyn Acquisition>> {
+//!         unimplemented!()
+//!     }
+//! }
+//!
+//! let info = cabo_core::registry::catalogue();
+//! assert_eq!(info[0].kind, cabo_core::Kind::Acquisition);
+//! assert_eq!(info[0].name, "greedy");
+//! ```
+//!
+//! Implementing a trait that is no spec trait is refused at compile time:
+//!
+//! ```compile_fail
+//! #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+//! struct NotASpec {}
+//! trait Other {}
+//! #[cabo_core::plugin(name = "x", summary = "s", paper = "p", example = "{ type: x }")]
+//! impl Other for NotASpec {}
+//! ```
 
 use serde::Serialize;
 use std::fmt;
@@ -83,7 +121,7 @@ impl fmt::Display for Kind {
 pub struct PluginInfo {
     /// What the plugin is.
     pub kind: Kind,
-    /// Its `type` name in specs (must equal the typetag name).
+    /// Its `type` name in specs, the name typetag knows its spec type by.
     pub name: &'static str,
     /// One line saying what it does.
     pub summary: &'static str,
@@ -94,29 +132,6 @@ pub struct PluginInfo {
 }
 
 inventory::collect!(PluginInfo);
-
-/// Registers a plugin in the catalogue:
-///
-/// ```ignore
-/// cabo_core::register_plugin!(Kind::Policy, "random_search",
-///     summary: "Uniform random points in the domain",
-///     paper: "standard",
-///     example: "{ type: random_search }");
-/// ```
-#[macro_export]
-macro_rules! register_plugin {
-    ($kind:expr, $name:literal, summary: $summary:literal, paper: $paper:literal, example: $example:literal $(,)?) => {
-        $crate::inventory::submit! {
-            $crate::registry::PluginInfo {
-                kind: $kind,
-                name: $name,
-                summary: $summary,
-                paper: $paper,
-                example_yaml: $example,
-            }
-        }
-    };
-}
 
 /// Every registered plugin, sorted by kind then name.
 pub fn catalogue() -> Vec<&'static PluginInfo> {

@@ -1,7 +1,7 @@
 //! Kernels of a lower-triangular Cholesky factor `A + jitter·I = L Lᵀ` stored *packed by
 //! rows*: row `i` holds `L[i][0..=i]` at offset [`row_start`]`(i) = i(i+1)/2`. Every loop
 //! walks rows, so inner loops are contiguous, and extending the factor by one observation
-//! only appends a row. The factor's owner (`cabo_gp::linalg::Cholesky`) adds the jitter
+//! only appends a row. The factor type ([`crate::Cholesky`]) adds the jitter
 //! retries, the errors and the parallel split; these are the loops it runs.
 //!
 //! The row-block kernels take four rows at a time: four dot products against a shared

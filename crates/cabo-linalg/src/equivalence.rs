@@ -14,6 +14,7 @@ use crate::cholesky::{
     self, factor, inverse_lower_rows, invert_factor, row_start, solve_lower, solve_lower_rows,
     solve_upper,
 };
+use crate::dense::product_rows;
 use crate::gram::{fill_rows, gradient_rows};
 use crate::panel::{BLOCK, PANEL_ROWS, Panels};
 use crate::profile::{Profile, scaled_profiles};
@@ -550,4 +551,42 @@ fn stale(n: usize) -> Vec<f64> {
 /// Equal bits, or both NaN.
 fn same(a: f64, b: f64) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// The tiled products `A Bᵀ` and their lower-triangle form, over row counts that leave every
+/// remainder of the 4 × 2 tiles and the 64-row blocks, lengths around the lane count, and a
+/// row range not starting at zero; each entry also equals the plain [`dot`] of its rows.
+#[test]
+fn dense_products() {
+    let mut rng = Gen(31);
+    for (p, q, len) in [
+        (0, 3, 5),
+        (1, 1, 1),
+        (5, 3, 7),
+        (9, 70, 13),
+        (13, 130, 33),
+        (66, 65, 203),
+    ] {
+        let a = rng.mixed(p * len, &[0.0, -0.0, 1e-310, 1e300]);
+        let b = rng.mixed(q * len, &[0.0, -0.0, 1e-310]);
+        for (rows, lower) in [(0..p, false), (p / 3..p, false), (0..p.min(q), true)] {
+            let run = || {
+                let mut out = vec![0.0; rows.len() * q];
+                product_rows(&a, &b, len, q, rows.clone(), lower, &mut out);
+                out
+            };
+            let got = run();
+            for (r, i) in rows.clone().enumerate() {
+                for k in 0..q {
+                    let want = if lower && k > i {
+                        0.0
+                    } else {
+                        dot(&a[i * len..(i + 1) * len], &b[k * len..(k + 1) * len])
+                    };
+                    assert!(same(got[r * q + k], want), "{p}×{q}×{len}: ({i}, {k})");
+                }
+            }
+            same_bits_on_every_level("dense::product_rows", run);
+        }
+    }
 }

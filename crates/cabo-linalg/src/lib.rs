@@ -4,8 +4,11 @@
 //! SIMD builds of every hot loop and the run-time choice between them.
 //!
 //! - [`vector`]: the shared four-lane [`dot`] and [`axpy`];
-//! - [`cholesky`]: a row-packed Cholesky factor — factorisation, triangular solves, `L⁻¹`
-//!   and the lower triangle of `(L Lᵀ)⁻¹`;
+//! - [`cholesky`]: the kernels of a row-packed Cholesky factor — factorisation, triangular
+//!   solves, `L⁻¹` and the lower triangle of `(L Lᵀ)⁻¹`; [`factor`]: the factor every model
+//!   uses ([`Cholesky`]), with its jitter retries, errors, O(n²) extension by a row and
+//!   rank-one update, and the split of large inversions between two threads;
+//! - [`dense`]: tiled products `A Bᵀ` of row-major matrices (a random-feature fit's);
 //! - [`panel`]: the register-blocked triangular products of the expected confidence bounds;
 //! - [`profile`]: stationary kernel profiles and the `exp` they use; [`gram`]: the row blocks
 //!   of a GP's MAP objective (Gram matrix and likelihood gradient);
@@ -19,14 +22,16 @@
 //! bit, which keeps every cabo result independent of the CPU it ran on. The equivalence tests
 //! of this crate run every kernel under every level and compare the bits.
 //!
-//! This crate depends on no other crate: every kernel works on plain slices, and the types
-//! that give them meaning (a GP's Cholesky factor with its jitter, L-BFGS-B's state) live in
-//! the crates that use them.
+//! Every kernel works on plain slices. The crate depends only on `cabo-core` (the factor's
+//! errors are cabo's) and `rayon` (the factor's two-thread split); types with modelling
+//! meaning (a GP's hyperparameters, L-BFGS-B's state) live in the crates that use them.
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 pub mod cholesky;
+pub mod dense;
+pub mod factor;
 pub mod gram;
 pub mod lu;
 pub mod panel;
@@ -38,4 +43,5 @@ pub mod vector;
 #[cfg(test)]
 mod equivalence;
 
+pub use factor::{Cholesky, PARALLEL_ORDER, join_if_large};
 pub use vector::{axpy, dot};

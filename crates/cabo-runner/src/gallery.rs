@@ -512,13 +512,13 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
             table,
             column,
             at_least,
-        } => return study_min(r.study.as_ref()?, table, column, *at_least),
+        } => study_min(r.study.as_ref()?, table, column, *at_least),
         Check::StudyMax {
             table,
             column,
             at_least,
-        } => return study_max(r.study.as_ref()?, table, column, *at_least),
-        Check::Slowest { policy } => return slowest(&r.decision_seconds, policy),
+        } => study_max(r.study.as_ref()?, table, column, *at_least),
+        Check::Slowest { policy } => slowest(&r.decision_seconds, policy),
         Check::StudyAtMost {
             table,
             left,
@@ -527,132 +527,164 @@ fn evaluate(check: &Check, r: &SpecResult, report: Option<&Report>) -> Option<(S
             slack,
         } => {
             let columns = [left, right].map(String::as_str);
-            return study_at_most(
+            study_at_most(
                 r.study.as_ref()?,
                 table,
                 columns,
                 slack_column.as_deref(),
                 *slack,
-            );
+            )
         }
-        _ => {}
+        Check::Better { policy, than, at } => {
+            Field::new(report?, at.unwrap_or(1.0)).better_than(policy, than)
+        }
+        Check::RegretRatio {
+            worse,
+            better,
+            at_least,
+        } => Field::new(report?, 1.0).regret_ratio(worse, better, *at_least),
+        Check::Rank { policy, at_most } => Field::new(report?, 1.0).rank(policy, *at_most),
+        Check::Comparable { policy } => Field::new(report?, 1.0).comparable(policy),
     }
-    let report = report?;
-    let at = match check {
-        Check::Better { at: Some(at), .. } => *at,
-        _ => 1.0,
-    };
-    let m = standings(report, at);
-    let get = |name: &str| m.iter().find(|s| s.policy == name);
-    let better = |a: f64, b: f64| {
-        if lower_is_better(report) {
+}
+
+/// Every policy's standing on one report at one share of the budget, with what the checks
+/// that compare policies say about them.
+struct Field<'a> {
+    report: &'a Report,
+    standings: Vec<Standing>,
+    /// What is compared, e.g. "median simple regret".
+    label: String,
+    /// Where on the x-axis, e.g. "at the budget".
+    place: String,
+}
+
+impl<'a> Field<'a> {
+    fn new(report: &'a Report, at: f64) -> Self {
+        let place = if at >= 1.0 {
+            "at the budget".to_string()
+        } else {
+            format!("at {} of the budget", percent(at))
+        };
+        Field {
+            report,
+            standings: standings(report, at),
+            label: format!("{} {}", central(report), report.y.label(report.log10)),
+            place,
+        }
+    }
+
+    fn get(&self, policy: &str) -> Option<&Standing> {
+        self.standings.iter().find(|s| s.policy == policy)
+    }
+
+    /// Whether value `a` is better than `b` in the report's direction.
+    fn better(&self, a: f64, b: f64) -> bool {
+        if lower_is_better(self.report) {
             a < b
         } else {
             a > b
         }
-    };
-    let label = format!("{} {}", central(report), report.y.label(report.log10));
-    let place = if at >= 1.0 {
-        "at the budget".to_string()
-    } else {
-        format!("at {} of the budget", percent(at))
-    };
-    match check {
-        Check::Better { policy, than, .. } => {
-            let mine = get(policy)?;
-            let mut parts = vec![format!(
-                "{label} {place}: {policy} {} (n = {})",
-                sig(mine.value),
-                mine.runs
-            )];
-            let mut ok = true;
-            for other in than {
-                let theirs = get(other)?;
-                ok &= better(mine.value, theirs.value);
-                parts.push(format!(
-                    "{other} {} (n = {})",
-                    sig(theirs.value),
-                    theirs.runs
-                ));
-            }
-            Some((parts.join(", "), ok))
+    }
+
+    /// `policy` better than every one of `than`.
+    fn better_than(&self, policy: &str, than: &[String]) -> Option<(String, bool)> {
+        let (label, place) = (&self.label, &self.place);
+        let mine = self.get(policy)?;
+        let mut parts = vec![format!(
+            "{label} {place}: {policy} {} (n = {})",
+            sig(mine.value),
+            mine.runs
+        )];
+        let mut ok = true;
+        for other in than {
+            let theirs = self.get(other)?;
+            ok &= self.better(mine.value, theirs.value);
+            parts.push(format!(
+                "{other} {} (n = {})",
+                sig(theirs.value),
+                theirs.runs
+            ));
         }
-        Check::RegretRatio {
-            worse,
-            better: good,
-            at_least,
-        } => {
-            let w = as_regret(report, get(worse)?.value);
-            let b = as_regret(report, get(good)?.value);
-            let ratio = w / b;
-            Some((
-                format!(
-                    "{} regret {worse} / {good} = {} / {} = {} (claim: ≥ {})",
-                    central(report),
-                    sig(w),
-                    sig(b),
-                    sig(ratio),
-                    sig(*at_least)
-                ),
-                ratio >= *at_least,
-            ))
-        }
-        Check::Rank { policy, at_most } => {
-            let mine = get(policy)?.value;
-            let mut ranked: Vec<&Standing> = m.iter().collect();
-            ranked.sort_by(|a, b| {
-                let o = a.value.total_cmp(&b.value);
-                if lower_is_better(report) {
-                    o
-                } else {
-                    o.reverse()
-                }
-            });
-            let rank = 1 + ranked.iter().filter(|s| better(s.value, mine)).count();
-            let order: Vec<String> = ranked
-                .iter()
-                .map(|s| format!("{} {}", s.policy, sig(s.value)))
-                .collect();
-            Some((
-                format!(
-                    "{policy} ranks {rank} of {} by {label}: {}",
-                    ranked.len(),
-                    order.join(" < ")
-                ),
-                rank <= *at_most,
-            ))
-        }
-        Check::Comparable { policy } => {
-            let mine = get(policy)?.value;
-            let best = m
-                .iter()
-                .reduce(|a, b| if better(b.value, a.value) { b } else { a })?;
-            let (low, high) = best.band;
-            let band = if report::quartile_bands(report) {
-                "quartile band"
+        Some((parts.join(", "), ok))
+    }
+
+    /// The regret of `worse` over that of `good`, at least `at_least`.
+    fn regret_ratio(&self, worse: &str, good: &str, at_least: f64) -> Option<(String, bool)> {
+        let w = as_regret(self.report, self.get(worse)?.value);
+        let b = as_regret(self.report, self.get(good)?.value);
+        let ratio = w / b;
+        Some((
+            format!(
+                "{} regret {worse} / {good} = {} / {} = {} (claim: ≥ {})",
+                central(self.report),
+                sig(w),
+                sig(b),
+                sig(ratio),
+                sig(at_least)
+            ),
+            ratio >= at_least,
+        ))
+    }
+
+    /// `policy` among the best `at_most`.
+    fn rank(&self, policy: &str, at_most: usize) -> Option<(String, bool)> {
+        let mine = self.get(policy)?.value;
+        let mut ranked: Vec<&Standing> = self.standings.iter().collect();
+        ranked.sort_by(|a, b| {
+            let o = a.value.total_cmp(&b.value);
+            if lower_is_better(self.report) {
+                o
             } else {
-                "± 1 s.e. band"
-            };
-            Some((
-                format!(
-                    "{label} {place}: {policy} {} against the best, {} {} (its {band} {} to {})",
-                    sig(mine),
-                    best.policy,
-                    sig(best.value),
-                    sig(low),
-                    sig(high)
-                ),
-                if lower_is_better(report) {
-                    mine <= high
-                } else {
-                    mine >= low
-                },
-            ))
-        }
-        Check::StudyMin { .. }
-        | Check::StudyMax { .. }
-        | Check::StudyAtMost { .. }
-        | Check::Slowest { .. } => None,
+                o.reverse()
+            }
+        });
+        let rank = 1 + ranked.iter().filter(|s| self.better(s.value, mine)).count();
+        let order: Vec<String> = ranked
+            .iter()
+            .map(|s| format!("{} {}", s.policy, sig(s.value)))
+            .collect();
+        Some((
+            format!(
+                "{policy} ranks {rank} of {} by {}: {}",
+                ranked.len(),
+                self.label,
+                order.join(" < ")
+            ),
+            rank <= at_most,
+        ))
+    }
+
+    /// `policy` inside the band of the best policy.
+    fn comparable(&self, policy: &str) -> Option<(String, bool)> {
+        let mine = self.get(policy)?.value;
+        let best = self
+            .standings
+            .iter()
+            .reduce(|a, b| if self.better(b.value, a.value) { b } else { a })?;
+        let (low, high) = best.band;
+        let band = if report::quartile_bands(self.report) {
+            "quartile band"
+        } else {
+            "± 1 s.e. band"
+        };
+        Some((
+            format!(
+                "{} {}: {policy} {} against the best, {} {} (its {band} {} to {})",
+                self.label,
+                self.place,
+                sig(mine),
+                best.policy,
+                sig(best.value),
+                sig(low),
+                sig(high)
+            ),
+            if lower_is_better(self.report) {
+                mine <= high
+            } else {
+                mine >= low
+            },
+        ))
     }
 }
 
@@ -939,6 +971,21 @@ fn render(
          fewer replications than the paper's or runs still missing.\n",
         paper.seed
     );
+    claims_section(&mut out, paper, results)?;
+    if let Some(rt) = &paper.runtimes {
+        out.push_str(&runtimes_section(rt, results)?);
+    }
+    figures_section(&mut out, results, &rel);
+    how_to_run_section(&mut out, paper, results, commit);
+    remaining_section(&mut out, paper);
+    for r in results {
+        let _ = writeln!(out, "{SPEC_LINE}{} {} -->", r.spec.path, r.fingerprint);
+    }
+    Ok(out)
+}
+
+/// The claims table: each claim with what was measured and its verdict.
+fn claims_section(out: &mut String, paper: &Paper, results: &[SpecResult]) -> Result<(), String> {
     let _ = writeln!(out, "## Claims\n");
     let _ = writeln!(
         out,
@@ -977,9 +1024,11 @@ fn render(
             v.word()
         );
     }
-    if let Some(rt) = &paper.runtimes {
-        out.push_str(&runtimes_section(rt, results)?);
-    }
+    Ok(())
+}
+
+/// Each spec's figures and summary (or study tables), linked from `rel`.
+fn figures_section(out: &mut String, results: &[SpecResult], rel: &str) {
     let _ = writeln!(out, "\n## Figures and summaries\n");
     for r in results {
         let _ = writeln!(out, "### `{}`\n", r.spec.path);
@@ -1002,6 +1051,11 @@ fn render(
             let _ = writeln!(out, "No results yet.\n");
         }
     }
+}
+
+/// The commands that regenerate the page, the commit and fingerprints it came from, and the
+/// CPU time its runs took.
+fn how_to_run_section(out: &mut String, paper: &Paper, results: &[SpecResult], commit: &str) {
     let _ = writeln!(out, "## How to run\n");
     let _ = writeln!(
         out,
@@ -1037,25 +1091,26 @@ fn render(
         crate::status::duration(cpu),
         crate::status::duration(wall)
     );
-    if !paper.remaining.is_empty() {
-        let _ = writeln!(out, "## What remains for a cluster\n");
+}
+
+/// What the page's claims still need from a cluster, with CPU-hour estimates and commands.
+fn remaining_section(out: &mut String, paper: &Paper) {
+    if paper.remaining.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## What remains for a cluster\n");
+    let _ = writeln!(
+        out,
+        "| runs | CPU-hours (estimate) | command |\n|---|---:|---|"
+    );
+    for rem in &paper.remaining {
         let _ = writeln!(
             out,
-            "| runs | CPU-hours (estimate) | command |\n|---|---:|---|"
+            "| {} | {} | `{}` |",
+            rem.what, rem.cpu_hours, rem.command
         );
-        for rem in &paper.remaining {
-            let _ = writeln!(
-                out,
-                "| {} | {} | `{}` |",
-                rem.what, rem.cpu_hours, rem.command
-            );
-        }
-        out.push('\n');
     }
-    for r in results {
-        let _ = writeln!(out, "{SPEC_LINE}{} {} -->", r.spec.path, r.fingerprint);
-    }
-    Ok(out)
+    out.push('\n');
 }
 
 /// A claim's numbers followed by the report's diamonds, where the spec draws them.

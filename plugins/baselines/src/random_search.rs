@@ -10,20 +10,17 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct RandomSearchSpec {}
 
-#[typetag::serde(name = "random_search")]
+#[cabo_core::plugin(
+    name = "random_search",
+    summary = "Uniform random points in [0,1]^d (or a uniform random candidate of a finite domain); never fits a model",
+    paper = "standard",
+    example = "{ type: random_search }"
+)]
 impl PolicySpec for RandomSearchSpec {
     fn build(&self, _ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         Ok(Box::new(RandomSearch))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Policy,
-    "random_search",
-    summary: "Uniform random points in [0,1]^d (or a uniform random candidate of a finite domain); never fits a model",
-    paper: "standard",
-    example: "{ type: random_search }",
-);
 
 /// Draws each query uniformly at random from the problem's domain.
 ///

@@ -67,7 +67,12 @@ impl Theorem1Spec {
     }
 }
 
-#[typetag::serde(name = "theorem1_arms")]
+#[cabo_core::plugin(
+    name = "theorem1_arms",
+    summary = "Independent normal arms with known costs (K cheap low-variance, one expensive high-variance, arm 0 measured at 0) on which EI-PUC or EI fails",
+    paper = "seed 001 §3 Theorem 1, App. A",
+    example = "{ type: theorem1_arms, epsilon: 0.1, delta: 0.5, part: ei_puc }"
+)]
 impl ProblemSpec for Theorem1Spec {
     fn dim(&self) -> Result<usize> {
         self.k()?;
@@ -99,14 +104,6 @@ impl ProblemSpec for Theorem1Spec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "theorem1_arms",
-    summary: "Independent normal arms with known costs (K cheap low-variance, one expensive high-variance, arm 0 measured at 0) on which EI-PUC or EI fails",
-    paper: "seed 001 §3 Theorem 1, App. A",
-    example: "{ type: theorem1_arms, epsilon: 0.1, delta: 0.5, part: ei_puc }",
-);
 
 /// One draw of a Theorem 1 instance.
 #[derive(Debug)]

@@ -191,7 +191,12 @@ impl BumpPriorSampleSpec {
     }
 }
 
-#[typetag::serde(name = "bump_prior_sample")]
+#[cabo_core::plugin(
+    name = "bump_prior_sample",
+    summary = "1-D GP-prior objective on [-500,500] whose prior std and cost both rise on a narrow bump: the EIPC/EI counterexamples",
+    paper = "seed 000 §3.3 Fig. 2, App. A.2 Fig. 8",
+    example = "{ type: bump_prior_sample, std_low: 0.1, std_high: 1.0, cost_high: 50 }"
+)]
 impl ProblemSpec for BumpPriorSampleSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
@@ -236,14 +241,6 @@ impl ProblemSpec for BumpPriorSampleSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "bump_prior_sample",
-    summary: "1-D GP-prior objective on [-500,500] whose prior std and cost both rise on a narrow bump: the EIPC/EI counterexamples",
-    paper: "seed 000 §3.3 Fig. 2, App. A.2 Fig. 8",
-    example: "{ type: bump_prior_sample, std_low: 0.1, std_high: 1.0, cost_high: 50 }",
-);
 
 /// The cost of [`BumpPriorSample`] on the unit interval.
 #[derive(Debug, Clone, Copy)]

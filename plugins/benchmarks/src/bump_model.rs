@@ -33,13 +33,13 @@
 use crate::bump::{Bump, BumpPriorSampleSpec, BumpScale, default_bounds, one, tenth};
 use cabo_core::capability::Fantasize;
 use cabo_core::{
-    BuildContext, Capabilities, Capability, Diagnostics, Error, Kind, MeanVar, MeanVarGrad, Model,
+    BuildContext, Capabilities, Capability, Diagnostics, Error, MeanVar, MeanVarGrad, Model,
     ModelSpec, Posterior, Result, TrainingData,
 };
 use cabo_gp::KernelKind;
 use cabo_gp::gp::DEFAULT_FIXED_NOISE;
-use cabo_gp::linalg::Cholesky;
 use cabo_gp::posterior::MIN_VARIANCE;
+use cabo_linalg::Cholesky;
 use cabo_linalg::dot;
 use serde::{Deserialize, Serialize};
 
@@ -525,7 +525,12 @@ impl BumpScaledGpSpec {
     }
 }
 
-#[typetag::serde(name = "bump_scaled_gp")]
+#[cabo_core::plugin(
+    name = "bump_scaled_gp",
+    summary = "Exact GP under the true non-stationary prior of bump_prior_sample (Matérn-5/2 scaled by a bump std), fixed hyperparameters, 1-D",
+    paper = "seed 000 §3.3 Fig. 2, App. A.2 Fig. 8",
+    example = "{ type: bump_scaled_gp, std_low: 0.1, std_high: 1.0, noise: 1.0e-6 }"
+)]
 impl ModelSpec for BumpScaledGpSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         if dim != 1 {
@@ -547,11 +552,3 @@ impl ModelSpec for BumpScaledGpSpec {
         Capabilities::NONE.with(Capability::Fantasize)
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Model,
-    "bump_scaled_gp",
-    summary: "Exact GP under the true non-stationary prior of bump_prior_sample (Matérn-5/2 scaled by a bump std), fixed hyperparameters, 1-D",
-    paper: "seed 000 §3.3 Fig. 2, App. A.2 Fig. 8",
-    example: "{ type: bump_scaled_gp, std_low: 0.1, std_high: 1.0, noise: 1.0e-6 }",
-);

@@ -174,7 +174,12 @@ fn five_hundredths() -> f64 {
     0.05
 }
 
-#[typetag::serde(name = "linear_mean")]
+#[cabo_core::plugin(
+    name = "linear_mean",
+    summary = "Known cost scale*(offset + mean x); seed 000 uses 20*(0.05 + mean x), from 1 to 21",
+    paper = "seed 000 App. C",
+    example = "{ type: linear_mean, scale: 20, offset: 0.05 }"
+)]
 impl CostFunctionSpec for LinearMeanSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if !(self.scale.is_finite() && self.scale > 0.0) {
@@ -206,14 +211,6 @@ impl CostFunctionSpec for LinearMeanSpec {
         with_noise(Box::new(c), &self.noise, "linear_mean")
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::CostFunction,
-    "linear_mean",
-    summary: "Known cost scale*(offset + mean x); seed 000 uses 20*(0.05 + mean x), from 1 to 21",
-    paper: "seed 000 App. C",
-    example: "{ type: linear_mean, scale: 20, offset: 0.05 }",
-);
 
 // ---------------------------------------------------------------------------------------
 
@@ -287,7 +284,12 @@ pub struct CosineSpec {
     pub noise: Option<CostNoise>,
 }
 
-#[typetag::serde(name = "cosine")]
+#[cabo_core::plugin(
+    name = "cosine",
+    summary = "Random cosine cost family ln c = a*mean cos(b*(2pi/P)*(x - x* + c)), a, b, c drawn per replication",
+    paper = "seed 001 §5.1 and App. D",
+    example = "{ type: cosine }"
+)]
 impl CostFunctionSpec for CosineSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         for (key, v) in [("a", self.a), ("b", self.b), ("c", self.c)] {
@@ -378,14 +380,6 @@ impl CostFunctionSpec for CosineSpec {
     }
 }
 
-cabo_core::register_plugin!(
-    cabo_core::Kind::CostFunction,
-    "cosine",
-    summary: "Random cosine cost family ln c = a*mean cos(b*(2pi/P)*(x - x* + c)), a, b, c drawn per replication",
-    paper: "seed 001 §5.1 and App. D",
-    example: "{ type: cosine }",
-);
-
 // ---------------------------------------------------------------------------------------
 
 /// c(x) = value everywhere.
@@ -421,7 +415,12 @@ fn one() -> f64 {
     1.0
 }
 
-#[typetag::serde(name = "uniform")]
+#[cabo_core::plugin(
+    name = "uniform",
+    summary = "Constant cost (1 by default): the uniform-cost setting",
+    paper = "standard",
+    example = "{ type: uniform }"
+)]
 impl CostFunctionSpec for UniformSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if !(self.value.is_finite() && self.value > 0.0) {
@@ -447,14 +446,6 @@ impl CostFunctionSpec for UniformSpec {
         )
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::CostFunction,
-    "uniform",
-    summary: "Constant cost (1 by default): the uniform-cost setting",
-    paper: "standard",
-    example: "{ type: uniform }",
-);
 
 // ---------------------------------------------------------------------------------------
 
@@ -521,7 +512,12 @@ fn fifty() -> f64 {
     50.0
 }
 
-#[typetag::serde(name = "bump_cost")]
+#[cabo_core::plugin(
+    name = "bump_cost",
+    summary = "Cheap everywhere except a narrow Gaussian bump (in the problem's native units)",
+    paper = "seed 000 §3.3 Fig. 2, App. A.2 Fig. 8",
+    example = "{ type: bump_cost, low: 1, high: 50, width: 1 }"
+)]
 impl CostFunctionSpec for BumpCostSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if !(self.low.is_finite() && self.low > 0.0 && self.high.is_finite() && self.high > 0.0) {
@@ -552,14 +548,6 @@ impl CostFunctionSpec for BumpCostSpec {
         with_noise(Box::new(c), &self.noise, "bump_cost")
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::CostFunction,
-    "bump_cost",
-    summary: "Cheap everywhere except a narrow Gaussian bump (in the problem's native units)",
-    paper: "seed 000 §3.3 Fig. 2, App. A.2 Fig. 8",
-    example: "{ type: bump_cost, low: 1, high: 50, width: 1 }",
-);
 
 #[cfg(test)]
 mod tests {

@@ -193,7 +193,12 @@ impl GpPriorSampleSpec {
     }
 }
 
-#[typetag::serde(name = "gp_prior_sample")]
+#[cabo_core::plugin(
+    name = "gp_prior_sample",
+    summary = "A function drawn from a GP prior (RBF or Matern, 1024 random Fourier features), one per replication; optimum by Sobol + multi-start L-BFGS-B, cached",
+    paper = "seed 000 App. C (Bayesian regret); seed 002 App. C (GP sample)",
+    example = "{ type: gp_prior_sample, dim: 2, kernel: { type: matern52, lengthscale: 0.1 } }"
+)]
 impl ProblemSpec for GpPriorSampleSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
@@ -221,14 +226,6 @@ impl ProblemSpec for GpPriorSampleSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "gp_prior_sample",
-    summary: "A function drawn from a GP prior (RBF or Matern, 1024 random Fourier features), one per replication; optimum by Sobol + multi-start L-BFGS-B, cached",
-    paper: "seed 000 App. C (Bayesian regret); seed 002 App. C (GP sample)",
-    example: "{ type: gp_prior_sample, dim: 2, kernel: { type: matern52, lengthscale: 0.1 } }",
-);
 
 /// One function drawn from a GP prior by random Fourier features.
 #[derive(Debug)]

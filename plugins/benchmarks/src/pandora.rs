@@ -145,7 +145,12 @@ impl PandoraSpec {
     }
 }
 
-#[typetag::serde(name = "pandora")]
+#[cabo_core::plugin(
+    name = "pandora",
+    summary = "Pandora's boxes: independent rewards (discrete or normal) with known opening costs, drawn per replication",
+    paper = "seed 000 §3 (Pandora's box, Weitzman 1979)",
+    example = "{ type: pandora, boxes: [{ cost: 0.2, reward: { type: normal, mean: 0, std: 1 } }, { cost: 0.05, reward: { type: discrete, values: [0, 1], probs: [0.9, 0.1] } }] }"
+)]
 impl ProblemSpec for PandoraSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
@@ -178,14 +183,6 @@ impl ProblemSpec for PandoraSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "pandora",
-    summary: "Pandora's boxes: independent rewards (discrete or normal) with known opening costs, drawn per replication",
-    paper: "seed 000 §3 (Pandora's box, Weitzman 1979)",
-    example: "{ type: pandora, boxes: [{ cost: 0.2, reward: { type: normal, mean: 0, std: 1 } }, { cost: 0.05, reward: { type: discrete, values: [0, 1], probs: [0.9, 0.1] } }] }",
-);
 
 /// One replication of a Pandora's-box instance.
 #[derive(Debug)]

@@ -79,7 +79,12 @@ impl RobotPushSpec {
     }
 }
 
-#[typetag::serde(name = "robot_push")]
+#[cabo_core::plugin(
+    name = "robot_push",
+    summary = "Energy-aware robot pushing: choose start z in [-5,5]^2 and duration t in [1,30]; value -distance to a random target, cost = distance pushed + eps",
+    paper = "seed 001 §5.1",
+    example = "{ type: robot_push }"
+)]
 impl ProblemSpec for RobotPushSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
@@ -106,14 +111,6 @@ impl ProblemSpec for RobotPushSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "robot_push",
-    summary: "Energy-aware robot pushing: choose start z in [-5,5]^2 and duration t in [1,30]; value -distance to a random target, cost = distance pushed + eps",
-    paper: "seed 001 §5.1",
-    example: "{ type: robot_push }",
-);
 
 /// One replication of the robot-pushing problem (inputs: z₁, z₂, t scaled to \[0,1\]).
 #[derive(Debug)]

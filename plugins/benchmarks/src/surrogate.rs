@@ -300,7 +300,12 @@ impl AirfoilSpec {
     }
 }
 
-#[typetag::serde(name = "airfoil")]
+#[cabo_core::plugin(
+    name = "airfoil",
+    summary = "Airfoil self-noise surrogate: posterior mean of a Matern-5/2 GP on the NASA table (5-D, maximised); needs the data file",
+    paper = "seed 002 App. C; seed 004",
+    example = "{ type: airfoil, path: ../../../shared/data/airfoil_self_noise.csv }"
+)]
 impl ProblemSpec for AirfoilSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
@@ -338,14 +343,6 @@ impl ProblemSpec for AirfoilSpec {
         self.spec_dir = Some(dir.to_path_buf());
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "airfoil",
-    summary: "Airfoil self-noise surrogate: posterior mean of a Matern-5/2 GP on the NASA table (5-D, maximised); needs the data file",
-    paper: "seed 002 App. C; seed 004",
-    example: "{ type: airfoil, path: ../../../shared/data/airfoil_self_noise.csv }",
-);
 
 /// Spec of the LDA surrogate (`problem: { type: lda }`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -405,7 +402,12 @@ impl LdaSpec {
     }
 }
 
-#[typetag::serde(name = "lda")]
+#[cabo_core::plugin(
+    name = "lda",
+    summary = "Online-LDA surrogate: GP posterior means of -perplexity (objective) and ln seconds (cost in hours) over 3 hyperparameters; needs the data file",
+    paper = "seed 001 §5.1, App. E",
+    example = "{ type: lda, path: ../../../shared/data/lda_on_grid.csv }"
+)]
 impl ProblemSpec for LdaSpec {
     fn dim(&self) -> Result<usize> {
         self.check()?;
@@ -446,14 +448,6 @@ impl ProblemSpec for LdaSpec {
         self.spec_dir = Some(dir.to_path_buf());
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Problem,
-    "lda",
-    summary: "Online-LDA surrogate: GP posterior means of -perplexity (objective) and ln seconds (cost in hours) over 3 hyperparameters; needs the data file",
-    paper: "seed 001 §5.1, App. E",
-    example: "{ type: lda, path: ../../../shared/data/lda_on_grid.csv }",
-);
 
 /// A surrogate problem: objective = first surface; cost = exp(second surface)/3600 when
 /// present (LDA), else 1.

@@ -413,7 +413,12 @@ macro_rules! synthetic_spec {
             }
         }
 
-        #[typetag::serde(name = $name)]
+        #[cabo_core::plugin(
+            name = $name,
+            summary = $summary,
+            paper = $paper,
+            example = $example
+        )]
         impl cabo_core::ProblemSpec for $spec {
             fn dim(&self) -> cabo_core::Result<usize> {
                 let d = self.function_dim()?;
@@ -426,14 +431,6 @@ macro_rules! synthetic_spec {
                 Ok(Box::new(self.options().build($name, f, &$bounds, $scale)?))
             }
         }
-
-        cabo_core::register_plugin!(
-            cabo_core::Kind::Problem,
-            $name,
-            summary: $summary,
-            paper: $paper,
-            example: $example,
-        );
     };
 }
 pub(crate) use synthetic_spec;

@@ -66,7 +66,12 @@ fn scheduled() -> BudgetMode {
     BudgetMode::Scheduled
 }
 
-#[typetag::serde(name = "bmsei")]
+#[cabo_core::plugin(
+    name = "bmsei",
+    summary = "budgeted multi-step EI with unknown costs: one-shot scenario tree of budgeted one-step values, jointly optimised; all-ones fantasies give the path variant",
+    paper = "001_ffe8b93f5b7c8c43.txt §4",
+    example = "{ type: bmsei, fantasies: [1, 1, 1], budget: scheduled }"
+)]
 impl PolicySpec for BmseiSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         validate_fantasies(dim, &self.fantasies)
@@ -94,14 +99,6 @@ impl PolicySpec for BmseiSpec {
     }
 }
 
-cabo_core::register_plugin!(
-    cabo_core::Kind::Policy,
-    "bmsei",
-    summary: "budgeted multi-step EI with unknown costs: one-shot scenario tree of budgeted one-step values, jointly optimised; all-ones fantasies give the path variant",
-    paper: "001_ffe8b93f5b7c8c43.txt §4",
-    example: "{ type: bmsei, fantasies: [1, 1, 1], budget: scheduled }",
-);
-
 /// Spec of multi-step EI (`policy: { type: ms_ei, fantasies: [4, 2] }`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,7 +110,12 @@ pub struct MsEiSpec {
     pub base_samples: BaseSampleScheme,
 }
 
-#[typetag::serde(name = "ms_ei")]
+#[cabo_core::plugin(
+    name = "ms_ei",
+    summary = "multi-step EI (uniform costs, horizon in steps, capped by an iteration budget): the B-MS-EI tree with c ≡ 1",
+    paper = "001_ffe8b93f5b7c8c43.txt §4 (Jiang et al. 2020); compared in 000",
+    example = "{ type: ms_ei, fantasies: [4, 2] }"
+)]
 impl PolicySpec for MsEiSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         validate_fantasies(dim, &self.fantasies)
@@ -134,14 +136,6 @@ impl PolicySpec for MsEiSpec {
     }
 }
 
-cabo_core::register_plugin!(
-    cabo_core::Kind::Policy,
-    "ms_ei",
-    summary: "multi-step EI (uniform costs, horizon in steps, capped by an iteration budget): the B-MS-EI tree with c ≡ 1",
-    paper: "001_ffe8b93f5b7c8c43.txt §4 (Jiang et al. 2020); compared in 000",
-    example: "{ type: ms_ei, fantasies: [4, 2] }",
-);
-
 /// Spec of the one-shot knowledge gradient (`policy: { type: kg, fantasies: 64 }`). The
 /// recorded `acq_value` is the sample-average `E[max_x' μ_{D ∪ (x, y)}(x')]`, i.e. KG plus
 /// the (constant) current maximum of the posterior mean.
@@ -161,7 +155,12 @@ fn default_kg_fantasies() -> usize {
     64
 }
 
-#[typetag::serde(name = "kg")]
+#[cabo_core::plugin(
+    name = "kg",
+    summary = "one-shot knowledge gradient: E[max posterior mean after one fantasised observation], all fantasy maximisers optimised jointly",
+    paper = "000 baseline (Balandat et al. 2020, one-shot KG)",
+    example = "{ type: kg, fantasies: 64 }"
+)]
 impl PolicySpec for KgSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         validate_fantasies(dim, &[self.fantasies])
@@ -182,14 +181,6 @@ impl PolicySpec for KgSpec {
         ))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Policy,
-    "kg",
-    summary: "one-shot knowledge gradient: E[max posterior mean after one fantasised observation], all fantasy maximisers optimised jointly",
-    paper: "000 baseline (Balandat et al. 2020, one-shot KG)",
-    example: "{ type: kg, fantasies: 64 }",
-);
 
 /// What multi-step EI and KG need: covariances of the objective (their cost is the unit).
 const TREE_OVER_THE_OBJECTIVE: Requirements = Requirements {

@@ -81,7 +81,12 @@ fn default_schedule_steps() -> usize {
     4
 }
 
-#[typetag::serde(name = "budgeted_ei")]
+#[cabo_core::plugin(
+    name = "budgeted_ei",
+    summary = "one-step B-MS-EI: Q1 = EI(x)·P(c(x) ≤ B − s(D)) with the remaining, a fixed or a rollout-scheduled budget",
+    paper = "001_ffe8b93f5b7c8c43.txt Prop. 1, §4.3",
+    example = "{ type: budgeted_ei, budget: remaining }"
+)]
 impl AcquisitionSpec for BudgetedEiSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if let Some(b) = self.fixed_budget
@@ -108,14 +113,6 @@ impl AcquisitionSpec for BudgetedEiSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "budgeted_ei",
-    summary: "one-step B-MS-EI: Q1 = EI(x)·P(c(x) ≤ B − s(D)) with the remaining, a fixed or a rollout-scheduled budget",
-    paper: "001_ffe8b93f5b7c8c43.txt Prop. 1, §4.3",
-    example: "{ type: budgeted_ei, budget: remaining }",
-);
 
 /// The one-step B-MS-EI acquisition.
 pub struct BudgetedEi {

@@ -20,7 +20,6 @@
 use crate::arms::{IndependentArms, KnownArmCosts};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective};
 use cabo_baselines::numerics::ei;
-use cabo_core::registry::Kind;
 use cabo_core::study::{Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table};
 use cabo_core::{Error, Result, Rng, StudySpec, derive_seed, normal};
 use serde::{Deserialize, Serialize};
@@ -59,7 +58,12 @@ fn default_fantasies() -> usize {
 /// Cheap arms are not enumerated past this many (the integral and the simulation need only N).
 const MAX_CHEAP_ARMS: f64 = 1e6;
 
-#[typetag::serde(name = "bmsei_theorem1")]
+#[cabo_core::plugin(
+    name = "bmsei_theorem1",
+    summary = "Theorem 1: EI-PUC's and EI's approximation ratios on the proof's instances, exact, simulated and bounded, and two-step B-MS-EI's first decision",
+    paper = "001_ffe8b93f5b7c8c43 Theorem 1, App. A",
+    example = "{ type: bmsei_theorem1, delta: 0.5, epsilons: [0.1, 0.01], runs: 2000 }"
+)]
 impl StudySpec for Theorem1StudySpec {
     fn validate(&self) -> Result<()> {
         if !(self.delta.is_finite() && self.delta > 0.0) {
@@ -105,11 +109,6 @@ impl StudySpec for Theorem1StudySpec {
         Ok(output(self.delta, &rows))
     }
 }
-
-cabo_core::register_plugin!(Kind::Study, "bmsei_theorem1",
-    summary: "Theorem 1: EI-PUC's and EI's approximation ratios on the proof's instances, exact, simulated and bounded, and two-step B-MS-EI's first decision",
-    paper: "001_ffe8b93f5b7c8c43 Theorem 1, App. A",
-    example: "{ type: bmsei_theorem1, delta: 0.5, epsilons: [0.1, 0.01], runs: 2000 }");
 
 /// A decision rule of the proof: rank arms by EI, or by EI per unit cost.
 #[derive(Debug, Clone, Copy)]

@@ -42,7 +42,7 @@ use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
 use crate::expected::SetMaximum;
 use crate::problem::ValueFloor;
 use cabo_core::{
-    BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Kind, Observation,
+    BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Observation,
     OptimizerSettings, Phase, PluginState, Policy, PolicySpec, Query, Result,
 };
 use serde::{Deserialize, Serialize};
@@ -104,7 +104,12 @@ fn default_alpha() -> f64 {
     0.1
 }
 
-#[typetag::serde(name = "alpha_etc")]
+#[cabo_core::plugin(
+    name = "alpha_etc",
+    summary = "α-tolerant explore-then-commit for unknown random costs: round-robin exploration, then the cheapest (cost-LCB) plausible control set",
+    paper = "004_e019ef0c364ecaf4 (Alg. 1)",
+    example = "{ type: alpha_etc, alpha: 0.1, explore_share: 0.6, rule: paper }"
+)]
 impl PolicySpec for AlphaEtcSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if self.tau == Some(0) {
@@ -171,14 +176,6 @@ impl PolicySpec for AlphaEtcSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "alpha_etc",
-    summary: "α-tolerant explore-then-commit for unknown random costs: round-robin exploration, then the cheapest (cost-LCB) plausible control set",
-    paper: "004_e019ef0c364ecaf4 (Alg. 1)",
-    example: "{ type: alpha_etc, alpha: 0.1, explore_share: 0.6, rule: paper }"
-);
 
 /// S₁ = {i : ucb̄_i − f₀ > (1 − α)·(lcb̄ − f₀)}, the tolerance measured from the floor f₀
 /// (seed 004 shifts f by its worst value so that f ≥ 0; f₀ = 0 is the paper's formula).

@@ -15,7 +15,7 @@ use crate::common::{
 };
 use crate::fourier::{FourierPaths, SetExpectation};
 use cabo_core::{
-    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Kind,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error,
     Objective, Policy, PolicySpec, Requirements, Result, capability, derive_seed,
 };
 use serde::{Deserialize, Serialize};
@@ -42,7 +42,12 @@ fn default_samples() -> usize {
     32
 }
 
-#[typetag::serde(name = "ei_psq")]
+#[cabo_core::plugin(
+    name = "ei_psq",
+    summary = "EI-PSQ: mean over RFF posterior paths of the improvement of the path's expectation over the open variables on its best observed value (optionally per unit cost)",
+    paper = "002_68254e6b1337b56f (baseline, App. B, C.2)",
+    example = "{ type: ei_psq, samples: 32, per_unit_cost: false }"
+)]
 impl PolicySpec for EiPsqSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if self.samples == 0 {
@@ -76,14 +81,6 @@ impl PolicySpec for EiPsqSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "ei_psq",
-    summary: "EI-PSQ: mean over RFF posterior paths of the improvement of the path's expectation over the open variables on its best observed value (optionally per unit cost)",
-    paper: "002_68254e6b1337b56f (baseline, App. B, C.2)",
-    example: "{ type: ei_psq, samples: 32, per_unit_cost: false }"
-);
 
 struct EiPsq {
     spec: EiPsqSpec,

@@ -6,8 +6,8 @@
 
 use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, PluginState, Policy,
-    PolicySpec, Query, Result,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, PluginState, Policy, PolicySpec,
+    Query, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +48,12 @@ fn default_plays() -> usize {
     50
 }
 
-#[typetag::serde(name = "cvs_etc")]
+#[cabo_core::plugin(
+    name = "cvs_etc",
+    summary = "Explore-then-commit UCB-CVS: fixed (ETC-50/100) or ⌊4/c⌋ (ETC-Ada) plays per cost or size group, cheapest first, then the best set",
+    paper = "002_68254e6b1337b56f (Sec. 4.2, App. C); 004_e019ef0c364ecaf4 (ETC-50 baseline)",
+    example = "{ type: cvs_etc, plays: 50, group_by: cost }"
+)]
 impl PolicySpec for EtcSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if !(self.beta.is_finite() && self.beta >= 0.0) {
@@ -99,14 +104,6 @@ impl PolicySpec for EtcSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "cvs_etc",
-    summary: "Explore-then-commit UCB-CVS: fixed (ETC-50/100) or ⌊4/c⌋ (ETC-Ada) plays per cost or size group, cheapest first, then the best set",
-    paper: "002_68254e6b1337b56f (Sec. 4.2, App. C); 004_e019ef0c364ecaf4 (ETC-50 baseline)",
-    example: "{ type: cvs_etc, plays: 50, group_by: cost }"
-);
 
 #[derive(Debug, Clone)]
 struct Group {

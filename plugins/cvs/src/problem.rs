@@ -16,8 +16,8 @@
 
 use crate::dist::{InputDistributions, VariableDistribution};
 use cabo_core::{
-    ControlSet, Error, Kind, Objective, Observation, Outcome, Phase, Problem, ProblemInfo,
-    ProblemSpec, Query, Result, Rng, derive_seed,
+    ControlSet, Error, Objective, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec,
+    Query, Result, Rng, derive_seed,
 };
 use cabo_optim::{MaximizeOptions, maximize};
 use rayon::prelude::*;
@@ -246,7 +246,12 @@ impl CvsSpec {
     }
 }
 
-#[typetag::serde(name = "cvs")]
+#[cabo_core::plugin(
+    name = "cvs",
+    summary = "Cost-varying variable subsets: an objective, control sets with known or unknown random costs, truncated-normal/uniform open variables; value = E over open variables",
+    paper = "002_68254e6b1337b56f (Sec. 4, App. C); 004_e019ef0c364ecaf4 (Sec. 3, App. C)",
+    example = "{ type: cvs, objective: { type: hartmann3 }, control_sets: [[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]], costs: [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0], distribution: { type: truncated_normal, variance: 0.02 } }"
+)]
 impl ProblemSpec for CvsSpec {
     fn dim(&self) -> Result<usize> {
         let d = self.objective.dim().map_err(|e| e.at("cvs.objective"))?;
@@ -278,14 +283,6 @@ const METRIC_NAMES: [&str; 7] = [
     "cvs.control_set",
     "cvs.on_optimal_set",
 ];
-
-cabo_core::register_plugin!(
-    Kind::Problem,
-    "cvs",
-    summary: "Cost-varying variable subsets: an objective, control sets with known or unknown random costs, truncated-normal/uniform open variables; value = E over open variables",
-    paper: "002_68254e6b1337b56f (Sec. 4, App. C); 004_e019ef0c364ecaf4 (Sec. 3, App. C)",
-    example: "{ type: cvs, objective: { type: hartmann3 }, control_sets: [[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]], costs: [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0], distribution: { type: truncated_normal, variance: 0.02 } }"
-);
 
 /// The numerically found optima of one replication.
 #[derive(Debug, Clone, PartialEq)]

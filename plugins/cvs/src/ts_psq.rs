@@ -15,7 +15,7 @@ use crate::expected::SetMaximum;
 use crate::fourier::FourierPaths;
 use cabo_core::capability::FourierSamples;
 use cabo_core::{
-    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Kind,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error,
     Objective, Policy, PolicySpec, Requirements, Result, capability, derive_seed,
 };
 use serde::{Deserialize, Serialize};
@@ -35,7 +35,12 @@ pub struct TsPsqSpec {
     pub mc_samples: usize,
 }
 
-#[typetag::serde(name = "ts_psq")]
+#[cabo_core::plugin(
+    name = "ts_psq",
+    summary = "TS-PSQ: maximise one RFF posterior sample's expectation over the open variables across control sets (optionally per unit cost)",
+    paper = "002_68254e6b1337b56f (baseline, App. B, C.2); 004_e019ef0c364ecaf4 (baseline)",
+    example = "{ type: ts_psq, features: 1024 }"
+)]
 impl PolicySpec for TsPsqSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if self.features == 0 {
@@ -62,14 +67,6 @@ impl PolicySpec for TsPsqSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "ts_psq",
-    summary: "TS-PSQ: maximise one RFF posterior sample's expectation over the open variables across control sets (optionally per unit cost)",
-    paper: "002_68254e6b1337b56f (baseline, App. B, C.2); 004_e019ef0c364ecaf4 (baseline)",
-    example: "{ type: ts_psq, features: 1024 }"
-);
 
 struct TsPsq {
     spec: TsPsqSpec,

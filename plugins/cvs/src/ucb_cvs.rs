@@ -3,8 +3,7 @@
 
 use crate::common::{CvsSetup, argmax_by, default_beta, default_mc_samples};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Query,
-    Result,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Policy, PolicySpec, Query, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +86,12 @@ pub struct UcbCvsSpec {
     pub mc_samples: usize,
 }
 
-#[typetag::serde(name = "ucb_cvs")]
+#[cabo_core::plugin(
+    name = "ucb_cvs",
+    summary = "UCB-CVS: cheapest control set whose expected UCB is within ε_t of the best, then its expected-UCB maximiser",
+    paper = "002_68254e6b1337b56f (Alg. 1)",
+    example = "{ type: ucb_cvs, beta: 2.0, epsilon: { type: linear, start: 0.5, iterations: 30 }, mc_samples: 1024 }"
+)]
 impl PolicySpec for UcbCvsSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if !(self.beta.is_finite() && self.beta >= 0.0) {
@@ -110,14 +114,6 @@ impl PolicySpec for UcbCvsSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "ucb_cvs",
-    summary: "UCB-CVS: cheapest control set whose expected UCB is within ε_t of the best, then its expected-UCB maximiser",
-    paper: "002_68254e6b1337b56f (Alg. 1)",
-    example: "{ type: ucb_cvs, beta: 2.0, epsilon: { type: linear, start: 0.5, iterations: 30 }, mc_samples: 1024 }"
-);
 
 struct UcbCvs {
     spec: UcbCvsSpec,

@@ -4,7 +4,7 @@
 
 use crate::common::{CvsSetup, default_beta, default_mc_samples, play_best};
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Diagnostics, Error, Kind, Policy, PolicySpec, Result,
+    BuildContext, Decision, DecisionContext, Diagnostics, Error, Policy, PolicySpec, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +23,12 @@ pub struct UcbPsqSpec {
     pub mc_samples: usize,
 }
 
-#[typetag::serde(name = "ucb_psq")]
+#[cabo_core::plugin(
+    name = "ucb_psq",
+    summary = "UCB-PSQ: the control set and point with the largest expected UCB (optionally per unit cost)",
+    paper = "002_68254e6b1337b56f (baseline, App. B); 004_e019ef0c364ecaf4 (baseline)",
+    example = "{ type: ucb_psq, beta: 2.0, per_unit_cost: false }"
+)]
 impl PolicySpec for UcbPsqSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         if !(self.beta.is_finite() && self.beta >= 0.0) {
@@ -45,14 +50,6 @@ impl PolicySpec for UcbPsqSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "ucb_psq",
-    summary: "UCB-PSQ: the control set and point with the largest expected UCB (optionally per unit cost)",
-    paper: "002_68254e6b1337b56f (baseline, App. B); 004_e019ef0c364ecaf4 (baseline)",
-    example: "{ type: ucb_psq, beta: 2.0, per_unit_cost: false }"
-);
 
 struct UcbPsq {
     spec: UcbPsqSpec,

@@ -3,8 +3,8 @@
 //! posterior variance and its gradient (n = 100, 400). Run with `cargo bench -p cabo-gp`.
 
 use cabo_core::{MeanVar, Posterior, Rng, TrainingData};
-use cabo_gp::linalg::Cholesky;
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Prior};
+use cabo_linalg::Cholesky;
 use divan::Bencher;
 
 fn main() {

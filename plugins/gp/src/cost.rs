@@ -10,7 +10,7 @@ use crate::posterior::GpPosterior;
 use cabo_core::capability::{Covariance, FantasizeCost, PreparedPoint};
 use cabo_core::{
     BuildContext, Capabilities, Capability, CostBelief, CostFunction, CostModel, CostModelSpec,
-    Dataset, Error, Kind, LnCost, Model, PluginState, Posterior, Result, TrainingData,
+    Dataset, Error, LnCost, Model, PluginState, Posterior, Result, TrainingData,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -128,7 +128,12 @@ impl FantasizeCost for LogGpBelief {
     }
 }
 
-#[typetag::serde(name = "log_gp")]
+#[cabo_core::plugin(
+    name = "log_gp",
+    summary = "GP on ln c(x) (same options as exact_gp): log-normal cost beliefs with E[c], E[c^-ν], P(c ≤ b)",
+    paper = "001_ffe8b93f5b7c8c43.txt §3 (also 000 PBGI-U)",
+    example = "{ type: log_gp, kernel: { type: matern52 }, fit: map, prior: gamma, standardize: true }"
+)]
 impl CostModelSpec for GpConfig {
     fn validate(&self, dim: usize) -> Result<()> {
         GpConfig::validate(self, Some(dim))
@@ -149,14 +154,6 @@ impl CostModelSpec for GpConfig {
 const EXACT_COST_CAPABILITIES: Capabilities = Capabilities::NONE
     .with(Capability::Covariance)
     .with(Capability::Fantasize);
-
-cabo_core::register_plugin!(
-    Kind::CostModel,
-    "log_gp",
-    summary: "GP on ln c(x) (same options as exact_gp): log-normal cost beliefs with E[c], E[c^-ν], P(c ≤ b)",
-    paper: "001_ffe8b93f5b7c8c43.txt §3 (also 000 PBGI-U)",
-    example: "{ type: log_gp, kernel: { type: matern52 }, fit: map, prior: gamma, standardize: true }"
-);
 
 /// The problem's exact cost function as a belief (variance 0).
 #[derive(Debug, Clone)]
@@ -261,7 +258,12 @@ exact_cost_capabilities!(KnownCost);
 #[serde(deny_unknown_fields)]
 pub struct KnownCostSpec {}
 
-#[typetag::serde(name = "known")]
+#[cabo_core::plugin(
+    name = "known",
+    summary = "The problem's exact cost function and gradient (no uncertainty)",
+    paper = "standard",
+    example = "{ type: known }"
+)]
 impl CostModelSpec for KnownCostSpec {
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>> {
         let cost = ctx.problem.known_cost.clone().ok_or_else(|| {
@@ -277,14 +279,6 @@ impl CostModelSpec for KnownCostSpec {
         EXACT_COST_CAPABILITIES
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::CostModel,
-    "known",
-    summary: "The problem's exact cost function and gradient (no uncertainty)",
-    paper: "standard",
-    example: "{ type: known }"
-);
 
 /// Every evaluation costs the same (ln c = 0): cost-aware rules reduce to their plain forms.
 #[derive(Debug, Clone, Copy)]
@@ -345,7 +339,12 @@ exact_cost_capabilities!(UniformCost);
 #[serde(deny_unknown_fields)]
 pub struct UniformCostSpec {}
 
-#[typetag::serde(name = "uniform")]
+#[cabo_core::plugin(
+    name = "uniform",
+    summary = "Every evaluation costs 1 (ln c = 0)",
+    paper = "standard",
+    example = "{ type: uniform }"
+)]
 impl CostModelSpec for UniformCostSpec {
     fn build(&self, ctx: &BuildContext<'_>) -> Result<Box<dyn CostModel>> {
         Ok(Box::new(UniformCost::new(ctx.problem.dim)))
@@ -355,14 +354,6 @@ impl CostModelSpec for UniformCostSpec {
         EXACT_COST_CAPABILITIES
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::CostModel,
-    "uniform",
-    summary: "Every evaluation costs 1 (ln c = 0)",
-    paper: "standard",
-    example: "{ type: uniform }"
-);
 
 /// A cost known exactly as a point of a scenario tree: the mean of ln c and its gradient
 /// from the belief, zero variance, so a fantasised cost is the true cost.

@@ -14,10 +14,10 @@
 //! instead of O(m³).
 
 use crate::kernel::Kernel;
-use crate::linalg::Cholesky;
 use crate::posterior::GpPosterior;
 use cabo_core::capability::{FourierDraws, FourierSamples};
 use cabo_core::{Error, Result, Rng, derive_seed};
+use cabo_linalg::Cholesky;
 use cabo_linalg::{axpy, dot};
 
 impl FourierSamples for GpPosterior {
@@ -113,6 +113,21 @@ impl FourierBasis {
     /// Input dimension.
     pub fn dim(&self) -> usize {
         self.dim
+    }
+
+    /// The frequencies ω, row-major `m × d` (already divided by the lengthscales).
+    pub fn frequencies(&self) -> &[f64] {
+        &self.omega
+    }
+
+    /// The phases b, one per feature.
+    pub fn phases(&self) -> &[f64] {
+        &self.phase
+    }
+
+    /// The amplitude `√(2s/m)` shared by every feature.
+    pub fn amplitude(&self) -> f64 {
+        self.amplitude
     }
 
     /// The feature vector φ(x) (length m).

@@ -5,13 +5,16 @@
 //! multi-start L-BFGS (analytic gradients,
 //! `∂ log p(y|θ)/∂θ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θ)`), warm-started from the previous fit. Priors
 //! are densities over the hyperparameter *values*, as in GPyTorch (no log-Jacobian term).
+//! Which hyperparameters are free, their priors, bounds and starts, and the multi-start
+//! minimisation are a [`HyperparameterSpace`], shared with other GP-type models (the
+//! random-feature GP); only the likelihood here is the exact GP's.
 
 use crate::kernel::{Kernel, KernelKind};
-use crate::linalg::{Cholesky, join_if_large};
 use crate::posterior::{GpPosterior, OutputTransform, check_data};
 use cabo_core::{Error, Model, PluginState, Posterior, Result, Rng, TrainingData};
 use cabo_linalg::dot;
 use cabo_linalg::gram::{fill_rows, gradient_rows};
+use cabo_linalg::{Cholesky, join_if_large};
 use serde::{Deserialize, Serialize};
 
 /// Lengthscale as written in a spec: one value for every dimension, or one per dimension.
@@ -339,19 +342,28 @@ impl ExactGp {
             .collect();
         let problem = FitProblem::new(&self.config, data.dim, data.x, &y_model)?;
         let (theta, diag) = if self.config.fit == FitMode::Map
-            && problem.n_params() > 0
+            && !problem.space.is_empty()
             && !data.is_empty()
         {
             let warm = match &self.warm {
-                Some((d, t)) if *d == data.dim && t.len() == problem.n_params() => Some(t.clone()),
+                Some((d, t)) if *d == data.dim && t.len() == problem.space.len() => Some(t.clone()),
                 _ => None,
             };
-            let (theta, value, iters, evals) = problem.optimise(warm, &self.config, seed)?;
-            (theta, Some((value, iters, evals)))
+            let mut ws = Workspace::new(data.len(), data.dim);
+            let best = problem.space.minimise(
+                |t: &[f64], g: &mut [f64]| problem.eval(t, g, &mut ws),
+                warm,
+                &self.config,
+                seed,
+            )?;
+            (
+                best.theta,
+                Some((best.value, best.iterations, best.evaluations)),
+            )
         } else {
-            (problem.default_start(), None)
+            (problem.space.default_start(), None)
         };
-        let hp = problem.unpack(&theta);
+        let hp = problem.space.unpack(&theta);
         let kernel = Kernel::new(
             self.config.kernel.kind,
             hp.lengthscales.clone(),
@@ -379,10 +391,10 @@ impl ExactGp {
     ) -> Result<f64> {
         check_data(&data)?;
         let p = FitProblem::new(config, data.dim, data.x, data.y)?;
-        if theta.len() != p.n_params() || grad.len() != theta.len() {
+        if theta.len() != p.space.len() || grad.len() != theta.len() {
             return Err(Error::invalid(format!(
                 "objective: expected {} log-hyperparameters",
-                p.n_params()
+                p.space.len()
             )));
         }
         let mut ws = Workspace::new(data.len(), data.dim);
@@ -487,13 +499,14 @@ fn balanced_split(n: usize) -> usize {
     ((n as f64) / std::f64::consts::SQRT_2).round() as usize
 }
 
-/// The MAP objective for one data set: which hyperparameters are free, their priors,
-/// bounds and default start.
-struct FitProblem<'a> {
-    kind: KernelKind,
+/// The hyperparameters a MAP fit moves, with their priors, bounds and default start: what
+/// every GP-type model of cabo shares, whatever its likelihood. θ holds, in this order and
+/// each only when fitted, ln ℓ₁…ln ℓ_d, ln s, ln σ² and the constant mean. The exact GP and
+/// the random-feature GP fit through it, so a spec's `prior:`, `noise:` bounds, `restarts:`
+/// and warm start mean the same for both.
+#[derive(Debug, Clone)]
+pub struct HyperparameterSpace {
     dim: usize,
-    x: &'a [f64],
-    y: &'a [f64],
     fixed_ls: Option<Vec<f64>>,
     fixed_s: Option<f64>,
     fixed_noise: Option<f64>,
@@ -506,8 +519,38 @@ struct FitProblem<'a> {
     upper: Vec<f64>,
 }
 
-impl<'a> FitProblem<'a> {
-    fn new(config: &GpConfig, dim: usize, x: &'a [f64], y: &'a [f64]) -> Result<Self> {
+/// The gradient of a log marginal likelihood with respect to every hyperparameter (the
+/// entries of fixed ones are ignored): what a model's likelihood hands to
+/// [`HyperparameterSpace::objective`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LikelihoodGradient {
+    /// ∂/∂ln ℓ_j, one per dimension.
+    pub lengthscales: Vec<f64>,
+    /// ∂/∂ln s.
+    pub outputscale: f64,
+    /// ∂/∂ln σ².
+    pub noise: f64,
+    /// ∂/∂(constant mean).
+    pub mean: f64,
+}
+
+/// The best start of a multi-start MAP fit ([`HyperparameterSpace::minimise`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapFit {
+    /// The log-hyperparameters θ.
+    pub theta: Vec<f64>,
+    /// The objective there.
+    pub value: f64,
+    /// L-BFGS iterations over every start.
+    pub iterations: usize,
+    /// Objective evaluations over every start.
+    pub evaluations: usize,
+}
+
+impl HyperparameterSpace {
+    /// The space of `config` for inputs of dimension `dim` and targets `y` in model units
+    /// (their mean and variance set the default start and the mean's bounds).
+    pub fn new(config: &GpConfig, dim: usize, y: &[f64]) -> Result<Self> {
         let map = config.fit == FitMode::Map;
         let fixed_ls = config
             .kernel
@@ -523,7 +566,11 @@ impl<'a> FitProblem<'a> {
         let (fixed_noise, noise_bounds) = match (config.noise, map) {
             (Some(Noise::Fixed(v)), _) => (Some(v), DEFAULT_NOISE_BOUNDS),
             (Some(Noise::Fitted(b)), true) => (None, b),
-            (Some(Noise::Fitted(_)), false) => unreachable!("validated"),
+            (Some(Noise::Fitted(_)), false) => {
+                return Err(Error::invalid(
+                    "noise: bounds { min, max } need `fit: map`; give a number with `fit: fixed`",
+                ));
+            }
             (None, true) => (None, DEFAULT_NOISE_BOUNDS),
             (None, false) => (Some(DEFAULT_FIXED_NOISE), DEFAULT_NOISE_BOUNDS),
         };
@@ -571,11 +618,8 @@ impl<'a> FitProblem<'a> {
             ),
             Prior::None => (Density::Flat, Density::Flat, Density::Flat),
         };
-        let mut p = FitProblem {
-            kind: config.kernel.kind,
+        let mut p = HyperparameterSpace {
             dim,
-            x,
-            y,
             fixed_ls,
             fixed_s,
             fixed_noise,
@@ -621,15 +665,38 @@ impl<'a> FitProblem<'a> {
         Ok(p)
     }
 
-    fn n_params(&self) -> usize {
+    /// Input dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of fitted hyperparameters (the length of θ).
+    pub fn len(&self) -> usize {
         self.start.len()
     }
 
-    fn default_start(&self) -> Vec<f64> {
+    /// True when every hyperparameter is fixed (nothing to fit).
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// The default start: prior modes where they exist, the data's scale otherwise.
+    pub fn default_start(&self) -> Vec<f64> {
         self.start.clone()
     }
 
-    fn unpack(&self, theta: &[f64]) -> Hyperparameters {
+    /// Lower bounds of θ.
+    pub fn lower(&self) -> &[f64] {
+        &self.lower
+    }
+
+    /// Upper bounds of θ.
+    pub fn upper(&self) -> &[f64] {
+        &self.upper
+    }
+
+    /// The hyperparameters at θ (fixed ones at their values).
+    pub fn unpack(&self, theta: &[f64]) -> Hyperparameters {
         let mut i = 0;
         let lengthscales = match &self.fixed_ls {
             Some(l) => l.clone(),
@@ -656,11 +723,145 @@ impl<'a> FitProblem<'a> {
         }
     }
 
+    /// The MAP objective `−(log p(y|θ) + log p(θ))/n` from a model's log marginal likelihood
+    /// `log_likelihood` at θ and its gradient `g`, writing the objective's gradient in θ
+    /// into `grad` (length [`HyperparameterSpace::len`]).
+    pub fn objective(
+        &self,
+        theta: &[f64],
+        log_likelihood: f64,
+        g: &LikelihoodGradient,
+        n: usize,
+        grad: &mut [f64],
+    ) -> f64 {
+        let d = self.dim;
+        let mut value = log_likelihood;
+        let mut gi = 0;
+        if self.fixed_ls.is_none() {
+            for j in 0..d {
+                let (lp, dlp) = self.ls_prior.eval(theta[j]);
+                value += lp;
+                grad[j] = g.lengthscales[j] + dlp;
+            }
+            gi = d;
+        }
+        if self.fixed_s.is_none() {
+            let (lp, dlp) = self.s_prior.eval(theta[gi]);
+            value += lp;
+            grad[gi] = g.outputscale + dlp;
+            gi += 1;
+        }
+        if self.fixed_noise.is_none() {
+            let (lp, dlp) = self.noise_prior.eval(theta[gi]);
+            value += lp;
+            grad[gi] = g.noise + dlp;
+            gi += 1;
+        }
+        if self.fixed_mean.is_none() {
+            grad[gi] = g.mean;
+        }
+        let scale = -1.0 / n.max(1) as f64;
+        for g in grad.iter_mut() {
+            *g *= scale;
+        }
+        value * scale
+    }
+
+    /// Multi-start L-BFGS-B of `objective` (value and gradient in θ) over the box: from
+    /// `warm` (the previous fit) when given, the default start, and random perturbations of
+    /// the default start drawn from `seed`, `config.restarts` starts in all.
+    pub fn minimise<F>(
+        &self,
+        mut objective: F,
+        warm: Option<Vec<f64>>,
+        config: &GpConfig,
+        seed: u64,
+    ) -> Result<MapFit>
+    where
+        F: FnMut(&[f64], &mut [f64]) -> f64 + Send,
+    {
+        let mut starts = Vec::with_capacity(config.restarts);
+        let has_warm = warm.is_some();
+        if let Some(w) = warm {
+            starts.push(w);
+        }
+        if starts.len() < config.restarts || !has_warm {
+            starts.push(self.default_start());
+        }
+        let mut rng = Rng::new(seed);
+        while starts.len() < config.restarts {
+            // Perturb the default start by a standard normal in log space (lengthscales,
+            // outputscale, noise); the mean starts at the data mean.
+            let mut s = self.default_start();
+            let n_log = s.len() - usize::from(self.fixed_mean.is_none());
+            for (i, v) in s.iter_mut().enumerate().take(n_log) {
+                *v = (*v + rng.normal()).clamp(self.lower[i], self.upper[i]);
+            }
+            starts.push(s);
+        }
+        starts.truncate(config.restarts.max(1));
+        // SciPy's L-BFGS-B tolerances, which BoTorch's `fit_gpytorch_mll` uses.
+        let opts =
+            cabo_optim::lbfgsb::LbfgsbOptions::new(config.max_iters, cabo_optim::Tolerances::SCIPY);
+        let mut best: Option<(Vec<f64>, f64)> = None;
+        let (mut iters, mut evals) = (0, 0);
+        // For large n the objective splits its rows between two tasks several times per
+        // evaluation. Run from a thread outside the pool, each split would wait for a pool
+        // thread to wake up; run on a pool thread, an idle partner steals the second half and
+        // a sleeping one costs nothing (the caller does both halves itself).
+        rayon::scope(|_| {
+            for s in starts {
+                let m = cabo_optim::lbfgsb::minimize(
+                    &mut objective,
+                    &s,
+                    &self.lower,
+                    &self.upper,
+                    &opts,
+                );
+                iters += m.iterations;
+                evals += m.evaluations;
+                if m.value.is_finite() && best.as_ref().is_none_or(|b| m.value < b.1) {
+                    best = Some((m.x, m.value));
+                }
+            }
+        });
+        let (theta, value) = best.ok_or_else(|| {
+            Error::numerical(
+                "GP fit: the marginal likelihood was not finite at any start (check the data)",
+            )
+        })?;
+        Ok(MapFit {
+            theta,
+            value,
+            iterations: iters,
+            evaluations: evals,
+        })
+    }
+}
+
+/// The exact GP's MAP objective for one data set: the hyperparameter space and the data.
+struct FitProblem<'a> {
+    kind: KernelKind,
+    x: &'a [f64],
+    y: &'a [f64],
+    space: HyperparameterSpace,
+}
+
+impl<'a> FitProblem<'a> {
+    fn new(config: &GpConfig, dim: usize, x: &'a [f64], y: &'a [f64]) -> Result<Self> {
+        Ok(FitProblem {
+            kind: config.kernel.kind,
+            x,
+            y,
+            space: HyperparameterSpace::new(config, dim, y)?,
+        })
+    }
+
     /// `−(log marginal likelihood + log prior)/n` and its gradient in θ.
     fn eval(&self, theta: &[f64], grad: &mut [f64], ws: &mut Workspace) -> f64 {
-        let hp = self.unpack(theta);
+        let hp = self.space.unpack(theta);
         let n = self.y.len();
-        let d = self.dim;
+        let d = self.space.dim;
         let inv: Vec<f64> = hp.lengthscales.iter().map(|l| 1.0 / l).collect();
         for (j, xj) in self.x.chunks_exact(d).enumerate() {
             for (l, (a, il)) in xj.iter().zip(&inv).enumerate() {
@@ -705,7 +906,7 @@ impl<'a> FitProblem<'a> {
         }
         chol.solve_in_place(&mut ws.alpha);
         let fit_term = dot(&ws.resid, &ws.alpha);
-        let mut value =
+        let value =
             -0.5 * fit_term - 0.5 * chol.log_det() - n as f64 * cabo_core::normal::LN_SQRT_2PI;
         // W = ααᵀ − K⁻¹ (lower triangle is all that is read).
         chol.inverse_lower_into(&mut ws.linv, &mut ws.kinv);
@@ -730,91 +931,12 @@ impl<'a> FitProblem<'a> {
         let g_ls: Vec<f64> = lo.ls.iter().zip(&hi.ls).map(|(a, b)| a + b).collect();
         let g_s = lo.outputscale + hi.outputscale;
         let g_noise = lo.noise + hi.noise;
-        let alpha = &ws.alpha;
-        let mut gi = 0;
-        if self.fixed_ls.is_none() {
-            for j in 0..d {
-                let (lp, dlp) = self.ls_prior.eval(theta[j]);
-                value += lp;
-                grad[j] = g_ls[j] + dlp;
-            }
-            gi = d;
-        }
-        if self.fixed_s.is_none() {
-            let (lp, dlp) = self.s_prior.eval(theta[gi]);
-            value += lp;
-            grad[gi] = g_s + dlp;
-            gi += 1;
-        }
-        if self.fixed_noise.is_none() {
-            let (lp, dlp) = self.noise_prior.eval(theta[gi]);
-            value += lp;
-            grad[gi] = g_noise + dlp;
-            gi += 1;
-        }
-        if self.fixed_mean.is_none() {
-            grad[gi] = alpha.iter().sum::<f64>();
-        }
-        let scale = -1.0 / n.max(1) as f64;
-        for g in grad.iter_mut() {
-            *g *= scale;
-        }
-        value * scale
-    }
-
-    /// Multi-start L-BFGS in log space. Returns (θ, objective, iterations, evaluations).
-    fn optimise(
-        &self,
-        warm: Option<Vec<f64>>,
-        config: &GpConfig,
-        seed: u64,
-    ) -> Result<(Vec<f64>, f64, usize, usize)> {
-        let mut starts = Vec::with_capacity(config.restarts);
-        let has_warm = warm.is_some();
-        if let Some(w) = warm {
-            starts.push(w);
-        }
-        if starts.len() < config.restarts || !has_warm {
-            starts.push(self.default_start());
-        }
-        let mut rng = Rng::new(seed);
-        while starts.len() < config.restarts {
-            // Perturb the default start by a standard normal in log space (lengthscales,
-            // outputscale, noise); the mean starts at the data mean.
-            let mut s = self.default_start();
-            let n_log = s.len() - usize::from(self.fixed_mean.is_none());
-            for (i, v) in s.iter_mut().enumerate().take(n_log) {
-                *v = (*v + rng.normal()).clamp(self.lower[i], self.upper[i]);
-            }
-            starts.push(s);
-        }
-        starts.truncate(config.restarts.max(1));
-        // SciPy's L-BFGS-B tolerances, which BoTorch's `fit_gpytorch_mll` uses.
-        let opts =
-            cabo_optim::lbfgsb::LbfgsbOptions::new(config.max_iters, cabo_optim::Tolerances::SCIPY);
-        let mut ws = Workspace::new(self.y.len(), self.dim);
-        let mut best: Option<(Vec<f64>, f64)> = None;
-        let (mut iters, mut evals) = (0, 0);
-        // For large n the objective splits its rows between two tasks several times per
-        // evaluation. Run from a thread outside the pool, each split would wait for a pool
-        // thread to wake up; run on a pool thread, an idle partner steals the second half and
-        // a sleeping one costs nothing (the caller does both halves itself).
-        rayon::scope(|_| {
-            for s in starts {
-                let mut f = |t: &[f64], g: &mut [f64]| self.eval(t, g, &mut ws);
-                let m = cabo_optim::lbfgsb::minimize(&mut f, &s, &self.lower, &self.upper, &opts);
-                iters += m.iterations;
-                evals += m.evaluations;
-                if m.value.is_finite() && best.as_ref().is_none_or(|b| m.value < b.1) {
-                    best = Some((m.x, m.value));
-                }
-            }
-        });
-        let (theta, value) = best.ok_or_else(|| {
-            Error::numerical(
-                "GP fit: the marginal likelihood was not finite at any start (check the data)",
-            )
-        })?;
-        Ok((theta, value, iters, evals))
+        let g = LikelihoodGradient {
+            lengthscales: g_ls,
+            outputscale: g_s,
+            noise: g_noise,
+            mean: ws.alpha.iter().sum::<f64>(),
+        };
+        self.space.objective(theta, value, &g, n, grad)
     }
 }

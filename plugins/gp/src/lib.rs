@@ -2,12 +2,11 @@
 //!
 //! - [`kernel`]: RBF and Matérn-1/2, 3/2, 5/2 kernels with ARD lengthscales (GPyTorch's
 //!   parametrisation), with gradients in x and in the log-hyperparameters.
-//! - [`linalg`]: a packed Cholesky factor with a recorded jitter-retry loop, triangular solves
-//!   and O(n²) extension by one observation (for fantasies).
 //! - [`rff`]: random Fourier features, for prior sample paths (GP-sample objectives) and
 //!   Thompson sampling.
 //! - [`gp`] and [`posterior`]: [`ExactGp`] (fixed or MAP hyperparameters, optional output
-//!   standardisation) and its posterior [`GpPosterior`], which offers every capability of
+//!   standardisation; the MAP fit's priors, bounds and starts are a [`HyperparameterSpace`],
+//!   which other GP-type models fit through too) and its posterior [`GpPosterior`], which offers every capability of
 //!   `cabo_core::capability`: fantasies by Cholesky extension, covariances between prepared
 //!   points (`covariance`), pathwise sample paths, draws on a shared Fourier basis
 //!   ([`fourier`]), the knowledge gradient's fast objective (`kg`) and expected bounds over
@@ -25,15 +24,14 @@ pub mod fourier;
 pub mod gp;
 pub mod kernel;
 mod kg;
-pub mod linalg;
 pub mod posterior;
 pub mod rff;
 pub mod spec;
 
 pub use cost::{KnownCost, KnownCostSpec, LogGp, LogGpBelief, UniformCost, UniformCostSpec};
 pub use gp::{
-    ExactGp, FitMode, GpConfig, Hyperparameters, KernelConfig, Lengthscale, Noise, NoiseBounds,
-    Prior,
+    ExactGp, FitMode, GpConfig, HyperparameterSpace, Hyperparameters, KernelConfig, Lengthscale,
+    LikelihoodGradient, MapFit, Noise, NoiseBounds, Prior,
 };
 pub use kernel::{Kernel, KernelKind};
 pub use posterior::{GpPosterior, OutputTransform, PathwiseSample, RandomFeaturesSample};

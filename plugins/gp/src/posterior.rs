@@ -9,7 +9,6 @@
 //! `Standardize` outcome transform, unless its doc says otherwise.
 
 use crate::kernel::{Kernel, scaled_profiles};
-use crate::linalg::Cholesky;
 use crate::rff::RandomFeatures;
 use cabo_core::capability::{
     Covariance, Fantasize, FantasyMeans, FourierSamples, OpenBounds, SamplePaths,
@@ -17,6 +16,7 @@ use cabo_core::capability::{
 use cabo_core::{
     Diagnostics, Error, MeanVar, MeanVarGrad, Objective, Posterior, Result, Rng, TrainingData,
 };
+use cabo_linalg::Cholesky;
 use cabo_linalg::{axpy, dot};
 use std::cell::RefCell;
 use std::sync::Arc;

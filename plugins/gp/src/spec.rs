@@ -1,9 +1,14 @@
 //! The `exact_gp` model spec: a [`GpConfig`] read from YAML.
 
 use crate::gp::{ExactGp, GpConfig};
-use cabo_core::{BuildContext, Capabilities, Capability, Kind, Model, ModelSpec, Result};
+use cabo_core::{BuildContext, Capabilities, Capability, Model, ModelSpec, Result};
 
-#[typetag::serde(name = "exact_gp")]
+#[cabo_core::plugin(
+    name = "exact_gp",
+    summary = "Exact GP (RBF/Matérn ARD kernel, constant mean, Gaussian noise); fixed or MAP hyperparameters, optional standardisation",
+    paper = "standard",
+    example = "{ type: exact_gp, kernel: { type: matern52 }, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }"
+)]
 impl ModelSpec for GpConfig {
     fn validate(&self, dim: usize) -> Result<()> {
         GpConfig::validate(self, Some(dim))
@@ -19,11 +24,3 @@ impl ModelSpec for GpConfig {
         Capabilities::of(&Capability::ALL)
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Model,
-    "exact_gp",
-    summary: "Exact GP (RBF/Matérn ARD kernel, constant mean, Gaussian noise); fixed or MAP hyperparameters, optional standardisation",
-    paper: "standard",
-    example: "{ type: exact_gp, kernel: { type: matern52 }, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }"
-);

@@ -2,8 +2,8 @@
 
 mod common;
 use cabo_core::{Rng, TrainingData};
-use cabo_gp::linalg::Cholesky;
 use cabo_gp::{ExactGp, GpConfig, Kernel, KernelKind, Prior};
+use cabo_linalg::Cholesky;
 use common::*;
 
 #[test]

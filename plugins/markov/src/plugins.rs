@@ -15,9 +15,9 @@ use crate::prior::Prior;
 use crate::reward::Reward;
 use crate::sim::{History, PolicyRule};
 use cabo_core::{
-    BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Domain, Error, Kind,
-    Observation, Outcome, Policy, PolicySpec, Problem, ProblemInfo, ProblemSpec, Query, Result,
-    Rng, derive_seed,
+    BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Domain, Error, Observation,
+    Outcome, Policy, PolicySpec, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng,
+    derive_seed,
 };
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -214,7 +214,12 @@ impl Problem for MarkovPath {
     }
 }
 
-#[typetag::serde(name = "markov_path")]
+#[cabo_core::plugin(
+    name = "markov_path",
+    summary = "A path of a Markov-process prior (Brownian, compound Poisson) on an x-grid; classify it against a threshold paying c per sample",
+    paper = "003_82c3abffebce4173 §2, §5",
+    example = "{ type: markov_path, prior: { type: brownian, scale: 1.0 }, x_levels: 17, y_levels: 25, y_min: -2.5, y_max: 2.5, cost: 0.01 }"
+)]
 impl ProblemSpec for MarkovPathSpec {
     fn dim(&self) -> Result<usize> {
         self.setup()?;
@@ -252,11 +257,6 @@ impl ProblemSpec for MarkovPathSpec {
         Ok(Box::new(MarkovPath { info, markov, path }))
     }
 }
-
-cabo_core::register_plugin!(Kind::Problem, "markov_path",
-    summary: "A path of a Markov-process prior (Brownian, compound Poisson) on an x-grid; classify it against a threshold paying c per sample",
-    paper: "003_82c3abffebce4173 §2, §5",
-    example: "{ type: markov_path, prior: { type: brownian, scale: 1.0 }, x_levels: 17, y_levels: 25, y_min: -2.5, y_max: 2.5, cost: 0.01 }");
 
 /// Spec of the Bayes-optimal policy read from Algorithm 1's value array.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -321,7 +321,12 @@ impl Policy for MarkovPolicy {
     cabo_core::stateless_checkpoint!("the Markov policy");
 }
 
-#[typetag::serde(name = "markov_dp")]
+#[cabo_core::plugin(
+    name = "markov_dp",
+    summary = "Bayes-optimal sampling and stopping for markov_path from the dynamic program over two-point histories",
+    paper = "003_82c3abffebce4173 §3 (Algorithm 1)",
+    example = "{ type: markov_dp }"
+)]
 impl PolicySpec for MarkovDpSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         check_dim(dim, "markov_dp")
@@ -331,7 +336,12 @@ impl PolicySpec for MarkovDpSpec {
     }
 }
 
-#[typetag::serde(name = "markov_one_step")]
+#[cabo_core::plugin(
+    name = "markov_one_step",
+    summary = "One-step lookahead for markov_path: sample the largest expected reward gain while it exceeds the cost (or exactly `samples` times)",
+    paper = "003_82c3abffebce4173 §5",
+    example = "{ type: markov_one_step }"
+)]
 impl PolicySpec for MarkovOneStepSpec {
     fn validate(&self, dim: usize) -> Result<()> {
         check_dim(dim, "markov_one_step")
@@ -354,13 +364,3 @@ fn check_dim(dim: usize, name: &str) -> Result<()> {
         )))
     }
 }
-
-cabo_core::register_plugin!(Kind::Policy, "markov_dp",
-    summary: "Bayes-optimal sampling and stopping for markov_path from the dynamic program over two-point histories",
-    paper: "003_82c3abffebce4173 §3 (Algorithm 1)",
-    example: "{ type: markov_dp }");
-
-cabo_core::register_plugin!(Kind::Policy, "markov_one_step",
-    summary: "One-step lookahead for markov_path: sample the largest expected reward gain while it exceeds the cost (or exactly `samples` times)",
-    paper: "003_82c3abffebce4173 §5",
-    example: "{ type: markov_one_step }");

@@ -4,7 +4,6 @@
 //! budget T and the band containing `V₂`).
 
 use crate::experiment::{Figure52, Figure53, SweepConfig, figure_5_2, figure_5_3};
-use cabo_core::registry::Kind;
 use cabo_core::study::{Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table};
 use cabo_core::{Error, Result, StudySpec};
 use serde::{Deserialize, Serialize};
@@ -147,7 +146,12 @@ impl BudgetSweepSpec {
     }
 }
 
-#[typetag::serde(name = "markov_cost_sweep")]
+#[cabo_core::plugin(
+    name = "markov_cost_sweep",
+    summary = "Figure 5.2: DP value and simulated value of the optimal and one-step policies against the sampling cost, Brownian and compound Poisson priors",
+    paper = "003_82c3abffebce4173 §5 (Figure 5.2)",
+    example = "{ type: markov_cost_sweep, x_levels: 17, y_levels: 25, costs: [0.005, 0.02], runs: 2000 }"
+)]
 impl StudySpec for CostSweepSpec {
     fn validate(&self) -> Result<()> {
         validate_grid(
@@ -173,7 +177,12 @@ impl StudySpec for CostSweepSpec {
     }
 }
 
-#[typetag::serde(name = "markov_budget_sweep")]
+#[cabo_core::plugin(
+    name = "markov_budget_sweep",
+    summary = "Figure 5.3: the expected-budget value V1(T) and the band containing the fixed-budget value V2(T), Brownian prior",
+    paper = "003_82c3abffebce4173 §4, §5 (Figure 5.3)",
+    example = "{ type: markov_budget_sweep, x_levels: 17, y_levels: 25, budgets: [1, 2, 3], runs: 2000 }"
+)]
 impl StudySpec for BudgetSweepSpec {
     fn validate(&self) -> Result<()> {
         validate_grid(self.x_levels, self.y_levels, &[self.brownian_half_range])?;
@@ -197,16 +206,6 @@ impl StudySpec for BudgetSweepSpec {
         Ok(budget_sweep_output(&fig))
     }
 }
-
-cabo_core::register_plugin!(Kind::Study, "markov_cost_sweep",
-    summary: "Figure 5.2: DP value and simulated value of the optimal and one-step policies against the sampling cost, Brownian and compound Poisson priors",
-    paper: "003_82c3abffebce4173 §5 (Figure 5.2)",
-    example: "{ type: markov_cost_sweep, x_levels: 17, y_levels: 25, costs: [0.005, 0.02], runs: 2000 }");
-
-cabo_core::register_plugin!(Kind::Study, "markov_budget_sweep",
-    summary: "Figure 5.3: the expected-budget value V1(T) and the band containing the fixed-budget value V2(T), Brownian prior",
-    paper: "003_82c3abffebce4173 §4, §5 (Figure 5.3)",
-    example: "{ type: markov_budget_sweep, x_levels: 17, y_levels: 25, budgets: [1, 2, 3], runs: 2000 }");
 
 /// A point with a ±2 standard-error band.
 fn with_band(x: f64, y: f64, se: f64) -> SeriesPoint {

@@ -9,7 +9,7 @@
 
 use crate::pbgi::{Pbgi, check_lambda};
 use cabo_core::{
-    AcquisitionFn, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Kind,
+    AcquisitionFn, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error,
     Observation, PluginState, Policy, PolicySpec, Query, Result,
 };
 use cabo_optim::acquisition::maximize_acquisition;
@@ -58,7 +58,12 @@ impl PbgiDecaySpec {
     }
 }
 
-#[typetag::serde(name = "pbgi_decay")]
+#[cabo_core::plugin(
+    name = "pbgi_decay",
+    summary = "PBGI-D: PBGI whose lambda is multiplied by beta each time the Pandora stopping rule fires at the chosen point",
+    paper = "seed 000 §3.3 (variant 3) and §4",
+    example = "{ type: pbgi_decay, lambda0: 0.1, beta: 0.5 }"
+)]
 impl PolicySpec for PbgiDecaySpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         self.check()
@@ -67,14 +72,6 @@ impl PolicySpec for PbgiDecaySpec {
         Ok(Box::new(PbgiDecay::new(self.lambda0, self.beta)?))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Policy,
-    "pbgi_decay",
-    summary: "PBGI-D: PBGI whose lambda is multiplied by beta each time the Pandora stopping rule fires at the chosen point",
-    paper: "seed 000 §3.3 (variant 3) and §4",
-    example: "{ type: pbgi_decay, lambda0: 0.1, beta: 0.5 }",
-);
 
 /// The PBGI-D policy: state is the current λ and the index of the last chosen point.
 #[derive(Debug, Clone)]

@@ -15,7 +15,7 @@ use cabo_baselines::acquisitions::{CostView, checked_posterior};
 use cabo_baselines::numerics::sigma_from_var;
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Error,
-    Kind, MeanVar, Objective, Posterior, Result,
+    MeanVar, Objective, Posterior, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +64,12 @@ pub(crate) fn check_lambda(lambda: f64, key: &str) -> Result<()> {
     }
 }
 
-#[typetag::serde(name = "pbgi")]
+#[cabo_core::plugin(
+    name = "pbgi",
+    summary = "Pandora's Box Gittins index: g solving EI(x; g) = lambda E[c(x)] (known or log-GP costs), optional Pandora stopping rule",
+    paper = "seed 000 eq. (6), (20), Prop. 3",
+    example = "{ type: pbgi, lambda: 1.0e-4 }"
+)]
 impl AcquisitionSpec for PbgiSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         check_lambda(self.lambda, "pbgi.lambda")
@@ -73,14 +78,6 @@ impl AcquisitionSpec for PbgiSpec {
         Ok(Box::new(Pbgi::new(self.lambda, self.stop)?))
     }
 }
-
-cabo_core::register_plugin!(
-    Kind::Acquisition,
-    "pbgi",
-    summary: "Pandora's Box Gittins index: g solving EI(x; g) = lambda E[c(x)] (known or log-GP costs), optional Pandora stopping rule",
-    paper: "seed 000 eq. (6), (20), Prop. 3",
-    example: "{ type: pbgi, lambda: 1.0e-4 }",
-);
 
 /// The PBGI acquisition with a fixed λ.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,7 +15,12 @@ pub struct EiSpec {
     pub best_f: Option<f64>,
 }
 
-#[typetag::serde(name = "ei")]
+#[cabo_core::plugin(
+    name = "ei",
+    summary = "Expected improvement over the best observed value (cost-unaware)",
+    paper = "standard (Jones et al. 1998); baseline in seeds 000 and 001",
+    example = "{ type: ei }"
+)]
 impl AcquisitionSpec for EiSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         check_best_f(self.best_f)
@@ -31,14 +36,6 @@ impl AcquisitionSpec for EiSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "ei",
-    summary: "Expected improvement over the best observed value (cost-unaware)",
-    paper: "standard (Jones et al. 1998); baseline in seeds 000 and 001",
-    example: "{ type: ei }",
-);
 
 /// Expected improvement over the incumbent.
 #[derive(Debug, Clone, Default)]

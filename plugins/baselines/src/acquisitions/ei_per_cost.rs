@@ -20,7 +20,12 @@ pub struct EiPerCostSpec {
     pub best_f: Option<f64>,
 }
 
-#[typetag::serde(name = "ei_per_cost")]
+#[cabo_core::plugin(
+    name = "ei_per_cost",
+    summary = "Expected improvement per unit cost, EI(x)·E[1/c(x)] (EIPC / EI-PUC; closed form for log-normal costs)",
+    paper = "seed 000 (EIPC baseline); seed 001 App. C, Prop. 2 with nu = 1",
+    example = "{ type: ei_per_cost }"
+)]
 impl AcquisitionSpec for EiPerCostSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         check_best_f(self.best_f)
@@ -36,14 +41,6 @@ impl AcquisitionSpec for EiPerCostSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "ei_per_cost",
-    summary: "Expected improvement per unit cost, EI(x)·E[1/c(x)] (EIPC / EI-PUC; closed form for log-normal costs)",
-    paper: "seed 000 (EIPC baseline); seed 001 App. C, Prop. 2 with nu = 1",
-    example: "{ type: ei_per_cost }",
-);
 
 /// EI per unit cost, from the run's cost belief or the problem's known cost.
 #[derive(Debug, Clone, Default)]

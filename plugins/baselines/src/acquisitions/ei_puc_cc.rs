@@ -20,7 +20,12 @@ pub struct EiPucCcSpec {
     pub best_f: Option<f64>,
 }
 
-#[typetag::serde(name = "ei_puc_cc")]
+#[cabo_core::plugin(
+    name = "ei_puc_cc",
+    summary = "EI per unit cost with cost cooling, EI(x)·E[c(x)^-nu] with nu = remaining budget fraction",
+    paper = "seed 001 (Sec. 5 baseline; App. C, Prop. 2)",
+    example = "{ type: ei_puc_cc }"
+)]
 impl AcquisitionSpec for EiPucCcSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         check_best_f(self.best_f)
@@ -36,14 +41,6 @@ impl AcquisitionSpec for EiPucCcSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "ei_puc_cc",
-    summary: "EI per unit cost with cost cooling, EI(x)·E[c(x)^-nu] with nu = remaining budget fraction",
-    paper: "seed 001 (Sec. 5 baseline; App. C, Prop. 2)",
-    example: "{ type: ei_puc_cc }",
-);
 
 /// EI-PUC-CC, with ν read from the run's budget at each decision.
 #[derive(Debug, Clone, Default)]

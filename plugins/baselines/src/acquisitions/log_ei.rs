@@ -17,7 +17,12 @@ pub struct LogEiSpec {
     pub best_f: Option<f64>,
 }
 
-#[typetag::serde(name = "log_ei")]
+#[cabo_core::plugin(
+    name = "log_ei",
+    summary = "Logarithm of expected improvement, numerically stable where EI underflows (BoTorch's LogEI)",
+    paper = "standard (Ament et al. 2023)",
+    example = "{ type: log_ei }"
+)]
 impl AcquisitionSpec for LogEiSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         check_best_f(self.best_f)
@@ -33,14 +38,6 @@ impl AcquisitionSpec for LogEiSpec {
         }))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "log_ei",
-    summary: "Logarithm of expected improvement, numerically stable where EI underflows (BoTorch's LogEI)",
-    paper: "standard (Ament et al. 2023)",
-    example: "{ type: log_ei }",
-);
 
 /// `ln EI` over `best` as a [`Score`].
 #[derive(Debug, Clone, Copy)]

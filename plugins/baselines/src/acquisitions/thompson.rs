@@ -11,7 +11,12 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct ThompsonSpec {}
 
-#[typetag::serde(name = "thompson")]
+#[cabo_core::plugin(
+    name = "thompson",
+    summary = "Thompson sampling: the maximiser of one posterior sample path, drawn afresh at each decision",
+    paper = "standard; baseline in seed 000",
+    example = "{ type: thompson }"
+)]
 impl AcquisitionSpec for ThompsonSpec {
     fn build(&self, _ctx: &BuildContext<'_>) -> Result<Box<dyn Acquisition>> {
         Ok(Box::new(Thompson))
@@ -23,14 +28,6 @@ impl AcquisitionSpec for ThompsonSpec {
         }
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "thompson",
-    summary: "Thompson sampling: the maximiser of one posterior sample path, drawn afresh at each decision",
-    paper: "standard; baseline in seed 000",
-    example: "{ type: thompson }",
-);
 
 /// Thompson sampling. The path is drawn from the decision's seed, so a run replays exactly.
 #[derive(Debug, Clone, Copy, Default)]

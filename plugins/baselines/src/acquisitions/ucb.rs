@@ -83,7 +83,12 @@ impl UcbSpec {
     }
 }
 
-#[typetag::serde(name = "ucb")]
+#[cabo_core::plugin(
+    name = "ucb",
+    summary = "Upper confidence bound mu + sqrt(beta)·sigma, with fixed beta or the Srinivas schedule (delta = 0.1, scaled down by 5)",
+    paper = "seed 000, App. C (Srinivas et al. 2010, Thm. 1)",
+    example = "{ type: ucb, schedule: srinivas }"
+)]
 impl AcquisitionSpec for UcbSpec {
     fn validate(&self, _dim: usize) -> Result<()> {
         self.resolve().map(|_| ())
@@ -92,14 +97,6 @@ impl AcquisitionSpec for UcbSpec {
         Ok(Box::new(self.resolve()?))
     }
 }
-
-cabo_core::register_plugin!(
-    cabo_core::Kind::Acquisition,
-    "ucb",
-    summary: "Upper confidence bound mu + sqrt(beta)·sigma, with fixed beta or the Srinivas schedule (delta = 0.1, scaled down by 5)",
-    paper: "seed 000, App. C (Srinivas et al. 2010, Thm. 1)",
-    example: "{ type: ucb, schedule: srinivas }",
-);
 
 /// The UCB acquisition with its β rule.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,0 +1,290 @@
+//! Every model of the catalogue against every acquisition and policy of the catalogue, end
+//! to end in smoke mode: where the model declares every capability the policy requires the
+//! run must succeed; where it lacks one, validation must refuse the spec before anything
+//! runs, naming the policy, the capability and the model.
+//!
+//! Nothing is listed by hand. Models, acquisitions and policies come from the catalogue with
+//! their registered examples; each policy's problem is the first of a few small settings
+//! (a plain continuous problem with a known cost and a log-GP cost model, a control-set
+//! problem with known costs, one with unknown costs, a Markov path) on which it runs with
+//! `exact_gp`, which offers every capability, so a new policy is covered as soon as it
+//! registers and a policy that fits none of the settings fails the test. A model whose own
+//! validation rejects a setting (the bump-scaled GP is one-dimensional) does not apply to
+//! the policies homed there; `exact_gp` and `random_feature_gp` must apply everywhere.
+
+use cabo_core::registry::{self, Kind};
+use cabo_core::{Capabilities, Requirements};
+use cabo_runner::{LoadedSpec, RunError, RunOptions};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// The settings a policy may need, as spec fragments, in the order they are tried.
+const SETTINGS: [(&str, &str); 4] = [
+    (
+        "plain",
+        "problem: { type: ackley, dim: 1 }
+cost: { type: linear_mean, scale: 1, offset: 1 }
+cost_model: { type: log_gp, kernel: { type: matern52 }, fit: map, prior: gamma, standardize: true }
+budget: { cost: 4 }
+initial_design: { points: 3 }
+",
+    ),
+    (
+        "control sets",
+        "problem: { type: cvs, objective: { type: hartmann3 }, control_sets: [[0], [1], [2], [0, 1, 2]], costs: [0.1, 0.1, 0.1, 1.0], distribution: { type: truncated_normal, variance: 0.02 }, noise_std: 0.01, value_samples: 16, optimum: { raw_samples: 16, restarts: 1, max_iters: 5 } }
+budget: { iterations: 2 }
+initial_design: { type: random, points: 4 }
+",
+    ),
+    (
+        "control sets, unknown costs",
+        "problem: { type: cvs, objective: { type: hartmann3 }, control_sets: [[0], [1], [2], [0, 1, 2]], costs: [0.1, 0.1, 0.1, 1.0], unknown_costs: { sd: 0.01, min: 0.001, max: 2.0 }, distribution: { type: truncated_normal, variance: 0.02 }, noise_std: 0.01, alpha: 0.1, value_samples: 16, optimum: { raw_samples: 16, restarts: 1, max_iters: 5 } }
+budget: { iterations: 2 }
+initial_design: { type: random, points: 4 }
+",
+    ),
+    (
+        "markov path",
+        "problem: { type: markov_path, prior: { type: brownian, scale: 1.0 }, x_levels: 9, y_levels: 15, y_min: -3.0, y_max: 3.0, cost: 0.01 }
+budget: { iterations: 2 }
+initial_design: { points: 0 }
+",
+    ),
+];
+
+/// The model every policy's setting is found with: it offers every capability.
+const REFERENCE: &str = "exact_gp";
+
+/// A catalogue acquisition or policy with its example.
+struct Entry {
+    kind: Kind,
+    name: &'static str,
+    example: &'static str,
+}
+
+fn spec_text(setting: &str, model: &str, key: &str, example: &str, name: &str) -> String {
+    format!(
+        "name: {name}\nreplications: 1\n{setting}model: {model}\npolicies:\n  - name: P\n    \
+         {key}: {example}\noptimizer: {{ raw_samples: 16, restarts: 2, max_iters: 10 }}\n\
+         smoke: {{ replications: 1 }}\n"
+    )
+}
+
+fn parse(name: &str, text: &str) -> Result<LoadedSpec, String> {
+    LoadedSpec::parse(Path::new(&format!("{name}.yaml")), text, true).map_err(|e| e.to_string())
+}
+
+/// Runs the specs together (in parallel); returns the failure message of each spec that
+/// failed, by spec name.
+fn run_all(specs: &[LoadedSpec], out: &Path) -> BTreeMap<String, String> {
+    if specs.is_empty() {
+        return BTreeMap::new();
+    }
+    let opts = RunOptions {
+        smoke: true,
+        out: out.to_path_buf(),
+        report: false,
+        ..RunOptions::default()
+    };
+    let mut failed = BTreeMap::new();
+    match cabo_runner::run_specs(specs, &opts, &AtomicBool::new(false)) {
+        Ok(outcomes) => {
+            for o in outcomes {
+                let done = o
+                    .summary
+                    .as_ref()
+                    .is_some_and(|s| s.policies.iter().all(|p| p.replications == 1));
+                if !(o.complete && done) {
+                    failed.insert(o.name.clone(), "no complete run".to_string());
+                }
+            }
+        }
+        Err(RunError::Runs(messages)) => {
+            for s in specs {
+                let prefix = format!("{} (", s.spec.name);
+                if let Some(m) = messages.iter().find(|m| m.starts_with(&prefix)) {
+                    failed.insert(s.spec.name.clone(), m.clone());
+                }
+            }
+        }
+        Err(e) => panic!("{e}"),
+    }
+    failed
+}
+
+fn requirements(loaded: &LoadedSpec) -> Requirements {
+    let entry = &loaded.spec.policies[0];
+    match (&entry.acquisition, &entry.policy) {
+        (Some(a), _) => a.requires(),
+        (_, Some(p)) => p.requires(),
+        _ => Requirements::NONE,
+    }
+}
+
+#[test]
+fn every_policy_runs_with_every_model_offering_what_it_needs_and_is_refused_otherwise() {
+    cabo::init().expect("plugins registered");
+    let catalogue = registry::catalogue();
+    let models: Vec<(&str, &str)> = catalogue
+        .iter()
+        .filter(|p| p.kind == Kind::Model)
+        .map(|p| (p.name, p.example_yaml))
+        .collect();
+    for needed in [REFERENCE, "random_feature_gp"] {
+        assert!(
+            models.iter().any(|m| m.0 == needed),
+            "{needed} is not registered"
+        );
+    }
+    let entries: Vec<Entry> = catalogue
+        .iter()
+        .filter(|p| matches!(p.kind, Kind::Acquisition | Kind::Policy))
+        .map(|p| Entry {
+            kind: p.kind,
+            name: p.name,
+            example: p.example_yaml,
+        })
+        .collect();
+    let key = |e: &Entry| {
+        if e.kind == Kind::Acquisition {
+            "acquisition"
+        } else {
+            "policy"
+        }
+    };
+    let model_yaml = |name: &str| models.iter().find(|m| m.0 == name).unwrap().1;
+    let out = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    // Each entry's setting, and what it requires, found with the reference model.
+    let mut home: BTreeMap<&str, (usize, Requirements)> = BTreeMap::new();
+    let mut tried: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (si, (setting_name, setting)) in SETTINGS.iter().enumerate() {
+        let mut batch = Vec::new();
+        for e in entries.iter().filter(|e| !home.contains_key(e.name)) {
+            let name = format!("matrix-{}-{REFERENCE}", e.name);
+            let text = spec_text(setting, model_yaml(REFERENCE), key(e), e.example, &name);
+            match parse(&name, &text) {
+                Ok(loaded) => batch.push((e.name, loaded)),
+                Err(m) => tried
+                    .entry(e.name)
+                    .or_default()
+                    .push(format!("{setting_name}: {m}")),
+            }
+        }
+        let specs: Vec<LoadedSpec> = batch.iter().map(|b| b.1.clone()).collect();
+        let failed = run_all(&specs, &out.path().join(format!("setting-{si}")));
+        for (name, loaded) in &batch {
+            match failed.get(&loaded.spec.name) {
+                Some(m) => tried
+                    .entry(name)
+                    .or_default()
+                    .push(format!("{setting_name}: {m}")),
+                None => {
+                    home.insert(name, (si, requirements(loaded)));
+                }
+            }
+        }
+    }
+    for e in &entries {
+        if !home.contains_key(e.name) {
+            failures.push(format!(
+                "{} `{}` runs in none of the settings with {REFERENCE}:\n    {}",
+                e.kind,
+                e.name,
+                tried
+                    .get(e.name)
+                    .map(|t| t.join("\n    "))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    // Every other model on each entry's setting.
+    let mut matrix: BTreeMap<(&str, &str), String> = BTreeMap::new();
+    for name in home.keys() {
+        matrix.insert((name, REFERENCE), "runs".into());
+    }
+    let mut batch = Vec::new();
+    for &(model, yaml) in models.iter().filter(|m| m.0 != REFERENCE) {
+        for (si, (setting_name, setting)) in SETTINGS.iter().enumerate() {
+            // What the model declares, and whether it accepts the setting at all.
+            let probe = format!("matrix-probe-{model}-{si}");
+            let probe_text = spec_text(setting, yaml, "policy", "{ type: random_search }", &probe);
+            let offered: Capabilities = match parse(&probe, &probe_text) {
+                Ok(loaded) => loaded.spec.model.as_ref().unwrap().capabilities(),
+                Err(m) => {
+                    if model == "random_feature_gp" {
+                        failures.push(format!("{model} rejects the setting {setting_name}: {m}"));
+                    }
+                    for e in entries
+                        .iter()
+                        .filter(|e| home.get(e.name).map(|h| h.0) == Some(si))
+                    {
+                        matrix.insert((e.name, model), format!("n/a ({setting_name})"));
+                    }
+                    continue;
+                }
+            };
+            for e in entries
+                .iter()
+                .filter(|e| home.get(e.name).map(|h| h.0) == Some(si))
+            {
+                let name = format!("matrix-{}-{model}", e.name);
+                let text = spec_text(setting, yaml, key(e), e.example, &name);
+                let missing = home[e.name].1.model.missing_from(offered);
+                match (missing.first(), parse(&name, &text)) {
+                    (None, Ok(loaded)) => batch.push((e.name, model, loaded)),
+                    (None, Err(m)) => failures.push(format!(
+                        "{model} declares every capability `{}` requires, yet the spec is \
+                         refused: {m}",
+                        e.name
+                    )),
+                    (Some(c), Ok(_)) => failures.push(format!(
+                        "{model} lacks `{c}`, which `{}` requires, yet the spec validates",
+                        e.name
+                    )),
+                    (Some(c), Err(m)) => {
+                        let named = m.contains("policy \"P\"")
+                            && m.contains(&format!("`{}`", e.name))
+                            && m.contains(&format!("capability `{c}`"))
+                            && m.contains(&format!("model `{model}` does not offer it"));
+                        if !named {
+                            failures.push(format!(
+                                "{model} × {}: the refusal does not name the policy, the \
+                                 capability `{c}` and the model: {m}",
+                                e.name
+                            ));
+                        }
+                        matrix.insert((e.name, model), format!("refused: {c}"));
+                    }
+                }
+            }
+        }
+    }
+    let specs: Vec<LoadedSpec> = batch.iter().map(|b| b.2.clone()).collect();
+    let failed = run_all(&specs, &out.path().join("models"));
+    for (entry, model, loaded) in &batch {
+        match failed.get(&loaded.spec.name) {
+            Some(m) => failures.push(format!(
+                "{model} declares every capability `{entry}` requires, yet the run failed: {m}"
+            )),
+            None => {
+                matrix.insert((entry, model), "runs".into());
+            }
+        }
+    }
+    // The matrix, for the test log.
+    let mut table = format!("{:<16}", "");
+    for (m, _) in &models {
+        table += &format!(" {m:<22}");
+    }
+    for e in &entries {
+        table += &format!("\n{:<16}", e.name);
+        for (m, _) in &models {
+            let cell = matrix.get(&(e.name, m)).map_or("-", String::as_str);
+            table += &format!(" {cell:<22}");
+        }
+    }
+    eprintln!("{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
