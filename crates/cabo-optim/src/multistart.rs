@@ -89,62 +89,39 @@ pub fn maximize(
         }
     };
     check(dim, lower, upper, settings, options)?;
-    let d = dim;
-    let free: Vec<usize> = (0..d).filter(|&i| lower[i] < upper[i]).collect();
+    let free: Vec<usize> = (0..dim).filter(|&i| lower[i] < upper[i]).collect();
     if free.is_empty() {
         return only_point(f, lower);
     }
-    let xs = raw_samples(settings.raw_samples, lower, upper, &free, seed);
-    let mut values = vec![0.0; settings.raw_samples];
-    for (xb, vb) in xs.chunks(RAW_BATCH * d).zip(values.chunks_mut(RAW_BATCH)) {
-        f.values(xb, vb);
-    }
+    let raw = RawSamples::scored(f, settings.raw_samples, lower, upper, &free, seed);
     let starts = initial_conditions(
-        &values,
+        &raw.values,
         settings.restarts,
         f.non_negative(),
         derive_seed(&[&seed, &"initial_conditions"]),
     );
-    let row = |i: usize| &xs[i * d..(i + 1) * d];
-
-    // L-BFGS-B on −f from each start; the first of equal end values wins.
     let opts = LbfgsbOptions::new(settings.max_iters, options.tolerances);
-    let mut best: Option<Maximum> = None;
-    let mut search = |x0: &[f64], start: Start| {
-        let mut neg = |x: &[f64], g: &mut [f64]| {
-            let v = f.value_grad(x, g);
-            for gi in g.iter_mut() {
-                *gi = -*gi;
-            }
-            -v
-        };
-        let m = lbfgsb::minimize(&mut neg, x0, lower, upper, &opts);
-        consider(&mut best, m.x, -m.value, start);
-    };
+    let search = |x0: &[f64]| local_search(f, x0, lower, upper, &opts);
+    // The searches run in a fixed order and the first of equal end values wins: restarts,
+    // warm starts, then partial starts completed by the last of the best raw samples.
+    let mut best = None;
     for &s in &starts {
-        search(row(s), Start::Raw);
+        let (x, v) = search(raw.row(s));
+        consider(&mut best, x, v, Start::Raw);
     }
     for (i, x0) in options.warm_starts.iter().enumerate() {
-        search(x0, Start::Warm(i));
+        let (x, v) = search(x0);
+        consider(&mut best, x, v, Start::Warm(i));
     }
-    let last_best = values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|(i, _)| i);
+    let base = last_best_finite(&raw.values).map(|i| raw.row(i));
     for (i, lead) in options.partial_starts.iter().enumerate() {
-        let mut x0: Vec<f64> = match last_best {
-            Some(r) => row(r).to_vec(),
-            None => (0..d).map(|j| lead[j % lead.len()]).collect(),
-        };
-        x0[..lead.len()].copy_from_slice(lead);
-        search(&x0, Start::Partial(i));
+        let (x, v) = search(&completed(lead, base, dim));
+        consider(&mut best, x, v, Start::Partial(i));
     }
     // The raw samples compete too: an objective whose gradient path fails everywhere still
     // yields its best scored point.
-    if let Some((i, v)) = best_finite(&values) {
-        consider(&mut best, row(i).to_vec(), v, Start::Raw);
+    if let Some((i, v)) = best_finite(&raw.values) {
+        consider(&mut best, raw.row(i).to_vec(), v, Start::Raw);
     }
     best.ok_or_else(|| {
         Error::numerical(format!(
@@ -154,6 +131,36 @@ pub fn maximize(
             starts.len() + options.warm_starts.len() + options.partial_starts.len()
         ))
     })
+}
+
+/// L-BFGS-B on −f from `x0` inside the box: the end point and f there.
+fn local_search(
+    f: &dyn Objective,
+    x0: &[f64],
+    lower: &[f64],
+    upper: &[f64],
+    opts: &LbfgsbOptions,
+) -> (Vec<f64>, f64) {
+    let mut neg = |x: &[f64], g: &mut [f64]| {
+        let v = f.value_grad(x, g);
+        for gi in g.iter_mut() {
+            *gi = -*gi;
+        }
+        -v
+    };
+    let m = lbfgsb::minimize(&mut neg, x0, lower, upper, opts);
+    (m.x, -m.value)
+}
+
+/// A partial start's whole point: `lead` followed by the rest of `base`, or, without a base,
+/// `lead` repeated to `dim` coordinates.
+fn completed(lead: &[f64], base: Option<&[f64]>, dim: usize) -> Vec<f64> {
+    let mut x0: Vec<f64> = match base {
+        Some(b) => b.to_vec(),
+        None => (0..dim).map(|j| lead[j % lead.len()]).collect(),
+    };
+    x0[..lead.len()].copy_from_slice(lead);
+    x0
 }
 
 /// Keeps `(x, value)` in `best` when the value is finite and larger than the best so far.
@@ -232,19 +239,57 @@ fn only_point(f: &dyn Objective, x: &[f64]) -> Result<Maximum> {
     }
 }
 
-/// `n` scrambled Sobol' points of the box (row-major), filling only the coordinates `free`;
-/// the others stay at `lower`.
-fn raw_samples(n: usize, lower: &[f64], upper: &[f64], free: &[usize], seed: u64) -> Vec<f64> {
-    let d = lower.len();
-    let unit = sobol::points(n, free.len(), derive_seed(&[&seed, &"raw_samples"]));
-    let mut xs = vec![0.0; n * d];
-    for (row, u) in xs.chunks_exact_mut(d).zip(unit.chunks_exact(free.len())) {
-        row.copy_from_slice(lower);
-        for (&i, &u) in free.iter().zip(u) {
-            row[i] = (lower[i] + (upper[i] - lower[i]) * u).clamp(lower[i], upper[i]);
+/// The scored raw samples of one maximisation.
+struct RawSamples {
+    /// The points, row-major.
+    xs: Vec<f64>,
+    /// The objective at each point.
+    values: Vec<f64>,
+    /// Coordinates per point.
+    dim: usize,
+}
+
+impl RawSamples {
+    /// `n` scrambled Sobol' points of the box filling only the coordinates `free` (the
+    /// others stay at `lower`), scored through [`Objective::values`] in batches.
+    fn scored(
+        f: &dyn Objective,
+        n: usize,
+        lower: &[f64],
+        upper: &[f64],
+        free: &[usize],
+        seed: u64,
+    ) -> RawSamples {
+        let dim = lower.len();
+        let unit = sobol::points(n, free.len(), derive_seed(&[&seed, &"raw_samples"]));
+        let mut xs = vec![0.0; n * dim];
+        for (row, u) in xs.chunks_exact_mut(dim).zip(unit.chunks_exact(free.len())) {
+            row.copy_from_slice(lower);
+            for (&i, &u) in free.iter().zip(u) {
+                row[i] = (lower[i] + (upper[i] - lower[i]) * u).clamp(lower[i], upper[i]);
+            }
         }
+        let mut values = vec![0.0; n];
+        for (xb, vb) in xs.chunks(RAW_BATCH * dim).zip(values.chunks_mut(RAW_BATCH)) {
+            f.values(xb, vb);
+        }
+        RawSamples { xs, values, dim }
     }
-    xs
+
+    /// Point `i`.
+    fn row(&self, i: usize) -> &[f64] {
+        &self.xs[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// The index of the largest finite value, the last of ties.
+fn last_best_finite(values: &[f64]) -> Option<usize> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)
 }
 
 /// The index and value of the largest finite value, the first of ties.
