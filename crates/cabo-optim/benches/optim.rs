@@ -59,6 +59,12 @@ impl Objective for Bumps8 {
     fn value(&self, x: &[f64]) -> f64 {
         self.value_grad(x, &mut [0.0; 8])
     }
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        let mut g = [0.0; 8];
+        for (o, x) in out.iter_mut().zip(xs.chunks_exact(8)) {
+            *o = self.value_grad(x, &mut g);
+        }
+    }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         grad.fill(0.0);
         let mut v = 0.0;

@@ -113,7 +113,10 @@ pub fn maximize(
         let (x, v) = search(x0);
         consider(&mut best, x, v, Start::Warm(i));
     }
-    let base = last_best_finite(&raw.values).map(|i| raw.row(i));
+    let base = match options.partial_starts {
+        [] => None,
+        _ => last_best_finite(&raw.values).map(|i| raw.row(i)),
+    };
     for (i, lead) in options.partial_starts.iter().enumerate() {
         let (x, v) = search(&completed(lead, base, dim));
         consider(&mut best, x, v, Start::Partial(i));
