@@ -1,6 +1,6 @@
 //! Acquisition functions: scoring rules over candidate points that an optimiser maximises.
 
-use crate::{BuildContext, DecisionContext, Diagnostics, Result};
+use crate::{BuildContext, DecisionContext, Diagnostics, Objective, Result};
 use std::fmt::Debug;
 
 /// A scoring rule. `prepare` does the per-decision work once (incumbent, β_t, cost belief …)
@@ -10,28 +10,9 @@ pub trait Acquisition: Send {
     fn prepare<'a>(&'a self, ctx: &'a DecisionContext<'a>) -> Result<Box<dyn AcquisitionFn + 'a>>;
 }
 
-/// An acquisition function ready to be maximised over `[0,1]^d`.
-pub trait AcquisitionFn {
-    /// Value at `x`.
-    fn value(&self, x: &[f64]) -> f64;
-
-    /// Value at `x`, writing the gradient into `grad`.
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
-
-    /// Values at many points (`xs` row-major); override to batch through the posterior.
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        let d = xs.len() / out.len().max(1);
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(d.max(1))) {
-            *o = self.value(x);
-        }
-    }
-
-    /// True when every value is ≥ 0 with a meaningful zero (EI-type), which selects
-    /// BoTorch's non-negative initial-condition heuristic.
-    fn non_negative(&self) -> bool {
-        false
-    }
-
+/// An acquisition function ready to be maximised over `[0,1]^d`: an [`Objective`] with a
+/// stopping rule and diagnostics of its own.
+pub trait AcquisitionFn: Objective {
     /// A stopping rule evaluated at the maximiser: `Some(reason)` ends the run instead of
     /// evaluating (the Pandora rule stops when the best observed y ≥ max α).
     fn stop_at(&self, _max_value: f64) -> Option<String> {
@@ -43,6 +24,10 @@ pub trait AcquisitionFn {
         Diagnostics::new()
     }
 }
+
+/// A function drawn or built elsewhere (a posterior sample path for Thompson sampling) as an
+/// acquisition function without a stopping rule or diagnostics.
+impl AcquisitionFn for Box<dyn Objective + Send + Sync + '_> {}
 
 /// An acquisition as written in a spec (`acquisition: { type: ei }`).
 #[typetag::serde(tag = "type")]

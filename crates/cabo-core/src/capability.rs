@@ -22,7 +22,7 @@
 //! its own terms (the working vectors of a [`PreparedPoint`] are whatever its covariances
 //! need). Randomness enters as `u64` seeds.
 
-use crate::{AcquisitionFn, CostBelief, Posterior, Result, SamplePath};
+use crate::{CostBelief, Objective, Posterior, Result};
 use std::fmt;
 
 /// A capability a policy can require of the objective's posterior or of the cost belief.
@@ -234,8 +234,8 @@ pub trait FantasizeCost: Sync {
 
 /// Functions drawn from the posterior (Thompson sampling, TS-PSQ).
 pub trait SamplePaths: Sync {
-    /// One function drawn from the posterior, determined by `seed`.
-    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>>;
+    /// One function drawn from the posterior, determined by `seed`, with its gradient.
+    fn sample_path(&self, seed: u64) -> Result<Box<dyn Objective + Send + Sync>>;
 }
 
 /// Posterior draws on a shared random Fourier basis:
@@ -281,8 +281,7 @@ pub trait FantasyMeans: Sync {
     /// (with gradient) of the concatenated vector `(x, x'₁, …, x'ₘ)`, for the base samples
     /// `eps` and weights `weights` (one each per leaf). Its value is NaN at a vector of the
     /// wrong length or with a non-finite entry.
-    fn objective<'a>(&'a self, eps: &[f64], weights: &[f64])
-    -> Result<Box<dyn AcquisitionFn + 'a>>;
+    fn objective<'a>(&'a self, eps: &[f64], weights: &[f64]) -> Result<Box<dyn Objective + 'a>>;
 }
 
 /// Accelerator of expected confidence bounds over the open variables of a control set,
@@ -303,7 +302,7 @@ pub trait PreparedBounds: Sync {
         vars: &[usize],
         samples: &'a [f64],
         beta: f64,
-    ) -> Box<dyn AcquisitionFn + Send + Sync + 'a>;
+    ) -> Box<dyn Objective + Send + Sync + 'a>;
 }
 
 #[cfg(test)]

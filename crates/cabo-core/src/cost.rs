@@ -76,14 +76,13 @@ impl LnCost {
         (p * self.mean + 0.5 * p * p * self.var).exp()
     }
 
-    /// ∇E[c^p].
-    pub fn expected_pow_grad(&self, p: f64) -> Vec<f64> {
+    /// E[c^p], writing ∇E[c^p] into `grad` (differentiated through μ(x) and σ²(x)).
+    pub fn expected_pow_grad(&self, p: f64, grad: &mut [f64]) -> f64 {
         let e = self.expected_pow(p);
-        self.dmean
-            .iter()
-            .zip(&self.dvar)
-            .map(|(dm, dv)| e * (p * dm + 0.5 * p * p * dv))
-            .collect()
+        for ((g, dm), dv) in grad.iter_mut().zip(&self.dmean).zip(&self.dvar) {
+            *g = e * (p * dm + 0.5 * p * p * dv);
+        }
+        e
     }
 
     /// P(c ≤ b) = Φ((ln b − μ)/σ); a step function when σ = 0.
@@ -211,7 +210,9 @@ mod tests {
             let fd = |f: &dyn Fn(&LnCost) -> f64| (f(&shifted(h)) - f(&shifted(-h))) / (2.0 * h);
             let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-12);
             assert!(rel(c.expected_grad()[i], fd(&|l| l.expected())) < 1e-7);
-            assert!(rel(c.expected_pow_grad(-0.7)[i], fd(&|l| l.expected_pow(-0.7))) < 1e-7);
+            let mut g = vec![0.0; c.dmean.len()];
+            c.expected_pow_grad(-0.7, &mut g);
+            assert!(rel(g[i], fd(&|l| l.expected_pow(-0.7))) < 1e-7);
             assert!(rel(c.prob_at_most_grad(2.0)[i], fd(&|l| l.prob_at_most(2.0))) < 1e-7);
         }
     }

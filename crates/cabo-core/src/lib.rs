@@ -1,7 +1,8 @@
 //! # cabo-core
 //!
 //! The vocabulary every part of cabo speaks: the plugin traits ([`Problem`], [`Model`] /
-//! [`Posterior`], [`CostModel`] / [`CostBelief`], [`Acquisition`], [`Policy`]), their spec
+//! [`Posterior`], [`CostModel`] / [`CostBelief`], [`Acquisition`], [`Policy`]), the one trait
+//! of a function with a gradient over the unit cube ([`Objective`]), their spec
 //! traits (deserialised from YAML by `type` name), the data that flows between them
 //! ([`Query`], [`Outcome`], [`Dataset`], [`Decision`], [`DecisionContext`]), budgets, the plugin
 //! registry, deterministic seeding and the normal-distribution numerics shared by every
@@ -25,6 +26,7 @@ pub mod error;
 pub mod expr;
 pub mod model;
 pub mod normal;
+pub mod objective;
 pub mod policy;
 pub mod problem;
 pub mod registry;
@@ -41,7 +43,8 @@ pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelS
 pub use data::{Dataset, Observation, Outcome, Phase, Query};
 pub use error::{Error, Result};
 pub use expr::Expr;
-pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, SamplePath, TrainingData};
+pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
+pub use objective::Objective;
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
 pub use problem::{BuildContext, ControlSet, Domain, Problem, ProblemInfo, ProblemSpec};
 pub use registry::{Kind, PluginInfo};

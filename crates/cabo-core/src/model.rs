@@ -119,14 +119,6 @@ pub trait Posterior: Send + Sync {
     }
 }
 
-/// One function drawn from a posterior.
-pub trait SamplePath: Send + Sync {
-    /// Value at `x`.
-    fn value(&self, x: &[f64]) -> f64;
-    /// Value at `x`, writing the gradient into `grad`.
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
-}
-
 /// A surrogate that can be fitted to data. Stateful so it can warm-start hyperparameters.
 pub trait Model: Send {
     /// Fits to `data` and returns the posterior; `seed` drives any multi-start randomness.

@@ -3,10 +3,10 @@
 // Numeric tests index several parallel arrays at once.
 #![allow(clippy::needless_range_loop)]
 
-use cabo_core::OptimizerSettings;
+use cabo_core::{Objective, OptimizerSettings};
 use cabo_optim::lbfgsb::{LbfgsbOptions, minimize};
-use cabo_optim::multistart::{Objective, maximize};
 use cabo_optim::sobol;
+use cabo_optim::{MaximizeOptions, maximize};
 use divan::black_box;
 
 fn main() {
@@ -56,8 +56,8 @@ impl Bumps8 {
 }
 
 impl Objective for Bumps8 {
-    fn dim(&self) -> usize {
-        8
+    fn value(&self, x: &[f64]) -> f64 {
+        self.value_grad(x, &mut [0.0; 8])
     }
     fn values(&self, xs: &[f64], out: &mut [f64]) {
         let mut g = [0.0; 8];
@@ -91,7 +91,10 @@ fn multistart_8d_512_raw_10_restarts() -> f64 {
         restarts: 10,
         max_iters: 200,
     };
-    maximize(&Bumps8, &settings, black_box(1)).unwrap().value
+    let options = MaximizeOptions::default();
+    maximize(&Bumps8, 8, &settings, black_box(1), &options)
+        .unwrap()
+        .value
 }
 
 #[divan::bench]

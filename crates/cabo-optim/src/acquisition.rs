@@ -2,35 +2,14 @@
 //! [`AcquisitionFn`] over a problem's domain, and [`AcquisitionPolicy`], the policy "evaluate
 //! the maximiser of this acquisition".
 
-use crate::multistart::{Maximum, Objective, maximize};
+use crate::multistart::{MaximizeOptions, Maximum, Start, maximize};
 use cabo_core::{
     Acquisition, AcquisitionFn, Decision, DecisionContext, Diagnostics, Domain, Error,
     OptimizerSettings, Policy, ProblemInfo, Query, Result,
 };
 
-/// Candidates scored per call of [`AcquisitionFn::values`] in the finite-domain mode.
+/// Candidates scored per call of [`cabo_core::Objective::values`] in the finite-domain mode.
 const FINITE_BATCH: usize = 1024;
-
-/// An [`AcquisitionFn`] seen as a multi-start [`Objective`].
-struct AcquisitionObjective<'a> {
-    acq: &'a dyn AcquisitionFn,
-    dim: usize,
-}
-
-impl Objective for AcquisitionObjective<'_> {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        self.acq.values(xs, out);
-    }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.acq.value_grad(x, grad)
-    }
-    fn non_negative(&self) -> bool {
-        self.acq.non_negative()
-    }
-}
 
 /// Maximises `acq` over the problem's domain: multi-start L-BFGS-B over `[0,1]^d` for
 /// [`Domain::Continuous`], exhaustive (batched) enumeration for [`Domain::Finite`].
@@ -42,12 +21,11 @@ pub fn maximize_acquisition(
 ) -> Result<Maximum> {
     match &problem.domain {
         Domain::Continuous => maximize(
-            &AcquisitionObjective {
-                acq,
-                dim: problem.dim,
-            },
+            acq,
+            problem.dim,
             settings,
             seed,
+            &MaximizeOptions::default(),
         ),
         Domain::Finite(candidates) => maximize_finite(acq, candidates, problem.dim),
     }
@@ -96,6 +74,7 @@ pub fn maximize_finite(
     Ok(Maximum {
         x: candidates[i].clone(),
         value,
+        start: Start::Raw,
     })
 }
 

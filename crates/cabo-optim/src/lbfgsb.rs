@@ -28,17 +28,9 @@ use cabo_core::{Error, Result};
 use cabo_linalg::lu::{lu_factor, lu_solve};
 use cabo_linalg::rows::{accumulate_rows, free_gram};
 
-/// Stopping rules and memory of [`minimize`].
-///
-/// The defaults are tighter than SciPy's (`pgtol = 1e-5`, `ftol ≈ 2.2e-9`), because a cheap
-/// acquisition function deserves an accurate maximiser: 200 iterations, 10 correction pairs,
-/// projected-gradient tolerance `1e-8` and relative-reduction tolerance `1e-12`.
+/// Stopping tolerances of [`minimize`], defined here once for every L-BFGS-B run in cabo.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LbfgsbOptions {
-    /// Maximum number of iterations (accepted steps).
-    pub max_iters: usize,
-    /// Number of correction pairs kept (`m`).
-    pub memory: usize,
+pub struct Tolerances {
     /// Converged when the sup-norm of the projected gradient is at most this.
     pub pgtol: f64,
     /// Converged when a step reduces `f` by at most `ftol · max(|f_k|, |f_{k+1}|, 1)`;
@@ -46,13 +38,59 @@ pub struct LbfgsbOptions {
     pub ftol: f64,
 }
 
+impl Tolerances {
+    /// The default, tighter than SciPy's because a cheap acquisition function deserves an
+    /// accurate maximiser: `pgtol = 1e-8`, `ftol = 1e-12`.
+    pub const TIGHT: Tolerances = Tolerances {
+        pgtol: 1e-8,
+        ftol: 1e-12,
+    };
+
+    /// SciPy's defaults (`pgtol = 1e-5`, `ftol = factr · ε ≈ 2.2e-9`), which BoTorch uses to
+    /// fit GP hyperparameters and to optimise multi-step lookahead trees: objectives with
+    /// many variables or Monte Carlo noise, where polishing further moves nothing that
+    /// matters.
+    pub const SCIPY: Tolerances = Tolerances {
+        pgtol: 1e-5,
+        ftol: 2.2e-9,
+    };
+}
+
+impl Default for Tolerances {
+    fn default() -> Self {
+        Tolerances::TIGHT
+    }
+}
+
+/// Stopping rules and memory of [`minimize`]; the defaults are 200 iterations, 10
+/// correction pairs and [`Tolerances::TIGHT`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LbfgsbOptions {
+    /// Maximum number of iterations (accepted steps).
+    pub max_iters: usize,
+    /// Number of correction pairs kept (`m`).
+    pub memory: usize,
+    /// When a run has converged.
+    pub tolerances: Tolerances,
+}
+
+impl LbfgsbOptions {
+    /// At most `max_iters` iterations, stopping at `tolerances`, with the default memory.
+    pub fn new(max_iters: usize, tolerances: Tolerances) -> Self {
+        LbfgsbOptions {
+            max_iters,
+            tolerances,
+            ..LbfgsbOptions::default()
+        }
+    }
+}
+
 impl Default for LbfgsbOptions {
     fn default() -> Self {
         LbfgsbOptions {
             max_iters: 200,
             memory: 10,
-            pgtol: 1e-8,
-            ftol: 1e-12,
+            tolerances: Tolerances::TIGHT,
         }
     }
 }
@@ -280,7 +318,7 @@ impl<'b> Solver<'b> {
         }
         let mut converged = false;
         loop {
-            if self.projected_gradient_norm(&x, &g) <= opts.pgtol {
+            if self.projected_gradient_norm(&x, &g) <= opts.tolerances.pgtol {
                 converged = true;
                 break;
             }
@@ -360,9 +398,9 @@ impl<'b> Solver<'b> {
             let noise = 16.0 * f64::EPSILON * f_old.abs();
             // Relative-reduction test (SciPy's `factr · ε`); a step whose change is within
             // rounding says nothing about convergence, and `ftol = 0` disables the test.
-            if opts.ftol > 0.0
+            if opts.tolerances.ftol > 0.0
                 && f_old - fx > -noise
-                && f_old - fx <= opts.ftol * f_old.abs().max(fx.abs()).max(1.0)
+                && f_old - fx <= opts.tolerances.ftol * f_old.abs().max(fx.abs()).max(1.0)
             {
                 converged = true;
                 break;
@@ -1003,8 +1041,10 @@ mod tests {
         LbfgsbOptions {
             max_iters: 2000,
             memory: 10,
-            pgtol: 1e-12,
-            ftol: 0.0,
+            tolerances: Tolerances {
+                pgtol: 1e-12,
+                ftol: 0.0,
+            },
         }
     }
 

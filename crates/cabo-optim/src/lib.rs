@@ -1,15 +1,16 @@
 //! # cabo-optim
 //!
 //! Acquisition optimisation for cabo, and the small numerical solvers plugins share. It owns
-//! no model and no acquisition: it maximises whatever [`multistart::Objective`] or
-//! [`cabo_core::AcquisitionFn`] it is given, over the unit cube (or a sub-box of it), or over
-//! the candidates of a finite domain.
+//! no model and no acquisition: it maximises whatever [`cabo_core::Objective`] (an
+//! [`cabo_core::AcquisitionFn`] is one) it is given, through the one entry point
+//! [`maximize`], over the unit cube or a sub-box of it, or over the candidates of a finite
+//! domain.
 //!
 //! | module | what | algorithm |
 //! | --- | --- | --- |
 //! | [`lbfgsb`] | box-constrained local minimisation | L-BFGS-B: generalised Cauchy point, subspace minimisation, strong-Wolfe line search |
 //! | [`sobol`] | space-filling raw samples | Joe–Kuo Sobol' (≤ 256 dims) with linear-matrix scrambling + digital shift; Latin hypercube above |
-//! | [`multistart`] | global maximisation | BoTorch's `optimize_acqf`: Sobol' raw samples → `initialize_q_batch(_nonneg)` → L-BFGS-B restarts |
+//! | [`multistart`] | global maximisation, [`maximize`] | BoTorch's `optimize_acqf`: Sobol' raw samples → `initialize_q_batch(_nonneg)` → L-BFGS-B restarts, plus the caller's warm and partial starts |
 //! | [`acquisition`] | acquisition → decision | [`acquisition::maximize_acquisition`] and [`acquisition::AcquisitionPolicy`] |
 //! | [`roots`] | scalar equations | Brent's method and bisection on a bracket |
 //!
@@ -39,7 +40,8 @@ pub mod sobol;
 mod sobol_table;
 
 pub use acquisition::{AcquisitionPolicy, maximize_acquisition};
-pub use multistart::{Maximum, Objective, maximize, maximize_with};
+pub use lbfgsb::Tolerances;
+pub use multistart::{MaximizeOptions, Maximum, Start, maximize};
 
 /// Called by the facade so the linker keeps this crate; it registers no plugin of its own.
 pub fn link() {}

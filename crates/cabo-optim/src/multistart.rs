@@ -6,37 +6,58 @@
 //!    (`initialize_q_batch`), or, for non-negative objectives such as EI, sampling among the
 //!    points within a fraction of the best value (`initialize_q_batch_nonneg`). The best raw
 //!    point is always kept.
-//! 3. Run L-BFGS-B from each start on the negated objective and return the best end point.
+//! 3. Run L-BFGS-B from each start on the negated objective — then from the caller's warm
+//!    and partial starts ([`MaximizeOptions`]) — and return the best end point, or the best
+//!    raw point when it is better.
 //!
 //! Every step is seeded from the `seed` argument, so the result is a deterministic function
-//! of the objective, the settings and the seed.
+//! of the objective, the settings, the options and the seed.
 
-use crate::lbfgsb::{self, LbfgsbOptions};
+use crate::lbfgsb::{self, LbfgsbOptions, Tolerances};
 use crate::sobol;
-use cabo_core::{Error, OptimizerSettings, Result, Rng, derive_seed};
+use cabo_core::{Error, Objective, OptimizerSettings, Result, Rng, derive_seed};
 
-/// A function to maximise over a box inside `[0,1]^dim`.
-pub trait Objective {
-    /// Input dimension.
-    fn dim(&self) -> usize;
-    /// Values at many points (`xs` row-major, `out.len()` rows); used for the raw samples.
-    fn values(&self, xs: &[f64], out: &mut [f64]);
-    /// Value at `x`, writing the gradient into `grad`.
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
-    /// True when every value is ≥ 0 with a meaningful zero (EI-type): selects the
-    /// non-negative initial-condition heuristic.
-    fn non_negative(&self) -> bool {
-        false
-    }
-}
-
-/// The best point found and its value.
+/// The best point found, its value and where its search started.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Maximum {
     /// The maximiser (inside the box searched).
     pub x: Vec<f64>,
     /// The objective value there.
     pub value: f64,
+    /// Where the search that found it started.
+    pub start: Start,
+}
+
+/// Where the search that found a [`Maximum`] started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// A scored point: a raw sample (polished by L-BFGS-B, or as scored) or a finite
+    /// domain's candidate.
+    Raw,
+    /// [`MaximizeOptions::warm_starts`]`[i]`.
+    Warm(usize),
+    /// [`MaximizeOptions::partial_starts`]`[i]`.
+    Partial(usize),
+}
+
+/// How [`maximize`] searches besides the [`OptimizerSettings`]. The default searches the
+/// whole cube from the restarts alone, stopping at [`Tolerances::TIGHT`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MaximizeOptions<'a> {
+    /// The box `(lower, upper) ⊆ [0,1]^d` searched; `None` is the whole cube. A coordinate
+    /// with `lower == upper` is fixed at that value (control-set policies optimise only some
+    /// variables); the raw samples then fill only the free coordinates.
+    pub bounds: Option<(&'a [f64], &'a [f64])>,
+    /// Whole points searched from after the restarts, such as a previous decision's
+    /// maximiser.
+    pub warm_starts: &'a [Vec<f64>],
+    /// Leading coordinates of starts searched from after the warm ones, each completed by
+    /// the best raw sample (the last of equal values) or, when no raw sample is finite, by
+    /// repeating it. A scenario tree moves its root this way to points found in `d`
+    /// dimensions, which the raw samples of its many variables reach only by chance.
+    pub partial_starts: &'a [Vec<f64>],
+    /// When each L-BFGS-B search stops (its iteration cap is the settings' `max_iters`).
+    pub tolerances: Tolerances,
 }
 
 /// The temperature η of BoTorch's Boltzmann initial-condition heuristic.
@@ -46,37 +67,132 @@ pub const ETA: f64 = 1.0;
 /// while keeping it large enough for matrix-product batching in posteriors.
 const RAW_BATCH: usize = 1024;
 
-/// Maximises `f` over `[0,1]^d`; see the module documentation for the recipe.
+/// Maximises `f` over the box of `options` in `[0,1]^dim`; see the module documentation for
+/// the recipe.
 ///
 /// Errors when the settings are inconsistent (`restarts` of 0 or above `raw_samples`), when
-/// `f.dim()` is 0, or when the objective is non-finite at every raw sample and every end point.
-pub fn maximize(f: &dyn Objective, settings: &OptimizerSettings, seed: u64) -> Result<Maximum> {
-    let d = f.dim();
-    maximize_with(f, settings, seed, &vec![0.0; d], &vec![1.0; d])
-}
-
-/// [`maximize`] over the sub-box `[lower, upper] ⊆ [0,1]^d`. A coordinate with
-/// `lower == upper` is fixed at that value (control-set policies optimise only some
-/// variables); the raw samples then fill only the free coordinates.
-pub fn maximize_with(
+/// `dim` is 0, when the bounds or starts do not fit `dim`, or when the objective is
+/// non-finite at every raw sample and every end point.
+pub fn maximize(
     f: &dyn Objective,
+    dim: usize,
     settings: &OptimizerSettings,
     seed: u64,
+    options: &MaximizeOptions<'_>,
+) -> Result<Maximum> {
+    let unit;
+    let (lower, upper) = match options.bounds {
+        Some(b) => b,
+        None => {
+            unit = (vec![0.0; dim], vec![1.0; dim]);
+            (&unit.0[..], &unit.1[..])
+        }
+    };
+    check(dim, lower, upper, settings, options)?;
+    let free: Vec<usize> = (0..dim).filter(|&i| lower[i] < upper[i]).collect();
+    if free.is_empty() {
+        return only_point(f, lower);
+    }
+    let raw = RawSamples::scored(f, settings.raw_samples, lower, upper, &free, seed);
+    let starts = initial_conditions(
+        &raw.values,
+        settings.restarts,
+        f.non_negative(),
+        derive_seed(&[&seed, &"initial_conditions"]),
+    );
+    let opts = LbfgsbOptions::new(settings.max_iters, options.tolerances);
+    let search = |x0: &[f64]| local_search(f, x0, lower, upper, &opts);
+    // The searches run in a fixed order and the first of equal end values wins: restarts,
+    // warm starts, then partial starts completed by the last of the best raw samples.
+    let mut best = None;
+    for &s in &starts {
+        let (x, v) = search(raw.row(s));
+        consider(&mut best, x, v, Start::Raw);
+    }
+    for (i, x0) in options.warm_starts.iter().enumerate() {
+        let (x, v) = search(x0);
+        consider(&mut best, x, v, Start::Warm(i));
+    }
+    let base = match options.partial_starts {
+        [] => None,
+        _ => last_best_finite(&raw.values).map(|i| raw.row(i)),
+    };
+    for (i, lead) in options.partial_starts.iter().enumerate() {
+        let (x, v) = search(&completed(lead, base, dim));
+        consider(&mut best, x, v, Start::Partial(i));
+    }
+    // The raw samples compete too: an objective whose gradient path fails everywhere still
+    // yields its best scored point.
+    if let Some((i, v)) = best_finite(&raw.values) {
+        consider(&mut best, raw.row(i).to_vec(), v, Start::Raw);
+    }
+    best.ok_or_else(|| {
+        Error::numerical(format!(
+            "optimizer: the objective is not finite at any of the {} raw samples or \
+             {} local searches",
+            settings.raw_samples,
+            starts.len() + options.warm_starts.len() + options.partial_starts.len()
+        ))
+    })
+}
+
+/// L-BFGS-B on −f from `x0` inside the box: the end point and f there.
+fn local_search(
+    f: &dyn Objective,
+    x0: &[f64],
     lower: &[f64],
     upper: &[f64],
-) -> Result<Maximum> {
-    let d = f.dim();
-    if d == 0 {
+    opts: &LbfgsbOptions,
+) -> (Vec<f64>, f64) {
+    let mut neg = |x: &[f64], g: &mut [f64]| {
+        let v = f.value_grad(x, g);
+        for gi in g.iter_mut() {
+            *gi = -*gi;
+        }
+        -v
+    };
+    let m = lbfgsb::minimize(&mut neg, x0, lower, upper, opts);
+    (m.x, -m.value)
+}
+
+/// A partial start's whole point: `lead` followed by the rest of `base`, or, without a base,
+/// `lead` repeated to `dim` coordinates.
+fn completed(lead: &[f64], base: Option<&[f64]>, dim: usize) -> Vec<f64> {
+    let mut x0: Vec<f64> = match base {
+        Some(b) => b.to_vec(),
+        None => (0..dim).map(|j| lead[j % lead.len()]).collect(),
+    };
+    x0[..lead.len()].copy_from_slice(lead);
+    x0
+}
+
+/// Keeps `(x, value)` in `best` when the value is finite and larger than the best so far.
+fn consider(best: &mut Option<Maximum>, x: Vec<f64>, value: f64, start: Start) {
+    if value.is_finite() && best.as_ref().is_none_or(|b| value > b.value) {
+        *best = Some(Maximum { x, value, start });
+    }
+}
+
+/// Rejects a zero dimension, bounds or starts that do not fit `dim`, and inconsistent
+/// settings.
+fn check(
+    dim: usize,
+    lower: &[f64],
+    upper: &[f64],
+    settings: &OptimizerSettings,
+    options: &MaximizeOptions<'_>,
+) -> Result<()> {
+    if dim == 0 {
         return Err(Error::invalid("optimizer: the objective has dimension 0"));
     }
-    if lower.len() != d || upper.len() != d {
+    if lower.len() != dim || upper.len() != dim {
         return Err(Error::invalid(format!(
-            "optimizer: the objective has dimension {d} but the bounds have {} and {} entries",
+            "optimizer: the objective has dimension {dim} but the bounds have {} and {} entries",
             lower.len(),
             upper.len()
         )));
     }
-    for i in 0..d {
+    for i in 0..dim {
         if !(0.0 <= lower[i] && lower[i] <= upper[i] && upper[i] <= 1.0) {
             return Err(Error::invalid(format!(
                 "optimizer: bound {i} is [{}, {}]; need 0 ≤ lower ≤ upper ≤ 1",
@@ -93,89 +209,100 @@ pub fn maximize_with(
             settings.restarts, settings.raw_samples
         )));
     }
-    let free: Vec<usize> = (0..d).filter(|&i| lower[i] < upper[i]).collect();
-    if free.is_empty() {
-        // Nothing to optimise: the box is a single point.
-        let mut v = [0.0];
-        f.values(lower, &mut v);
-        return if v[0].is_finite() {
-            Ok(Maximum {
-                x: lower.to_vec(),
-                value: v[0],
-            })
-        } else {
-            Err(Error::numerical(format!(
-                "optimizer: the objective is {} at the only feasible point",
-                v[0]
-            )))
-        };
+    if let Some(w) = options.warm_starts.iter().find(|w| w.len() != dim) {
+        return Err(Error::invalid(format!(
+            "optimizer: a warm start has {} coordinates, the objective has dimension {dim}",
+            w.len()
+        )));
     }
-
-    // 1. Raw samples.
-    let n_raw = settings.raw_samples;
-    let unit = sobol::points(n_raw, free.len(), derive_seed(&[&seed, &"raw_samples"]));
-    let mut xs = vec![0.0; n_raw * d];
-    for r in 0..n_raw {
-        let row = &mut xs[r * d..(r + 1) * d];
-        row.copy_from_slice(lower);
-        for (k, &i) in free.iter().enumerate() {
-            let u = unit[r * free.len() + k];
-            row[i] = (lower[i] + (upper[i] - lower[i]) * u).clamp(lower[i], upper[i]);
-        }
+    if let Some(p) = (options.partial_starts.iter()).find(|p| p.is_empty() || p.len() > dim) {
+        return Err(Error::invalid(format!(
+            "optimizer: a partial start has {} coordinates; need 1 to {dim}",
+            p.len()
+        )));
     }
-    let mut values = vec![0.0; n_raw];
-    for (xb, vb) in xs.chunks(RAW_BATCH * d).zip(values.chunks_mut(RAW_BATCH)) {
-        f.values(xb, vb);
+    Ok(())
+}
+
+/// The maximum of a box that is a single point.
+fn only_point(f: &dyn Objective, x: &[f64]) -> Result<Maximum> {
+    let mut v = [0.0];
+    f.values(x, &mut v);
+    if v[0].is_finite() {
+        Ok(Maximum {
+            x: x.to_vec(),
+            value: v[0],
+            start: Start::Raw,
+        })
+    } else {
+        Err(Error::numerical(format!(
+            "optimizer: the objective is {} at the only feasible point",
+            v[0]
+        )))
     }
+}
 
-    // 2. Initial conditions.
-    let starts = initial_conditions(
-        &values,
-        settings.restarts,
-        f.non_negative(),
-        derive_seed(&[&seed, &"initial_conditions"]),
-    );
+/// The scored raw samples of one maximisation.
+struct RawSamples {
+    /// The points, row-major.
+    xs: Vec<f64>,
+    /// The objective at each point.
+    values: Vec<f64>,
+    /// Coordinates per point.
+    dim: usize,
+}
 
-    // 3. L-BFGS-B from each start on −f.
-    let opts = LbfgsbOptions {
-        max_iters: settings.max_iters,
-        ..LbfgsbOptions::default()
-    };
-    let mut best: Option<Maximum> = None;
-    let mut consider = |x: Vec<f64>, value: f64| {
-        if value.is_finite() && best.as_ref().is_none_or(|b| value > b.value) {
-            best = Some(Maximum { x, value });
-        }
-    };
-    for &s in &starts {
-        let x0 = &xs[s * d..(s + 1) * d];
-        let mut neg = |x: &[f64], g: &mut [f64]| {
-            let v = f.value_grad(x, g);
-            for gi in g.iter_mut() {
-                *gi = -*gi;
+impl RawSamples {
+    /// `n` scrambled Sobol' points of the box filling only the coordinates `free` (the
+    /// others stay at `lower`), scored through [`Objective::values`] in batches.
+    fn scored(
+        f: &dyn Objective,
+        n: usize,
+        lower: &[f64],
+        upper: &[f64],
+        free: &[usize],
+        seed: u64,
+    ) -> RawSamples {
+        let dim = lower.len();
+        let unit = sobol::points(n, free.len(), derive_seed(&[&seed, &"raw_samples"]));
+        let mut xs = vec![0.0; n * dim];
+        for (row, u) in xs.chunks_exact_mut(dim).zip(unit.chunks_exact(free.len())) {
+            row.copy_from_slice(lower);
+            for (&i, &u) in free.iter().zip(u) {
+                row[i] = (lower[i] + (upper[i] - lower[i]) * u).clamp(lower[i], upper[i]);
             }
-            -v
-        };
-        let m = lbfgsb::minimize(&mut neg, x0, lower, upper, &opts);
-        consider(m.x, -m.value);
+        }
+        let mut values = vec![0.0; n];
+        for (xb, vb) in xs.chunks(RAW_BATCH * dim).zip(values.chunks_mut(RAW_BATCH)) {
+            f.values(xb, vb);
+        }
+        RawSamples { xs, values, dim }
     }
-    // The raw samples compete too: an objective whose gradient path fails everywhere still
-    // yields its best scored point.
-    if let Some((i, &v)) = values
+
+    /// Point `i`.
+    fn row(&self, i: usize) -> &[f64] {
+        &self.xs[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// The index of the largest finite value, the last of ties.
+fn last_best_finite(values: &[f64]) -> Option<usize> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)
+}
+
+/// The index and value of the largest finite value, the first of ties.
+fn best_finite(values: &[f64]) -> Option<(usize, f64)> {
+    values
         .iter()
         .enumerate()
         .filter(|(_, v)| v.is_finite())
         .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
-    {
-        consider(xs[i * d..(i + 1) * d].to_vec(), v);
-    }
-    best.ok_or_else(|| {
-        Error::numerical(format!(
-            "optimizer: the objective is not finite at any of the {n_raw} raw samples or \
-             {} local searches",
-            starts.len()
-        ))
-    })
+        .map(|(i, &v)| (i, v))
 }
 
 /// Chooses `n` distinct indices of `values` (the objective at the raw samples) as starting
@@ -201,13 +328,7 @@ pub fn initial_conditions(values: &[f64], n: usize, non_negative: bool, seed: u6
         return Vec::new();
     }
     let mut rng = Rng::new(seed);
-    let best = values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
-        .map(|(i, &v)| (i, v));
-    let Some((best_idx, max_val)) = best else {
+    let Some((best_idx, max_val)) = best_finite(values) else {
         return random_subset(n_raw, n, &mut rng, &[]);
     };
     let mut weights = vec![0.0; n_raw];

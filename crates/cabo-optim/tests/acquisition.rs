@@ -6,8 +6,8 @@
 
 use cabo_core::{
     Acquisition, AcquisitionFn, Budget, BudgetState, Dataset, Decision, DecisionContext,
-    Diagnostics, Domain, MeanVar, MeanVarGrad, OptimizerSettings, Policy, Posterior, ProblemInfo,
-    Result,
+    Diagnostics, Domain, MeanVar, MeanVarGrad, Objective, OptimizerSettings, Policy, Posterior,
+    ProblemInfo, Result,
 };
 use cabo_optim::acquisition::maximize_finite;
 use cabo_optim::{AcquisitionPolicy, maximize_acquisition};
@@ -57,11 +57,12 @@ struct UcbFn<'a> {
     stop_above: Option<f64>,
 }
 
-impl AcquisitionFn for UcbFn<'_> {
+impl Objective for UcbFn<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let mv = self.post.mean_var(x);
         mv.mean + self.beta * mv.var.sqrt()
     }
+
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let m = self.post.mean_var_grad(x).unwrap();
         let sd = m.var.sqrt();
@@ -70,11 +71,15 @@ impl AcquisitionFn for UcbFn<'_> {
         }
         m.mean + self.beta * sd
     }
+}
+
+impl AcquisitionFn for UcbFn<'_> {
     fn stop_at(&self, max_value: f64) -> Option<String> {
         self.stop_above
             .filter(|&t| max_value > t)
             .map(|t| format!("max UCB above {t}"))
     }
+
     fn diagnostics(&self) -> Diagnostics {
         Diagnostics::from([("beta".to_string(), self.beta)])
     }

@@ -4,8 +4,9 @@
 // Numeric tests index several parallel arrays at once.
 #![allow(clippy::needless_range_loop)]
 
-use cabo_core::OptimizerSettings;
-use cabo_optim::multistart::{Objective, initial_conditions, maximize, maximize_with};
+use cabo_core::{Objective, OptimizerSettings, Result};
+use cabo_optim::multistart::initial_conditions;
+use cabo_optim::{MaximizeOptions, Maximum, Start, Tolerances, maximize};
 use std::cell::RefCell;
 
 /// A closure-backed objective that records every point it is asked about.
@@ -28,15 +29,9 @@ impl<F: core::ops::Fn(&[f64], &mut [f64]) -> f64> Fn<F> {
 }
 
 impl<F: core::ops::Fn(&[f64], &mut [f64]) -> f64> Objective for Fn<F> {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        let mut g = vec![0.0; self.dim];
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.dim)) {
-            self.seen.borrow_mut().push(x.to_vec());
-            *o = (self.f)(x, &mut g);
-        }
+    fn value(&self, x: &[f64]) -> f64 {
+        self.seen.borrow_mut().push(x.to_vec());
+        (self.f)(x, &mut vec![0.0; x.len()])
     }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         self.seen.borrow_mut().push(x.to_vec());
@@ -45,6 +40,30 @@ impl<F: core::ops::Fn(&[f64], &mut [f64]) -> f64> Objective for Fn<F> {
     fn non_negative(&self) -> bool {
         self.non_negative
     }
+}
+
+/// [`maximize`] over the whole cube.
+fn maximize_cube<F: core::ops::Fn(&[f64], &mut [f64]) -> f64>(
+    f: &Fn<F>,
+    settings: &OptimizerSettings,
+    seed: u64,
+) -> Result<Maximum> {
+    maximize(f, f.dim, settings, seed, &MaximizeOptions::default())
+}
+
+/// [`maximize`] over the box `[lower, upper]`.
+fn maximize_in<F: core::ops::Fn(&[f64], &mut [f64]) -> f64>(
+    f: &Fn<F>,
+    settings: &OptimizerSettings,
+    seed: u64,
+    lower: &[f64],
+    upper: &[f64],
+) -> Result<Maximum> {
+    let options = MaximizeOptions {
+        bounds: Some((lower, upper)),
+        ..MaximizeOptions::default()
+    };
+    maximize(f, f.dim, settings, seed, &options)
 }
 
 /// Separable and multimodal: each factor cos(3πt)·exp(−t²) of t = x_i − c_i has its global
@@ -68,7 +87,7 @@ fn finds_the_maximiser_of_a_multimodal_function_to_1e_6() {
             .map(|i| 0.15 + 0.7 * ((i * 7 + 3) % 10) as f64 / 10.0)
             .collect();
         let f = Fn::new(d, |x: &[f64], g: &mut [f64]| bumps(&c, x, g));
-        let m = maximize(&f, &OptimizerSettings::default(), seed).unwrap();
+        let m = maximize_cube(&f, &OptimizerSettings::default(), seed).unwrap();
         for i in 0..d {
             assert!((m.x[i] - c[i]).abs() < 1e-6, "d = {d}: {:?} vs {c:?}", m.x);
         }
@@ -97,7 +116,7 @@ fn finds_a_branin_minimiser_to_1e_6() {
     };
     let minimisers = [(-PI, 12.275), (PI, 2.275), (3.0 * PI, 2.475)];
     let f = Fn::new(2, branin);
-    let m = maximize(&f, &OptimizerSettings::default(), 3).unwrap();
+    let m = maximize_cube(&f, &OptimizerSettings::default(), 3).unwrap();
     let hit = minimisers.iter().any(|&(u, v)| {
         ((u + 5.0) / 15.0 - m.x[0]).abs() < 1e-6 && (v / 15.0 - m.x[1]).abs() < 1e-6
     });
@@ -120,7 +139,7 @@ fn maximisers_on_the_boundary_are_exact() {
         }
         v
     });
-    let m = maximize(&f, &OptimizerSettings::default(), 0).unwrap();
+    let m = maximize_cube(&f, &OptimizerSettings::default(), 0).unwrap();
     assert_eq!(m.x[0], 0.0);
     assert_eq!(m.x[2], 1.0);
     assert!(
@@ -139,11 +158,79 @@ fn results_are_deterministic_in_the_seed() {
             restarts: 4,
             max_iters: 5,
         };
-        let m = maximize(&f, &settings, seed).unwrap();
+        let m = maximize_cube(&f, &settings, seed).unwrap();
         (m, f.seen.borrow().clone())
     };
     assert_eq!(run(5), run(5));
     assert_ne!(run(5).1, run(6).1);
+}
+
+/// A broad hump of height 1 at (0.2, …, 0.2) plus a ridge of height 2 and width 1e-3 where
+/// the first coordinate is `spike`: raw samples almost never land on the ridge.
+fn hump_and_ridge(spike: f64, x: &[f64], g: &mut [f64]) -> f64 {
+    let broad: f64 = x.iter().map(|v| (v - 0.2).powi(2)).sum();
+    let (b, n) = (
+        (-broad).exp(),
+        2.0 * (-((x[0] - spike) / 1e-3).powi(2)).exp(),
+    );
+    for i in 0..x.len() {
+        g[i] = -2.0 * (x[i] - 0.2) * b;
+    }
+    g[0] -= 2.0 * (x[0] - spike) / 1e-6 * n;
+    b + n
+}
+
+#[test]
+fn warm_and_partial_starts_reach_what_raw_samples_miss() {
+    let spike = 0.731;
+    let f = Fn::new(2, |x: &[f64], g: &mut [f64]| hump_and_ridge(spike, x, g));
+    let settings = OptimizerSettings {
+        raw_samples: 32,
+        restarts: 2,
+        max_iters: 100,
+    };
+    let plain = maximize_cube(&f, &settings, 4).unwrap();
+    assert_eq!(plain.start, Start::Raw);
+    assert!(plain.value < 1.5, "{plain:?}");
+
+    let near = [vec![spike + 2e-4, 0.5]];
+    let options = MaximizeOptions {
+        warm_starts: &near,
+        ..MaximizeOptions::default()
+    };
+    let warm = maximize(&f, 2, &settings, 4, &options).unwrap();
+    assert_eq!(warm.start, Start::Warm(0));
+    assert!(
+        (warm.x[0] - spike).abs() < 1e-6 && warm.value > 2.0,
+        "{warm:?}"
+    );
+
+    // Only the first coordinate is given; the second comes from the best raw sample.
+    let leads = [vec![0.5], vec![spike]];
+    let options = MaximizeOptions {
+        partial_starts: &leads,
+        ..MaximizeOptions::default()
+    };
+    let partial = maximize(&f, 2, &settings, 4, &options).unwrap();
+    assert_eq!(partial.start, Start::Partial(1));
+    assert!((partial.x[0] - spike).abs() < 1e-6, "{partial:?}");
+    assert!((partial.x[1] - 0.2).abs() < 1e-6, "{partial:?}");
+}
+
+#[test]
+fn looser_tolerances_stop_sooner() {
+    let c = [0.2, 0.8, 0.5];
+    let evaluations = |tolerances: Tolerances| {
+        let f = Fn::new(3, |x: &[f64], g: &mut [f64]| bumps(&c, x, g));
+        let options = MaximizeOptions {
+            tolerances,
+            ..MaximizeOptions::default()
+        };
+        let m = maximize(&f, 3, &OptimizerSettings::default(), 2, &options).unwrap();
+        assert!((m.value - 3.0).abs() < 1e-6, "{m:?}");
+        f.seen.borrow().len()
+    };
+    assert!(evaluations(Tolerances::SCIPY) < evaluations(Tolerances::TIGHT));
 }
 
 #[test]
@@ -152,7 +239,7 @@ fn fixed_coordinates_stay_fixed_and_the_rest_is_optimised() {
     let f = Fn::new(3, |x: &[f64], g: &mut [f64]| bumps(&c, x, g));
     let lower = [0.0, 0.25, 0.5];
     let upper = [1.0, 0.25, 0.6];
-    let m = maximize_with(&f, &OptimizerSettings::default(), 1, &lower, &upper).unwrap();
+    let m = maximize_in(&f, &OptimizerSettings::default(), 1, &lower, &upper).unwrap();
     assert_eq!(m.x[1], 0.25);
     assert!((m.x[0] - 0.3).abs() < 1e-6, "{m:?}");
     assert_eq!(m.x[2], 0.6);
@@ -161,7 +248,7 @@ fn fixed_coordinates_stay_fixed_and_the_rest_is_optimised() {
         assert!((0.5..=0.6).contains(&x[2]));
     }
     // A single-point box just evaluates it.
-    let m = maximize_with(&f, &OptimizerSettings::default(), 1, &[0.3; 3], &[0.3; 3]).unwrap();
+    let m = maximize_in(&f, &OptimizerSettings::default(), 1, &[0.3; 3], &[0.3; 3]).unwrap();
     assert_eq!(m.x, vec![0.3; 3]);
 }
 
@@ -177,7 +264,7 @@ fn non_negative_objectives_with_flat_zero_regions() {
         v
     });
     f.non_negative = true;
-    let m = maximize(&f, &OptimizerSettings::default(), 0).unwrap();
+    let m = maximize_cube(&f, &OptimizerSettings::default(), 0).unwrap();
     assert!(
         (m.x[0] - c[0]).abs() < 1e-6 && (m.x[1] - c[1]).abs() < 1e-6,
         "{m:?}"
@@ -195,10 +282,10 @@ fn non_finite_regions_are_survived_and_all_nan_is_an_error() {
         g[0] = -2.0 * (x[0] - 0.8);
         -(x[0] - 0.8).powi(2)
     });
-    let m = maximize(&f, &OptimizerSettings::default(), 0).unwrap();
+    let m = maximize_cube(&f, &OptimizerSettings::default(), 0).unwrap();
     assert!((m.x[0] - 0.8).abs() < 1e-8, "{m:?}");
     let f = Fn::new(2, |_: &[f64], _: &mut [f64]| f64::NAN);
-    let e = maximize(&f, &OptimizerSettings::default(), 0).unwrap_err();
+    let e = maximize_cube(&f, &OptimizerSettings::default(), 0).unwrap_err();
     assert!(e.to_string().contains("not finite"), "{e}");
 }
 
@@ -213,11 +300,11 @@ fn bad_input_is_a_clear_error() {
         restarts: 5,
         max_iters: 10,
     };
-    let e = maximize(&f, &bad, 0).unwrap_err();
+    let e = maximize_cube(&f, &bad, 0).unwrap_err();
     assert!(e.to_string().contains("restarts"), "{e}");
-    let e = maximize_with(&f, &OptimizerSettings::default(), 0, &[0.0], &[1.0]).unwrap_err();
+    let e = maximize_in(&f, &OptimizerSettings::default(), 0, &[0.0], &[1.0]).unwrap_err();
     assert!(e.to_string().contains("dimension 2"), "{e}");
-    let e = maximize_with(
+    let e = maximize_in(
         &f,
         &OptimizerSettings::default(),
         0,
@@ -226,7 +313,7 @@ fn bad_input_is_a_clear_error() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("0 ≤ lower ≤ upper ≤ 1"), "{e}");
-    let e = maximize_with(
+    let e = maximize_in(
         &f,
         &OptimizerSettings::default(),
         0,
@@ -236,7 +323,21 @@ fn bad_input_is_a_clear_error() {
     .unwrap_err();
     assert!(e.to_string().contains("bound 0"), "{e}");
     let f0 = Fn::new(0, |_: &[f64], _: &mut [f64]| 0.0);
-    assert!(maximize(&f0, &OptimizerSettings::default(), 0).is_err());
+    assert!(maximize_cube(&f0, &OptimizerSettings::default(), 0).is_err());
+    let short = [vec![0.5]];
+    let options = MaximizeOptions {
+        warm_starts: &short,
+        ..MaximizeOptions::default()
+    };
+    let e = maximize(&f, 2, &OptimizerSettings::default(), 0, &options).unwrap_err();
+    assert!(e.to_string().contains("warm start"), "{e}");
+    let long = [vec![0.5; 3]];
+    let options = MaximizeOptions {
+        partial_starts: &long,
+        ..MaximizeOptions::default()
+    };
+    let e = maximize(&f, 2, &OptimizerSettings::default(), 0, &options).unwrap_err();
+    assert!(e.to_string().contains("partial start"), "{e}");
 }
 
 fn distinct(v: &[usize]) -> bool {

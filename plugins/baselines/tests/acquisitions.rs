@@ -5,8 +5,8 @@
 use cabo_core::capability::SamplePaths;
 use cabo_core::{
     Acquisition, AcquisitionSpec, Budget, BudgetState, BuildContext, CostBelief, CostFunction,
-    Dataset, DecisionContext, LnCost, MeanVar, MeanVarGrad, Observation, OptimizerSettings,
-    Posterior, ProblemInfo, Result, Rng, SamplePath,
+    Dataset, DecisionContext, LnCost, MeanVar, MeanVarGrad, Objective, Observation,
+    OptimizerSettings, Posterior, ProblemInfo, Result, Rng,
 };
 use std::sync::Arc;
 
@@ -65,7 +65,7 @@ impl Posterior for MockPosterior {
 }
 
 impl SamplePaths for MockPosterior {
-    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
+    fn sample_path(&self, seed: u64) -> Result<Box<dyn Objective + Send + Sync>> {
         Ok(Box::new(MockPath {
             post: *self,
             z: Rng::new(seed).normal(),
@@ -79,7 +79,7 @@ struct MockPath {
     z: f64,
 }
 
-impl SamplePath for MockPath {
+impl Objective for MockPath {
     fn value(&self, x: &[f64]) -> f64 {
         let m = self.post.mean_var(x);
         m.mean + self.z * m.var.sqrt()

@@ -18,11 +18,11 @@ use crate::bump_model::BumpKernel;
 use crate::gp_prior::{FoundOptimum, cached_optimum};
 use crate::synthetic::check_unit_query;
 use cabo_core::{
-    CostFunction, Error, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec, Query,
-    Result, Rng, derive_seed,
+    CostFunction, Error, Objective, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec,
+    Query, Result, Rng, derive_seed,
 };
 use cabo_gp::{KernelKind, RandomFeatures};
-use cabo_optim::multistart;
+use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::sync::Arc;
@@ -321,7 +321,11 @@ impl BumpPriorSample {
             let h = 1.0 / n as f64;
             let lower = [(c - h).max(0.0)];
             let upper = [(c + h).min(1.0)];
-            if let Ok(m) = multistart::maximize_with(&obj, &settings, i as u64, &lower, &upper)
+            let options = MaximizeOptions {
+                bounds: Some((&lower, &upper)),
+                ..MaximizeOptions::default()
+            };
+            if let Ok(m) = maximize(&obj, 1, &settings, i as u64, &options)
                 && m.value > best.value
             {
                 best = FoundOptimum {
@@ -344,14 +348,9 @@ impl BumpPriorSample {
 
 struct Scalar<'a>(&'a BumpPriorSample);
 
-impl multistart::Objective for Scalar<'_> {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs) {
-            *o = self.0.value(*x);
-        }
+impl Objective for Scalar<'_> {
+    fn value(&self, x: &[f64]) -> f64 {
+        self.0.value(x[0])
     }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let (v, d) = self.0.value_grad(x[0]);

@@ -10,11 +10,11 @@
 
 use crate::synthetic::check_unit_query;
 use cabo_core::{
-    Error, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng,
-    derive_seed,
+    Error, Objective, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result,
+    Rng, derive_seed,
 };
 use cabo_gp::{KernelKind, Lengthscale, RandomFeatures};
-use cabo_optim::multistart::{self, Objective};
+use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::HashMap;
@@ -146,23 +146,6 @@ pub fn cached_optimum(
     cell.get_or_init(search).clone()
 }
 
-/// A [`RandomFeatures`] function seen as an objective for the multi-start optimiser.
-pub(crate) struct FeatureObjective<'a>(pub &'a RandomFeatures);
-
-impl Objective for FeatureObjective<'_> {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.0.dim())) {
-            *o = self.0.value(x);
-        }
-    }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.0.value_grad(x, grad)
-    }
-}
-
 /// Spec of [`GpPriorSample`]:
 /// `problem: { type: gp_prior_sample, dim: 8, kernel: { type: matern52, lengthscale: 0.1 } }`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -267,7 +250,7 @@ impl GpPriorSample {
         let settings = self.settings;
         let seed = derive_seed(&[&"gp_prior_sample optimum", &self.seed]);
         cached_optimum(self.cache_key.clone(), || {
-            multistart::maximize(&FeatureObjective(f), &settings, seed)
+            maximize(f, f.dim(), &settings, seed, &MaximizeOptions::default())
                 .ok()
                 .map(|m| FoundOptimum {
                     x: m.x,

@@ -21,11 +21,11 @@
 use crate::gp_prior::{FoundOptimum, cached_optimum};
 use crate::synthetic::check_unit_query;
 use cabo_core::{
-    Error, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng,
-    TrainingData,
+    Error, Objective, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result,
+    Rng, TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, Prior};
-use cabo_optim::multistart::{self, Objective};
+use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::HashMap;
@@ -89,7 +89,8 @@ impl MeanSurface {
             restarts: 16,
             max_iters: 200,
         };
-        multistart::maximize(self, &settings, seed)
+        let dim = self.post.kernel().dim();
+        maximize(self, dim, &settings, seed, &MaximizeOptions::default())
             .ok()
             .map(|m| FoundOptimum {
                 x: m.x,
@@ -99,14 +100,8 @@ impl MeanSurface {
 }
 
 impl Objective for MeanSurface {
-    fn dim(&self) -> usize {
-        self.post.kernel().dim()
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        let d = Objective::dim(self);
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(d)) {
-            *o = self.mean(x);
-        }
+    fn value(&self, x: &[f64]) -> f64 {
+        self.mean(x)
     }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         self.mean_grad(x, grad)

@@ -8,8 +8,8 @@
 use cabo_bmsei::belief::UnitCostPath;
 use cabo_bmsei::{BaseSamples, KgObjective, NodeValue, Tree, TreeObjective};
 use cabo_core::{
-    Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
-    Policy, Posterior, ProblemInfo, Rng, TrainingData,
+    Budget, BudgetState, Dataset, Decision, DecisionContext, Objective, Observation,
+    OptimizerSettings, Policy, Posterior, ProblemInfo, Rng, TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp};
 

@@ -9,13 +9,13 @@
 
 use crate::tree::Tree;
 use cabo_core::capability::FantasyMeans;
-use cabo_core::{AcquisitionFn, Error, Result};
+use cabo_core::{Error, Objective, Result};
 
 /// `E[max_x' μ_{D ∪ (x, y)}(x')]` as the sample average over a one-stage tree's fantasies,
 /// as a function of the concatenated vector `(x, x'₁, …, x'ₘ)` (the tree's layout), from
 /// the model's [`FantasyMeans`].
 pub struct KgObjective<'a> {
-    f: Box<dyn AcquisitionFn + 'a>,
+    f: Box<dyn Objective + 'a>,
     dim: usize,
 }
 
@@ -42,15 +42,22 @@ impl<'a> KgObjective<'a> {
     pub fn dim(&self) -> usize {
         self.dim
     }
+}
 
+impl Objective for KgObjective<'_> {
     /// The value at `xs` (NaN when `xs` has the wrong length or a non-finite entry).
-    pub fn value(&self, xs: &[f64]) -> f64 {
+    fn value(&self, xs: &[f64]) -> f64 {
         self.f.value(xs)
     }
 
     /// The value at `xs`, writing its gradient into `grad`.
-    pub fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
+    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
         self.f.value_grad(xs, grad)
+    }
+
+    /// True, as for the general tree it accelerates, so that both choose the same starts.
+    fn non_negative(&self) -> bool {
+        true
     }
 }
 

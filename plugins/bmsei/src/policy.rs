@@ -12,11 +12,10 @@ use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasie
 use cabo_core::capability::{self, Covariance};
 use cabo_core::{
     BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Domain, Error,
-    OptimizerSettings, PluginState, Policy, PolicySpec, Query, Requirements, Result, derive_seed,
+    Objective, PluginState, Policy, PolicySpec, Posterior, Query, Requirements, Result,
+    derive_seed,
 };
-use cabo_optim::lbfgsb::{self, LbfgsbOptions};
-use cabo_optim::multistart::{Objective, initial_conditions, maximize};
-use cabo_optim::sobol;
+use cabo_optim::{MaximizeOptions, Start, Tolerances, maximize};
 use serde::{Deserialize, Serialize};
 
 /// Spec of B-MS-EI (`policy: { type: bmsei, fantasies: [4, 4, 2] }`).
@@ -238,213 +237,83 @@ impl TreePolicy {
     }
 }
 
-/// What [`optimize_tree`] maximises: a tree's value as a function of all its decision points.
-trait TreeFunction {
-    /// Length of the decision vector.
-    fn dim(&self) -> usize;
-    /// The value at `xs`.
-    fn value(&self, xs: &[f64]) -> f64;
-    /// The value at `xs`, writing its gradient into `grad`.
-    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64;
-}
-
-impl TreeFunction for TreeObjective<'_> {
-    fn dim(&self) -> usize {
-        self.tree().dim()
-    }
-    fn value(&self, xs: &[f64]) -> f64 {
-        TreeObjective::value(self, xs)
-    }
-    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
-        TreeObjective::value_grad(self, xs, grad)
-    }
-}
-
-impl TreeFunction for KgObjective<'_> {
-    fn dim(&self) -> usize {
-        KgObjective::dim(self)
-    }
-    fn value(&self, xs: &[f64]) -> f64 {
-        KgObjective::value(self, xs)
-    }
-    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
-        KgObjective::value_grad(self, xs, grad)
-    }
-}
-
-/// The best tree found by [`optimize_tree`].
-struct TreeMaximum {
-    x: Vec<f64>,
-    value: f64,
-    won: Start,
-}
-
-/// Where the winning local search of [`optimize_tree`] started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Start {
-    /// A raw sample, polished by L-BFGS-B or as it was scored.
-    Raw,
-    /// The previous decision's tree.
-    Warm,
-    /// The best raw sample with its root moved to a given point.
-    Root,
-}
-
 /// The posterior mean of the objective.
-struct PosteriorMean<'a>(&'a dyn cabo_core::Posterior);
+struct PosteriorMean<'a>(&'a dyn Posterior);
 
 impl Objective for PosteriorMean<'_> {
-    fn dim(&self) -> usize {
-        cabo_core::Posterior::dim(self.0)
+    fn value(&self, x: &[f64]) -> f64 {
+        self.0.mean_var(x).mean
     }
     fn values(&self, xs: &[f64], out: &mut [f64]) {
         let mut mv = vec![cabo_core::MeanVar::default(); out.len()];
-        cabo_core::Posterior::mean_var_batch(self.0, xs, &mut mv);
+        self.0.mean_var_batch(xs, &mut mv);
         for (o, m) in out.iter_mut().zip(&mv) {
             *o = m.mean;
         }
     }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        match cabo_core::Posterior::mean_var_grad(self.0, x) {
+        match self.0.mean_var_grad(x) {
             Ok(m) => {
                 grad.copy_from_slice(&m.dmean);
                 m.mean
             }
             Err(_) => {
-                grad.fill(0.0);
+                grad.fill(f64::NAN);
                 f64::NAN
             }
         }
     }
 }
 
-/// The root's own term of a tree objective — the budgeted one-step value Q₁(x | D, B) (EI
-/// with unit costs) — as a `d`-dimensional objective: a tree with the root alone.
-struct RootTerm<'a>(TreeObjective<'a>);
-
-impl Objective for RootTerm<'_> {
-    fn dim(&self) -> usize {
-        self.0.tree().point_dim()
+/// Where a tree of one-step values (B-MS-EI, multi-step EI) also starts its root: the
+/// maximisers of the root's own term — the budgeted one-step value Q₁(x | D, B), EI with unit
+/// costs — and of the posterior mean, both found in `d` dimensions, where the usual
+/// multi-start finds them far more reliably than in the tree's `nodes · d`. KG's leaves
+/// carry no root term, so its trees get none.
+///
+/// Every node adds a non-negative value and L-BFGS-B never ends below its start, so the tree
+/// returned is worth at least the one-step optimum found; the posterior-mean start (the
+/// extra initial condition of seed 001's own code) puts a root near the incumbent, where Q₁
+/// often has a narrow peak late in a run. With raw samples alone the root reaches a narrow
+/// region of large Q₁ only by chance: in DropWave and Alpine-1 runs the tree returned was
+/// worth less than max Q₁ in about one decision in eight, at times an eighth of it.
+fn root_starts(
+    ctx: &DecisionContext<'_>,
+    obj: &TreeObjective<'_>,
+    kind: NodeValue,
+) -> Result<Vec<Vec<f64>>> {
+    if kind != NodeValue::BudgetedEi {
+        return Ok(Vec::new());
     }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.dim())) {
-            *o = self.0.value(x);
-        }
+    let d = ctx.problem.dim;
+    let single = Tree::new(d, &[], BaseSamples::Seeded(0))?;
+    let term = obj.with_tree(&single)?;
+    let mean = PosteriorMean(ctx.posterior()?);
+    let mut roots = Vec::new();
+    for (f, seed) in [
+        (&term as &dyn Objective, "one step"),
+        (&mean, "posterior mean"),
+    ] {
+        let seed = derive_seed(&[&ctx.seed, &seed]);
+        let m = maximize(f, d, ctx.optimizer, seed, &MaximizeOptions::default())?;
+        roots.push(m.x);
     }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.0.value_grad(x, grad)
-    }
-    fn non_negative(&self) -> bool {
-        true
-    }
+    Ok(roots)
 }
 
-/// BoTorch's `optimize_acqf` recipe on the whole tree vector: score `raw_samples` scrambled
-/// Sobol' points, choose `restarts` starts with the non-negative initial-condition heuristic,
-/// add the warm start, and run L-BFGS-B from each.
-///
-/// One more local search per point of `roots` starts from the best raw sample with its root
-/// moved to that point. The policy passes the maximisers of the root's own term (the
-/// one-step value Q₁) and of the posterior mean, both found in `d` dimensions, where the
-/// usual multi-start finds them far more reliably than in the tree's `nodes · d`. Every node
-/// adds a non-negative value and L-BFGS-B never ends below its start, so the tree returned
-/// is worth at least the one-step optimum found; the posterior-mean start (the extra initial
-/// condition of seed 001's own code) puts a root near the incumbent, where Q₁ often has a
-/// narrow peak late in a run. With raw samples alone the root reaches a narrow region
-/// of large Q₁ only by chance: in DropWave and Alpine-1 runs the tree returned was worth
-/// less than max Q₁ in about one decision in eight, at times an eighth of it.
-///
-/// The stopping tolerances are SciPy's defaults (`pgtol = 1e-5`, `ftol = 2.2e-9`), which
-/// BoTorch's multi-step lookahead uses, rather than cabo-optim's tighter ones: a tree has
-/// hundreds of variables, and polishing a Monte Carlo objective to `1e-12` costs most of the
-/// iterations for no change in the root point.
-fn optimize_tree(
-    obj: &dyn TreeFunction,
-    settings: &OptimizerSettings,
-    seed: u64,
-    warm: Option<&[f64]>,
-    roots: &[Vec<f64>],
-) -> Result<TreeMaximum> {
-    let n = obj.dim();
-    let n_raw = settings.raw_samples.max(1);
-    let xs = sobol::points(n_raw, n, derive_seed(&[&seed, &"raw_samples"]));
-    let values: Vec<f64> = xs.chunks_exact(n).map(|x| obj.value(x)).collect();
-    let starts = initial_conditions(
-        &values,
-        settings.restarts.min(n_raw),
-        true,
-        derive_seed(&[&seed, &"initial_conditions"]),
-    );
-    let opts = LbfgsbOptions {
-        max_iters: settings.max_iters,
-        pgtol: 1e-5,
-        ftol: 2.2e-9,
-        ..LbfgsbOptions::default()
-    };
-    let (lo, hi) = (vec![0.0; n], vec![1.0; n]);
-    let mut best: Option<TreeMaximum> = None;
-    let mut consider = |x: Vec<f64>, value: f64, won: Start| {
-        if value.is_finite() && best.as_ref().is_none_or(|b| value > b.value) {
-            best = Some(TreeMaximum { x, value, won });
-        }
-    };
-    let mut neg = |x: &[f64], g: &mut [f64]| {
-        let v = obj.value_grad(x, g);
-        for gi in g.iter_mut() {
-            *gi = -*gi;
-        }
-        -v
-    };
-    for &s in &starts {
-        let r = lbfgsb::minimize(&mut neg, &xs[s * n..(s + 1) * n], &lo, &hi, &opts);
-        consider(r.x, -r.value, Start::Raw);
-    }
-    if let Some(x0) = warm {
-        let r = lbfgsb::minimize(&mut neg, x0, &lo, &hi, &opts);
-        consider(r.x, -r.value, Start::Warm);
-    }
-    let best_raw = values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|(i, _)| i);
-    for r0 in roots {
-        let mut x0 = match best_raw {
-            Some(i) => xs[i * n..(i + 1) * n].to_vec(),
-            None => r0.repeat(n / r0.len()),
-        };
-        x0[..r0.len()].copy_from_slice(r0);
-        let r = lbfgsb::minimize(&mut neg, &x0, &lo, &hi, &opts);
-        consider(r.x, -r.value, Start::Root);
-    }
-    if let Some(i) = best_raw {
-        consider(xs[i * n..(i + 1) * n].to_vec(), values[i], Start::Raw);
-    }
-    best.ok_or_else(|| {
-        Error::numerical(format!(
-            "scenario tree: the value is not finite at any of the {n_raw} raw samples or local searches"
-        ))
-    })
-}
-
-impl Policy for TreePolicy {
-    fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
-        let d = ctx.problem.dim;
-        let best = ctx
-            .best_y()
-            .ok_or_else(|| Error::invalid("tree policies need at least one observation"))?;
-        let post = ctx.posterior()?;
-        let f = post.covariance().ok_or_else(|| {
-            capability::missing("a scenario tree", "model", Capability::Covariance)
-        })?;
-        let unit = UnitCostPath { dim: d };
-        let steps = self.fantasies.len() + 1;
-        let mut diagnostics = Diagnostics::new();
-        let (cost, budget, kind): (&dyn Covariance, f64, NodeValue) = match self.variant {
+impl TreePolicy {
+    /// The cost path, budget and node values of this decision's tree (B-MS-EI schedules its
+    /// budget here, recording it in `diagnostics`).
+    fn cost_and_budget<'c>(
+        &mut self,
+        ctx: &'c DecisionContext<'_>,
+        unit: &'c UnitCostPath,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<(&'c dyn Covariance, f64, NodeValue)> {
+        Ok(match self.variant {
             Variant::Bmsei(mode) => {
                 let belief = ctx.cost_belief()?;
-                let budget = self.scheduler.budget(ctx, mode, steps)?;
+                let budget = self.scheduler.budget(ctx, mode, self.fantasies.len() + 1)?;
                 if budget.is_finite() {
                     diagnostics.insert("budget".into(), budget);
                     diagnostics.insert(
@@ -463,10 +332,92 @@ impl Policy for TreePolicy {
                     .budget
                     .iterations
                     .map_or(f64::INFINITY, |n| n.saturating_sub(b.iterations) as f64);
-                (&unit, left, NodeValue::BudgetedEi)
+                (unit, left, NodeValue::BudgetedEi)
             }
-            Variant::Kg => (&unit, f64::INFINITY, NodeValue::LeafMean),
+            Variant::Kg => (unit, f64::INFINITY, NodeValue::LeafMean),
+        })
+    }
+
+    /// The previous decision's optimal tree, re-rooted at the first-stage branch whose
+    /// fantasy is nearest the value just observed, when the last decision was this policy's.
+    fn warm_start(&self, ctx: &DecisionContext<'_>, tree: &Tree) -> Option<Vec<f64>> {
+        let w = self.warm.as_ref()?;
+        let obs = ctx.data.observations().last()?;
+        if ctx.data.len() != w.n + 1 || w.fantasies.is_empty() {
+            return None;
+        }
+        let y = obs.outcome.y;
+        let branch = (0..w.fantasies.len()).min_by(|&a, &b| {
+            (w.fantasies[a] - y)
+                .abs()
+                .total_cmp(&(w.fantasies[b] - y).abs())
+        })?;
+        Some(tree.shifted_subtree(&w.xs, branch))
+    }
+
+    /// Maximises the tree over the unit cube, warm-started from the previous tree and, for
+    /// trees of one-step values, from [`root_starts`]; returns the root point and the value.
+    fn search(
+        &mut self,
+        ctx: &DecisionContext<'_>,
+        obj: &TreeObjective<'_>,
+        kind: NodeValue,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<(Vec<f64>, f64)> {
+        let tree = obj.tree();
+        let warm = self.warm_start(ctx, tree);
+        // KG's one-stage tree has a faster form where the model offers it (the exact GP's is
+        // O(n·d) per leaf); other trees go through the general path algebra.
+        let kg;
+        let function: &dyn Objective = match (self.variant, ctx.posterior()?.fantasy_means()) {
+            (Variant::Kg, Some(means)) => {
+                kg = KgObjective::new(tree, means)?;
+                &kg
+            }
+            _ => obj,
         };
+        let roots = root_starts(ctx, obj, kind)?;
+        // SciPy's tolerances, as BoTorch's multi-step lookahead: a tree has hundreds of
+        // variables, and polishing a Monte Carlo objective to cabo's tighter default costs
+        // most of the iterations for no change in the root point.
+        let options = MaximizeOptions {
+            warm_starts: warm.as_slice(),
+            partial_starts: &roots,
+            tolerances: Tolerances::SCIPY,
+            ..MaximizeOptions::default()
+        };
+        let seed = derive_seed(&[&ctx.seed, &"tree"]);
+        let m = maximize(function, tree.dim(), ctx.optimizer, seed, &options)?;
+        let won = |start: bool| f64::from(u8::from(start));
+        diagnostics.insert(
+            "warm_start_won".into(),
+            won(matches!(m.start, Start::Warm(_))),
+        );
+        if !roots.is_empty() {
+            let root_won = won(matches!(m.start, Start::Partial(_)));
+            diagnostics.insert("root_start_won".into(), root_won);
+        }
+        self.warm = Some(Warm {
+            fantasies: obj.first_stage_fantasies(&m.x),
+            xs: m.x.clone(),
+            n: ctx.data.len(),
+        });
+        Ok((m.x[..tree.point_dim()].to_vec(), m.value))
+    }
+}
+
+impl Policy for TreePolicy {
+    fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
+        let d = ctx.problem.dim;
+        let best = ctx
+            .best_y()
+            .ok_or_else(|| Error::invalid("tree policies need at least one observation"))?;
+        let f = ctx.posterior()?.covariance().ok_or_else(|| {
+            capability::missing("a scenario tree", "model", Capability::Covariance)
+        })?;
+        let unit = UnitCostPath { dim: d };
+        let mut diagnostics = Diagnostics::new();
+        let (cost, budget, kind) = self.cost_and_budget(ctx, &unit, &mut diagnostics)?;
         let tree = Tree::new(
             d,
             &self.fantasies,
@@ -480,69 +431,7 @@ impl Policy for TreePolicy {
                 let (v, i) = obj.solve_finite(cands)?;
                 (cands[i].clone(), v)
             }
-            Domain::Continuous => {
-                let warm = self.warm.as_ref().and_then(|w| {
-                    let obs = ctx.data.observations().last()?;
-                    if ctx.data.len() != w.n + 1 || w.fantasies.is_empty() {
-                        return None;
-                    }
-                    let y = obs.outcome.y;
-                    let branch = (0..w.fantasies.len()).min_by(|&a, &b| {
-                        (w.fantasies[a] - y)
-                            .abs()
-                            .total_cmp(&(w.fantasies[b] - y).abs())
-                    })?;
-                    Some(tree.shifted_subtree(&w.xs, branch))
-                });
-                // KG's one-stage tree has a faster form where the model offers it (the exact
-                // GP's is O(n·d) per leaf); other trees go through the general path algebra.
-                let kg;
-                let function: &dyn TreeFunction = match (self.variant, post.fantasy_means()) {
-                    (Variant::Kg, Some(means)) => {
-                        kg = KgObjective::new(&tree, means)?;
-                        &kg
-                    }
-                    _ => &obj,
-                };
-                // Trees of one-step values (B-MS-EI, multi-step EI) also start from the
-                // maximisers of the one-step value and of the posterior mean; KG's leaves
-                // carry no root term.
-                let mut roots = Vec::new();
-                if kind == NodeValue::BudgetedEi {
-                    let single = Tree::new(d, &[], BaseSamples::Seeded(0))?;
-                    let term = RootTerm(TreeObjective::new(&single, f, cost, best, budget, kind)?);
-                    for (start, seed) in [
-                        (&term as &dyn Objective, "one step"),
-                        (&PosteriorMean(post), "posterior mean"),
-                    ] {
-                        let m = maximize(start, ctx.optimizer, derive_seed(&[&ctx.seed, &seed]))?;
-                        roots.push(m.x);
-                    }
-                }
-                let m = optimize_tree(
-                    function,
-                    ctx.optimizer,
-                    derive_seed(&[&ctx.seed, &"tree"]),
-                    warm.as_deref(),
-                    &roots,
-                )?;
-                diagnostics.insert(
-                    "warm_start_won".into(),
-                    f64::from(u8::from(m.won == Start::Warm)),
-                );
-                if !roots.is_empty() {
-                    diagnostics.insert(
-                        "root_start_won".into(),
-                        f64::from(u8::from(m.won == Start::Root)),
-                    );
-                }
-                self.warm = Some(Warm {
-                    fantasies: obj.first_stage_fantasies(&m.x),
-                    xs: m.x.clone(),
-                    n: ctx.data.len(),
-                });
-                (m.x[..d].to_vec(), m.value)
-            }
+            Domain::Continuous => self.search(ctx, &obj, kind, &mut diagnostics)?,
         };
         diagnostics.insert("acq_value".into(), value);
         self.last = diagnostics;

@@ -12,7 +12,7 @@ use crate::schedule::{BudgetMode, Scheduler};
 use cabo_baselines::numerics::{ei_grad, sigma_from_var};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, CostBelief, DecisionContext,
-    Diagnostics, Error, LnCost, MeanVarGrad, Posterior, Result,
+    Diagnostics, Error, LnCost, MeanVarGrad, Objective, Posterior, Result,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -166,7 +166,7 @@ pub struct Q1Fn<'a> {
     pub diagnostics: Diagnostics,
 }
 
-impl AcquisitionFn for Q1Fn<'_> {
+impl Objective for Q1Fn<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let mv = self.posterior.mean_var(x);
         q1_value(mv.mean, mv.var, &self.cost.ln_cost(x), self.best, self.left)
@@ -194,7 +194,9 @@ impl AcquisitionFn for Q1Fn<'_> {
     fn non_negative(&self) -> bool {
         true
     }
+}
 
+impl AcquisitionFn for Q1Fn<'_> {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }

@@ -9,12 +9,13 @@
 //! rule), and roll out again otherwise. The cost-cooling exponent ν of the rollout is the
 //! run's remaining budget fraction at the decision, held fixed over the fantasised steps.
 
-use cabo_baselines::numerics::{ei_grad, sigma_from_var};
+use cabo_baselines::acquisitions::{CostView, CostWeightedFn};
 use cabo_core::capability::{self, Capability, Fantasize, FantasizeCost};
 use cabo_core::{
-    CostBelief, DecisionContext, Error, LnCost, OptimizerSettings, Posterior, Result, derive_seed,
+    CostBelief, DecisionContext, Diagnostics, Error, OptimizerSettings, Posterior, Result,
+    derive_seed,
 };
-use cabo_optim::multistart::{Objective, maximize};
+use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
 
 /// Which budget a budgeted acquisition uses.
@@ -45,58 +46,6 @@ impl<T: ?Sized> std::ops::Deref for Fantasised<'_, T> {
     }
 }
 
-/// The mean and variance of ln c, with gradients when `grad`.
-fn ln_cost(belief: &dyn CostBelief, x: &[f64], grad: bool) -> LnCost {
-    if grad {
-        belief.ln_cost_grad(x)
-    } else {
-        belief.ln_cost(x)
-    }
-}
-
-/// EI(x)·E[c(x)^−ν] over a posterior and a cost belief.
-struct PucCc<'a> {
-    f: &'a dyn Posterior,
-    c: &'a dyn CostBelief,
-    best: f64,
-    nu: f64,
-}
-
-impl Objective for PucCc<'_> {
-    fn dim(&self) -> usize {
-        self.f.dim()
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        let d = self.f.dim();
-        let mut mv = vec![cabo_core::MeanVar::default(); out.len()];
-        self.f.mean_var_batch(xs, &mut mv);
-        for ((o, m), x) in out.iter_mut().zip(&mv).zip(xs.chunks_exact(d)) {
-            let (s, _) = sigma_from_var(m.var);
-            *o = cabo_baselines::numerics::ei(m.mean, s, self.best)
-                * ln_cost(self.c, x, false).expected_pow(-self.nu);
-        }
-    }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        let Ok(f) = self.f.mean_var_grad(x) else {
-            grad.fill(0.0);
-            return f64::NAN;
-        };
-        let (s, ds) = sigma_from_var(f.var);
-        let e = ei_grad(f.mean, s, self.best);
-        e.chain(&f.dmean, &f.dvar, ds, grad);
-        let lc = ln_cost(self.c, x, true);
-        let w = lc.expected_pow(-self.nu);
-        let dw = lc.expected_pow_grad(-self.nu);
-        for (g, dwi) in grad.iter_mut().zip(&dw) {
-            *g = *g * w + e.value * dwi;
-        }
-        e.value * w
-    }
-    fn non_negative(&self) -> bool {
-        true
-    }
-}
-
 /// Fantasises `steps` evaluations of EI-PUC-CC (exponent `nu`) and returns their costs.
 /// Both beliefs must offer [`Capability::Fantasize`]; a cost known exactly does, trivially.
 pub fn rollout_costs(
@@ -115,18 +64,17 @@ pub fn rollout_costs(
     let mut best = best;
     let mut costs = Vec::with_capacity(steps);
     for step in 0..steps {
+        let puc_cc =
+            CostWeightedFn::new(&*fp, CostView::Belief(&*cp), best, -nu, Diagnostics::new());
         let m = maximize(
-            &PucCc {
-                f: &*fp,
-                c: &*cp,
-                best,
-                nu,
-            },
+            &puc_cc,
+            fp.dim(),
             settings,
             derive_seed(&[&seed, &"rollout", &step]),
+            &MaximizeOptions::default(),
         )?;
         let y = fp.mean_var(&m.x).mean;
-        let lc = ln_cost(&*cp, &m.x, false).mean;
+        let lc = cp.ln_cost(&m.x).mean;
         costs.push(lc.exp());
         best = best.max(y);
         let (ff, fc) = fantasizers(&*fp, &*cp)?;

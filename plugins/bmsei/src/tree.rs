@@ -28,7 +28,7 @@
 use crate::dual::D;
 use cabo_baselines::numerics::h_grad;
 use cabo_core::capability::{Covariance, PreparedPoint};
-use cabo_core::{Error, Result, Rng, derive_seed, normal};
+use cabo_core::{Error, Objective, Result, Rng, derive_seed, normal};
 use cabo_optim::sobol;
 use std::cell::RefCell;
 
@@ -338,14 +338,13 @@ impl<'a> TreeObjective<'a> {
         self.tree
     }
 
-    /// `Q̂_N` at the decision vector `xs`.
-    pub fn value(&self, xs: &[f64]) -> f64 {
-        self.evaluate(xs, None)
-    }
-
-    /// `Q̂_N` at `xs`, writing its gradient into `grad`.
-    pub fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
-        self.evaluate(xs, Some(grad))
+    /// The same beliefs, incumbent, budget and node values over another tree (a policy
+    /// maximises the root's own term over a tree of the root alone).
+    pub fn with_tree<'b>(&self, tree: &'b Tree) -> Result<TreeObjective<'b>>
+    where
+        'a: 'b,
+    {
+        TreeObjective::new(tree, self.f, self.c, self.best, self.budget, self.kind)
     }
 
     /// The value contributed by each node (unweighted), for diagnostics and tests.
@@ -527,6 +526,26 @@ impl<'a> TreeObjective<'a> {
             }
         }
         best
+    }
+}
+
+/// `Q̂_N` as a function of the concatenated decision vector.
+impl Objective for TreeObjective<'_> {
+    /// `Q̂_N` at the decision vector `xs`.
+    fn value(&self, xs: &[f64]) -> f64 {
+        self.evaluate(xs, None)
+    }
+
+    /// `Q̂_N` at `xs`, writing its gradient into `grad`.
+    fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
+        self.evaluate(xs, Some(grad))
+    }
+
+    /// True for every tree, KG's included: the tree policies choose the starts of every tree
+    /// by BoTorch's non-negative rule (budgeted-EI trees are ≥ 0 with a meaningful zero; for
+    /// KG's leaf means, which need not be, the rule keeps the points nearest the best value).
+    fn non_negative(&self) -> bool {
+        true
     }
 }
 

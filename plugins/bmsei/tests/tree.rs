@@ -5,7 +5,7 @@ mod common;
 
 use cabo_bmsei::belief::UnitCostPath;
 use cabo_bmsei::{BaseSamples, NodeValue, Tree, TreeObjective, q1_value};
-use cabo_core::{CostBelief, Posterior, Rng, normal};
+use cabo_core::{CostBelief, Objective, Posterior, Rng, normal};
 use cabo_gp::GpPosterior;
 
 fn random_xs(n: usize, seed: u64) -> Vec<f64> {

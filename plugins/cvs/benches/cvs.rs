@@ -5,8 +5,8 @@
 //! Hartmann-3 + 3 control sets with n = 300.
 
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
-    OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
+    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Objective,
+    Observation, OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
 };
 use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};

@@ -3,11 +3,12 @@
 
 use crate::dist::InputDistributions;
 use crate::expected::{ExpectedBounds, SetMaximum};
+use cabo_core::Objective;
 use cabo_core::{
     BuildContext, Decision, DecisionContext, Diagnostics, Error, OptimizerSettings, Query, Result,
     derive_seed,
 };
-use cabo_optim::multistart::{self, Objective};
+use cabo_optim::{MaximizeOptions, maximize};
 use rayon::prelude::*;
 
 /// Default number of Monte Carlo samples of the open variables (seed 002, App. C).
@@ -193,7 +194,8 @@ where
                 .get(i)
                 .ok_or_else(|| Error::invalid(format!("no control set {i}")))?;
             let f = objective(i)?;
-            let best = multistart::maximize(&f, settings, derive_seed(&[&seed, &i]))?;
+            let seed = derive_seed(&[&seed, &i]);
+            let best = maximize(&f, vars.len(), settings, seed, &MaximizeOptions::default())?;
             Ok(SetMaximum {
                 set: i,
                 x: full_point(dim, vars, &best.x),

@@ -15,10 +15,9 @@ use crate::common::{
 };
 use crate::fourier::{FourierPaths, SetExpectation};
 use cabo_core::{
-    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Policy,
-    PolicySpec, Requirements, Result, capability, derive_seed,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error,
+    Objective, Policy, PolicySpec, Requirements, Result, capability, derive_seed,
 };
-use cabo_optim::multistart::Objective;
 use serde::{Deserialize, Serialize};
 
 /// Spec of EI-PSQ: `{ type: ei_psq, samples: 32, features: 1024, per_unit_cost: false }`.
@@ -127,14 +126,8 @@ impl<'a> ExpectedImprovement<'a> {
 }
 
 impl Objective for ExpectedImprovement<'_> {
-    fn dim(&self) -> usize {
-        self.expectation.vars().len()
-    }
-
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, xi) in out.iter_mut().zip(xs.chunks_exact(self.dim())) {
-            *o = self.eval(xi).0;
-        }
+    fn value(&self, xi: &[f64]) -> f64 {
+        self.eval(xi).0
     }
 
     fn value_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
@@ -205,7 +198,7 @@ impl Policy for EiPsq {
 mod tests {
     use super::*;
     use crate::fourier::tests::gp;
-    use cabo_core::{Rng, SamplePath};
+    use cabo_core::Rng;
     use cabo_gp::KernelKind;
 
     fn samples(d: usize, count: usize, seed: u64) -> Vec<f64> {
@@ -214,7 +207,7 @@ mod tests {
     }
 
     /// Oracle incumbent: the path evaluated at every observed point, maximised.
-    fn incumbent(path: &dyn SamplePath, xs: &[f64], d: usize) -> f64 {
+    fn incumbent(path: &dyn Objective, xs: &[f64], d: usize) -> f64 {
         xs.chunks_exact(d)
             .map(|x| path.value(x))
             .fold(f64::NEG_INFINITY, f64::max)

@@ -11,8 +11,7 @@
 //! [`Posterior::mean_var_grad`].
 
 use cabo_core::capability::PreparedBounds;
-use cabo_core::{AcquisitionFn, Error, OptimizerSettings, Posterior, Result};
-use cabo_optim::multistart::Objective;
+use cabo_core::{Error, Objective, OptimizerSettings, Posterior, Result};
 
 /// What is shared by every control set for one posterior: the posterior, the Monte Carlo
 /// samples of the open variables and, where the model offers it, its prepared fast path.
@@ -109,7 +108,7 @@ pub struct ExpectedBound<'a> {
 
 enum Backend<'a> {
     /// The model's own evaluation ([`cabo_core::capability::OpenBounds`]).
-    Fast(Box<dyn AcquisitionFn + Send + Sync + 'a>),
+    Fast(Box<dyn Objective + Send + Sync + 'a>),
     Generic {
         post: &'a dyn Posterior,
         samples: &'a [f64],
@@ -140,16 +139,6 @@ impl ExpectedBound<'_> {
             x[v] = xi[k];
         }
         x
-    }
-
-    /// E[μ + βσ] at the controlled sub-vector `xi`.
-    pub fn value(&self, xi: &[f64]) -> f64 {
-        self.eval(xi, None)
-    }
-
-    /// E[μ + βσ] at `xi`, writing its gradient with respect to `xi` into `grad`.
-    pub fn value_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
-        self.eval(xi, Some(grad))
     }
 
     fn eval(&self, xi: &[f64], grad: Option<&mut [f64]>) -> f64 {
@@ -197,17 +186,14 @@ impl ExpectedBound<'_> {
     }
 }
 
+/// E[μ + βσ] as a function of the controlled sub-vector x^i.
 impl Objective for ExpectedBound<'_> {
-    fn dim(&self) -> usize {
-        self.vars.len()
+    fn value(&self, xi: &[f64]) -> f64 {
+        self.eval(xi, None)
     }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.vars.len())) {
-            *o = self.value(x);
-        }
-    }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        ExpectedBound::value_grad(self, x, grad)
+
+    fn value_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
+        self.eval(xi, Some(grad))
     }
 }
 

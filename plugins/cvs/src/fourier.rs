@@ -13,7 +13,7 @@
 //! approximation).
 
 use cabo_core::capability::{FourierDraws, FourierSamples};
-use cabo_core::{Error, Result, SamplePath};
+use cabo_core::{Error, Objective, Result};
 use cabo_linalg::{axpy, dot};
 
 /// Posterior sample paths that share one random Fourier basis:
@@ -62,7 +62,7 @@ impl FourierPaths {
         self.draws.dim
     }
 
-    /// Path `s` as a [`SamplePath`]. Panics if `s` ≥ [`FourierPaths::count`].
+    /// Path `s` as an [`Objective`]. Panics if `s` ≥ [`FourierPaths::count`].
     pub fn path(&self, s: usize) -> FourierPath<'_> {
         assert!(s < self.count, "path {s} of {}", self.count);
         FourierPath { paths: self, s }
@@ -160,7 +160,7 @@ pub struct FourierPath<'a> {
     s: usize,
 }
 
-impl SamplePath for FourierPath<'_> {
+impl Objective for FourierPath<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let mut cos = vec![0.0; self.paths.draws.features()];
         self.paths.cosines(x, &mut cos);
@@ -285,17 +285,11 @@ impl SetExpectation<'_> {
 }
 
 /// The mean over paths of their expectations (for one path, TS-PSQ's objective).
-impl cabo_optim::multistart::Objective for SetExpectation<'_> {
-    fn dim(&self) -> usize {
-        self.vars.len()
-    }
-
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
+impl Objective for SetExpectation<'_> {
+    fn value(&self, xi: &[f64]) -> f64 {
         let mut v = vec![0.0; self.count()];
-        for (o, xi) in out.iter_mut().zip(xs.chunks_exact(self.vars.len())) {
-            SetExpectation::values(self, xi, &mut v);
-            *o = v.iter().sum::<f64>() / v.len() as f64;
-        }
+        SetExpectation::values(self, xi, &mut v);
+        v.iter().sum::<f64>() / v.len() as f64
     }
 
     fn value_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
@@ -312,7 +306,6 @@ pub(crate) mod tests {
     use super::*;
     use cabo_core::{Rng, TrainingData};
     use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
-    use cabo_optim::multistart::Objective;
 
     /// A fitted GP on n points in \[0,1\]^d of a smooth function, standardised outputs.
     pub(crate) fn gp(kind: KernelKind, n: usize, d: usize, seed: u64) -> GpPosterior {

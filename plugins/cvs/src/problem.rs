@@ -16,10 +16,10 @@
 
 use crate::dist::{InputDistributions, VariableDistribution};
 use cabo_core::{
-    ControlSet, Error, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec, Query,
-    Result, Rng, derive_seed,
+    ControlSet, Error, Objective, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec,
+    Query, Result, Rng, derive_seed,
 };
-use cabo_optim::multistart::{self, Objective};
+use cabo_optim::{MaximizeOptions, maximize};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -471,7 +471,6 @@ impl CvsProblem {
             .into_par_iter()
             .map(|i| {
                 let obj = FdObjective {
-                    dim: self.sets[i].len(),
                     f: &|xi: &[f64]| {
                         let mut x = vec![0.5; d];
                         for (k, &v) in self.sets[i].iter().enumerate() {
@@ -480,7 +479,8 @@ impl CvsProblem {
                         self.expected_value(i, &x).unwrap_or(f64::NAN)
                     },
                 };
-                let best = multistart::maximize(&obj, &opt, derive_seed(&[&seed, &i]))?;
+                let (dim, seed) = (self.sets[i].len(), derive_seed(&[&seed, &i]));
+                let best = maximize(&obj, dim, &opt, seed, &MaximizeOptions::default())?;
                 let mut x = vec![0.5; d];
                 for (k, &v) in self.sets[i].iter().enumerate() {
                     x[v] = best.x[k];
@@ -496,10 +496,10 @@ impl CvsProblem {
             argmax.push(x);
         }
         let worst_obj = FdObjective {
-            dim: d,
             f: &|x: &[f64]| -self.f(x).unwrap_or(f64::NAN),
         };
-        let worst = -multistart::maximize(&worst_obj, &opt, derive_seed(&[&seed, &"worst"]))?.value;
+        let seed = derive_seed(&[&seed, &"worst"]);
+        let worst = -maximize(&worst_obj, d, &opt, seed, &MaximizeOptions::default())?.value;
         Ok(Optima {
             per_set,
             argmax,
@@ -534,23 +534,17 @@ fn tolerant_best(o: &Optima, costs: &[f64], alpha: f64) -> usize {
 /// A scalar function on a box maximised with central finite-difference gradients (the
 /// objectives wrapped here expose values only).
 struct FdObjective<'a> {
-    dim: usize,
     f: &'a (dyn Fn(&[f64]) -> f64 + Sync),
 }
 
 impl Objective for FdObjective<'_> {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.dim)) {
-            *o = (self.f)(x);
-        }
+    fn value(&self, x: &[f64]) -> f64 {
+        (self.f)(x)
     }
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let v = (self.f)(x);
         let mut z = x.to_vec();
-        for k in 0..self.dim {
+        for k in 0..x.len() {
             let h = 1e-6;
             let (lo, hi) = ((x[k] - h).max(0.0), (x[k] + h).min(1.0));
             z[k] = hi;

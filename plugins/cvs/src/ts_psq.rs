@@ -15,10 +15,9 @@ use crate::expected::SetMaximum;
 use crate::fourier::FourierPaths;
 use cabo_core::capability::FourierSamples;
 use cabo_core::{
-    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error, Policy,
-    PolicySpec, Requirements, Result, SamplePath, capability, derive_seed,
+    BuildContext, Capabilities, Capability, Decision, DecisionContext, Diagnostics, Error,
+    Objective, Policy, PolicySpec, Requirements, Result, capability, derive_seed,
 };
-use cabo_optim::multistart::Objective;
 use serde::{Deserialize, Serialize};
 
 /// Spec of TS-PSQ: `{ type: ts_psq, features: 1024, per_unit_cost: false }`.
@@ -101,7 +100,7 @@ impl TsPsq {
     fn maximize_generic(
         &self,
         ctx: &DecisionContext<'_>,
-        path: &dyn SamplePath,
+        path: &(dyn Objective + Send + Sync),
     ) -> Result<Vec<SetMaximum>> {
         let (sets, dim) = (&self.setup.sets, ctx.problem.dim);
         maximize_sets(sets, &all_sets(sets), dim, ctx.optimizer, ctx.seed, |i| {
@@ -117,7 +116,7 @@ impl TsPsq {
 
 /// E_m path([x^i, s_m^{-i}]) over the run's samples, as a function of x^i.
 struct ExpectedPath<'a> {
-    path: &'a dyn SamplePath,
+    path: &'a (dyn Objective + Send + Sync),
     vars: &'a [usize],
     samples: &'a [f64],
     dim: usize,
@@ -142,18 +141,12 @@ impl ExpectedPath<'_> {
 }
 
 impl Objective for ExpectedPath<'_> {
-    fn dim(&self) -> usize {
-        self.vars.len()
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, xi) in out.iter_mut().zip(xs.chunks_exact(self.vars.len())) {
-            let pts = self.points(xi);
-            *o = pts
-                .chunks_exact(self.dim)
-                .map(|z| self.path.value(z))
-                .sum::<f64>()
-                / self.m() as f64;
-        }
+    fn value(&self, xi: &[f64]) -> f64 {
+        let pts = self.points(xi);
+        pts.chunks_exact(self.dim)
+            .map(|z| self.path.value(z))
+            .sum::<f64>()
+            / self.m() as f64
     }
     fn value_grad(&self, xi: &[f64], grad: &mut [f64]) -> f64 {
         let pts = self.points(xi);

@@ -4,13 +4,13 @@
 
 mod common;
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext,
+    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Objective,
     OptimizerSettings, Posterior, ProblemInfo, Rng, TrainingData, derive_seed,
 };
 use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
-use cabo_optim::multistart::{self, Objective};
+use cabo_optim::{MaximizeOptions, maximize};
 use common::Opaque;
 
 fn posterior(kind: KernelKind, n: usize, d: usize, seed: u64) -> GpPosterior {
@@ -157,14 +157,9 @@ fn generic_path_agrees_with_the_gp_path_and_its_gradient_with_finite_differences
 
 struct GpUcb<'a>(&'a GpPosterior, f64);
 impl Objective for GpUcb<'_> {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(self.dim())) {
-            let p = self.0.mean_var(x);
-            *o = p.mean + self.1 * p.var.sqrt();
-        }
+    fn value(&self, x: &[f64]) -> f64 {
+        let p = self.0.mean_var(x);
+        p.mean + self.1 * p.var.sqrt()
     }
     fn value_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
         let p = self.0.mean_var_grad(x).unwrap();
@@ -229,7 +224,8 @@ fn a_single_full_control_set_is_gp_ucb() {
     };
     assert_eq!(q.control_set, Some(0));
     let seed = derive_seed(&[&derive_seed(&[&77u64, &"ucb_cvs"]), &0usize]);
-    let oracle = multistart::maximize(&GpUcb(&post, 2.0), &settings, seed).unwrap();
+    let none = MaximizeOptions::default();
+    let oracle = maximize(&GpUcb(&post, 2.0), d, &settings, seed, &none).unwrap();
     for k in 0..d {
         assert!(
             (q.x[k] - oracle.x[k]).abs() < 1e-6,
@@ -242,12 +238,8 @@ fn a_single_full_control_set_is_gp_ucb() {
     let best = bounds
         .maximize_sets(&[vec![0, 1, 2]], &[0], 2.0, &settings, 3)
         .unwrap();
-    let direct = multistart::maximize(
-        &GpUcb(&post, 2.0),
-        &settings,
-        derive_seed(&[&3u64, &0usize]),
-    )
-    .unwrap();
+    let seed = derive_seed(&[&3u64, &0usize]);
+    let direct = maximize(&GpUcb(&post, 2.0), d, &settings, seed, &none).unwrap();
     assert!((best[0].value - direct.value).abs() < 1e-9);
 }
 

@@ -5,13 +5,13 @@
 mod common;
 use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
-    OptimizerSettings, Policy, PolicySpec, Posterior, ProblemInfo, Query, Rng, SamplePath,
-    TrainingData, derive_seed,
+    OptimizerSettings, Policy, PolicySpec, Posterior, ProblemInfo, Query, Rng, TrainingData,
+    derive_seed,
 };
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::fourier::FourierPaths;
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
-use cabo_optim::multistart::{self, Objective};
+use cabo_optim::{MaximizeOptions, maximize};
 use common::Opaque;
 
 const D: usize = 3;
@@ -94,22 +94,6 @@ fn decide(
     }
 }
 
-/// A sample path as an objective on the whole cube.
-struct PathObjective<'a>(&'a dyn SamplePath);
-impl Objective for PathObjective<'_> {
-    fn dim(&self) -> usize {
-        D
-    }
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(D)) {
-            *o = self.0.value(x);
-        }
-    }
-    fn value_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
-        self.0.value_grad(x, g)
-    }
-}
-
 /// Oracle: on a problem whose only control set is the full one, TS-PSQ is Thompson sampling:
 /// its query is the maximiser of the same RFF path found by maximising the path directly
 /// (same seeds), to 1e-6 per coordinate.
@@ -129,12 +113,8 @@ fn ts_psq_on_the_full_set_maximises_its_sample_path() {
     let paths =
         FourierPaths::sample(&post, 256, 1, derive_seed(&[&21u64, &"ts_psq path"])).unwrap();
     let path = paths.path(0);
-    let oracle = multistart::maximize(
-        &PathObjective(&path),
-        &SETTINGS,
-        derive_seed(&[&21u64, &0usize]),
-    )
-    .unwrap();
+    let seed = derive_seed(&[&21u64, &0usize]);
+    let oracle = maximize(&path, D, &SETTINGS, seed, &MaximizeOptions::default()).unwrap();
     for k in 0..D {
         assert!(
             (q.x[k] - oracle.x[k]).abs() < 1e-6,

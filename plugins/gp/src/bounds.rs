@@ -14,7 +14,7 @@
 
 use crate::kernel::KernelKind;
 use crate::posterior::{GpPosterior, MIN_VARIANCE};
-use cabo_core::AcquisitionFn;
+use cabo_core::Objective;
 use cabo_core::capability::{OpenBounds, PreparedBounds};
 use cabo_linalg::axpy;
 // Samples go through the evaluation in blocks of the panel products' width, which keeps the
@@ -43,7 +43,7 @@ impl PreparedBounds for GpShared<'_> {
         vars: &[usize],
         samples: &'a [f64],
         beta: f64,
-    ) -> Box<dyn AcquisitionFn + Send + Sync + 'a> {
+    ) -> Box<dyn Objective + Send + Sync + 'a> {
         let d = self.post.kernel().lengthscales.len();
         let m = samples.len() / d;
         Box::new(SetBound {
@@ -77,7 +77,7 @@ impl SetBound<'_> {
     }
 }
 
-impl AcquisitionFn for SetBound<'_> {
+impl Objective for SetBound<'_> {
     fn value(&self, xi: &[f64]) -> f64 {
         self.eval(xi, None)
     }

@@ -800,13 +800,9 @@ impl HyperparameterSpace {
             starts.push(s);
         }
         starts.truncate(config.restarts.max(1));
-        let opts = cabo_optim::lbfgsb::LbfgsbOptions {
-            max_iters: config.max_iters,
-            // SciPy's L-BFGS-B defaults, which BoTorch's `fit_gpytorch_mll` uses.
-            pgtol: 1e-5,
-            ftol: 2.2e-9,
-            ..Default::default()
-        };
+        // SciPy's L-BFGS-B tolerances, which BoTorch's `fit_gpytorch_mll` uses.
+        let opts =
+            cabo_optim::lbfgsb::LbfgsbOptions::new(config.max_iters, cabo_optim::Tolerances::SCIPY);
         let mut best: Option<(Vec<f64>, f64)> = None;
         let (mut iters, mut evals) = (0, 0);
         // For large n the objective splits its rows between two tasks several times per

@@ -19,16 +19,12 @@
 use crate::kernel::ScaledRows;
 use crate::posterior::{GpPosterior, MIN_VARIANCE};
 use cabo_core::capability::FantasyMeans;
-use cabo_core::{AcquisitionFn, Error, Result};
+use cabo_core::{Error, Objective, Result};
 use cabo_linalg::dot;
 use std::cell::RefCell;
 
 impl FantasyMeans for GpPosterior {
-    fn objective<'a>(
-        &'a self,
-        eps: &[f64],
-        weights: &[f64],
-    ) -> Result<Box<dyn AcquisitionFn + 'a>> {
+    fn objective<'a>(&'a self, eps: &[f64], weights: &[f64]) -> Result<Box<dyn Objective + 'a>> {
         Ok(Box::new(KgObjective::new(self, eps, weights)?))
     }
 }
@@ -96,16 +92,6 @@ impl<'a> KgObjective<'a> {
     /// Length of the decision vector (`(m + 1)·d`).
     pub fn dim(&self) -> usize {
         (self.eps.len() + 1) * cabo_core::Posterior::dim(self.post)
-    }
-
-    /// The value at `xs` (NaN when `xs` has the wrong length or a non-finite entry).
-    pub fn value(&self, xs: &[f64]) -> f64 {
-        self.evaluate(xs, None)
-    }
-
-    /// The value at `xs`, writing its gradient into `grad`.
-    pub fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
-        self.evaluate(xs, Some(grad))
     }
 
     fn evaluate(&self, xs: &[f64], mut grad: Option<&mut [f64]>) -> f64 {
@@ -214,12 +200,14 @@ impl Scratch {
     }
 }
 
-impl AcquisitionFn for KgObjective<'_> {
+impl Objective for KgObjective<'_> {
+    /// The value at `xs` (NaN when `xs` has the wrong length or a non-finite entry).
     fn value(&self, xs: &[f64]) -> f64 {
-        KgObjective::value(self, xs)
+        self.evaluate(xs, None)
     }
 
+    /// The value at `xs`, writing its gradient into `grad`.
     fn value_grad(&self, xs: &[f64], grad: &mut [f64]) -> f64 {
-        KgObjective::value_grad(self, xs, grad)
+        self.evaluate(xs, Some(grad))
     }
 }

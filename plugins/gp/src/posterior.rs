@@ -14,7 +14,7 @@ use cabo_core::capability::{
     Covariance, Fantasize, FantasyMeans, FourierSamples, OpenBounds, SamplePaths,
 };
 use cabo_core::{
-    Diagnostics, Error, MeanVar, MeanVarGrad, Posterior, Result, Rng, SamplePath, TrainingData,
+    Diagnostics, Error, MeanVar, MeanVarGrad, Objective, Posterior, Result, Rng, TrainingData,
 };
 use cabo_linalg::Cholesky;
 use cabo_linalg::{axpy, dot};
@@ -687,7 +687,7 @@ impl Fantasize for GpPosterior {
 
 impl SamplePaths for GpPosterior {
     /// [`GpPosterior::pathwise_sample`].
-    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
+    fn sample_path(&self, seed: u64) -> Result<Box<dyn Objective + Send + Sync>> {
         Ok(Box::new(self.pathwise_sample(seed)?))
     }
 }
@@ -702,7 +702,7 @@ pub struct PathwiseSample {
     weights: Vec<f64>,
 }
 
-impl SamplePath for PathwiseSample {
+impl Objective for PathwiseSample {
     fn value(&self, x: &[f64]) -> f64 {
         let p = &self.posterior;
         let mut k = vec![0.0; p.len()];
@@ -745,7 +745,7 @@ impl RandomFeaturesSample {
     }
 }
 
-impl SamplePath for RandomFeaturesSample {
+impl Objective for RandomFeaturesSample {
     fn value(&self, x: &[f64]) -> f64 {
         self.transform.shift + self.transform.scale * (self.mean + self.features.value(x))
     }

@@ -9,7 +9,7 @@
 //! is a draw from (an `m`-feature approximation of) the GP prior.
 
 use crate::kernel::{Kernel, KernelKind};
-use cabo_core::{Error, Result, Rng, SamplePath};
+use cabo_core::{Error, Objective, Result, Rng};
 
 /// A random-feature expansion of a kernel together with one weight vector: a function
 /// `f(x) = Σ_i w_i φ_i(x)` over `[0,1]^d` (or any real inputs).
@@ -124,9 +124,13 @@ impl RandomFeatures {
         }
         out
     }
+}
 
+/// The function drawn: a GP-prior sample (GP-sample objectives) or, with posterior weights, a
+/// posterior sample path.
+impl Objective for RandomFeatures {
     /// `f(x) = φ(x)ᵀw`.
-    pub fn value(&self, x: &[f64]) -> f64 {
+    fn value(&self, x: &[f64]) -> f64 {
         let d = self.dim;
         let mut s = 0.0;
         for ((w, om), b) in self
@@ -141,7 +145,7 @@ impl RandomFeatures {
     }
 
     /// `f(x)`, writing `∇f(x)` into `grad`.
-    pub fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let d = self.dim;
         grad.fill(0.0);
         let mut s = 0.0;
@@ -159,15 +163,6 @@ impl RandomFeatures {
             *g *= self.amplitude;
         }
         self.amplitude * s
-    }
-}
-
-impl SamplePath for RandomFeatures {
-    fn value(&self, x: &[f64]) -> f64 {
-        RandomFeatures::value(self, x)
-    }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        RandomFeatures::value_grad(self, x, grad)
     }
 }
 

@@ -69,7 +69,7 @@ fn sample_paths_have_posterior_moments() {
         let (mut s1, mut s2) = (0.0, 0.0);
         for seed in 0..draws {
             let v = if blr {
-                cabo_core::SamplePath::value(&post.rff_blr_sample(seed).unwrap(), &p)
+                cabo_core::Objective::value(&post.rff_blr_sample(seed).unwrap(), &p)
             } else {
                 post.sample_path(seed).unwrap().value(&p)
             };

@@ -2,6 +2,7 @@
 //! frequencies, phases and weights each time) the empirical covariance of f at fixed points
 //! must equal the kernel within sampling error.
 
+use cabo_core::Objective;
 use cabo_gp::{Kernel, KernelKind, RandomFeatures};
 
 #[test]

@@ -15,7 +15,7 @@ use cabo_baselines::acquisitions::{CostView, checked_posterior};
 use cabo_baselines::numerics::sigma_from_var;
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Error,
-    MeanVar, Posterior, Result,
+    MeanVar, Objective, Posterior, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -155,7 +155,7 @@ impl<'a> PbgiFn<'a> {
     }
 }
 
-impl AcquisitionFn for PbgiFn<'_> {
+impl Objective for PbgiFn<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let mv = self.posterior.mean_var(x);
         self.index(mv, self.cost.expected_pow(x, 1.0))
@@ -191,7 +191,9 @@ impl AcquisitionFn for PbgiFn<'_> {
             *o = self.index(*m, self.cost.expected_pow(x, 1.0));
         }
     }
+}
 
+impl AcquisitionFn for PbgiFn<'_> {
     fn stop_at(&self, max_value: f64) -> Option<String> {
         let best = self.best_y?;
         (self.stop && best >= max_value).then(|| {

@@ -2,7 +2,7 @@
 //! and both a known cost and a log-GP cost belief (PBGI-U).
 
 use cabo_baselines::acquisitions::CostView;
-use cabo_core::{AcquisitionFn, CostFunction, Rng};
+use cabo_core::{AcquisitionFn, CostFunction, Objective, Rng};
 use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale, LogGp};
 use cabo_pbgi::PbgiFn;
 

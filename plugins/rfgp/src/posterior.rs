@@ -32,7 +32,7 @@ use cabo_core::capability::{
     Covariance, Fantasize, FourierDraws, FourierSamples, PreparedPoint, SamplePaths,
 };
 use cabo_core::{
-    Diagnostics, Error, MeanVar, MeanVarGrad, Posterior, Result, Rng, SamplePath, TrainingData,
+    Diagnostics, Error, MeanVar, MeanVarGrad, Objective, Posterior, Result, Rng, TrainingData,
     derive_seed,
 };
 use cabo_gp::OutputTransform;
@@ -621,7 +621,7 @@ impl Fantasize for RfGpPosterior {
 
 impl SamplePaths for RfGpPosterior {
     /// [`RfGpPosterior::sample`]: exact weights drawn from their posterior.
-    fn sample_path(&self, seed: u64) -> Result<Box<dyn SamplePath>> {
+    fn sample_path(&self, seed: u64) -> Result<Box<dyn Objective + Send + Sync>> {
         Ok(Box::new(self.sample(seed)))
     }
 }
@@ -671,7 +671,7 @@ impl WeightSample {
     }
 }
 
-impl SamplePath for WeightSample {
+impl Objective for WeightSample {
     fn value(&self, x: &[f64]) -> f64 {
         let mut phi = vec![0.0; self.features.len()];
         self.features.values(x, &mut phi);

@@ -363,7 +363,7 @@ fn draws_have_the_posterior_moments() {
         let (post, _, _) = posterior_in(&f, 25, 1e-3, 0.1, TRANSFORM, form);
         let count = 4000;
         let pts = points(5, d, 13);
-        let paths: Vec<Box<dyn cabo_core::SamplePath>> = (0..count)
+        let paths: Vec<Box<dyn cabo_core::Objective + Send + Sync>> = (0..count)
             .map(|s| post.sample_path(s as u64).unwrap())
             .collect();
         let draws = post.draw(1024, count, 9).unwrap();

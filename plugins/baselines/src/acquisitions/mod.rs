@@ -4,7 +4,8 @@
 //! (EI, LogEI, UCB), possibly multiplied by a moment of the cost (EI per unit cost,
 //! EI-PUC-CC). [`ScoreFn`] turns any [`Score`] of (μ, σ) into an [`AcquisitionFn`] with an
 //! analytic gradient and a batched `values` that goes through
-//! [`Posterior::mean_var_batch`]; [`CostWeightedFn`] multiplies EI by `E[c(x)^p]`.
+//! [`Posterior::mean_var_batch`]; [`CostWeightedFn`] multiplies EI by `E[c(x)^p]`, for these
+//! acquisitions and for every other crate that needs EI per (cooled) unit cost.
 
 pub mod ei;
 pub mod ei_per_cost;
@@ -23,7 +24,7 @@ pub use ucb::{Ucb, UcbSchedule, UcbScore, UcbSpec};
 use crate::numerics::{self, ValueGrad, sigma_from_var};
 use cabo_core::{
     AcquisitionFn, CostBelief, CostFunction, DecisionContext, Diagnostics, Error, MeanVar,
-    Posterior, Result,
+    Objective, Posterior, Result,
 };
 
 /// A scalar rule on the posterior mean μ and standard deviation σ at one point.
@@ -117,7 +118,7 @@ impl<'a, S: Score> ScoreFn<'a, S> {
     }
 }
 
-impl<S: Score> AcquisitionFn for ScoreFn<'_, S> {
+impl<S: Score> Objective for ScoreFn<'_, S> {
     fn value(&self, x: &[f64]) -> f64 {
         let MeanVar { mean, var } = self.posterior.mean_var(x);
         self.score.value(mean, sigma_from_var(var).0)
@@ -147,7 +148,9 @@ impl<S: Score> AcquisitionFn for ScoreFn<'_, S> {
     fn non_negative(&self) -> bool {
         self.non_negative
     }
+}
 
+impl<S: Score> AcquisitionFn for ScoreFn<'_, S> {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }
@@ -201,15 +204,7 @@ impl<'a> CostView<'a> {
     /// `E[c(x)^p]`, writing its gradient into `grad`.
     pub fn expected_pow_grad(&self, x: &[f64], p: f64, grad: &mut [f64]) -> f64 {
         match self {
-            CostView::Belief(b) => {
-                let ln = b.ln_cost_grad(x);
-                let e = ln.expected_pow(p);
-                // exp(pμ + p²σ²/2) differentiated through μ(x) and σ²(x).
-                for ((g, dm), dv) in grad.iter_mut().zip(&ln.dmean).zip(&ln.dvar) {
-                    *g = e * (p * dm + 0.5 * p * p * dv);
-                }
-                e
-            }
+            CostView::Belief(b) => b.ln_cost_grad(x).expected_pow_grad(p, grad),
             CostView::Known(c) => {
                 let cost = c.cost_grad(x, grad);
                 let e = cost.powf(p);
@@ -224,10 +219,13 @@ impl<'a> CostView<'a> {
     }
 }
 
-/// `EI(x)·E[c(x)^p]`: the EI-per-cost family (p = −1 for EI-PUC, p = −ν for EI-PUC-CC).
+/// `EI(x)·E[c(x)^p]`: the EI-per-cost family (p = −1 for EI-PUC, p = −ν for EI-PUC-CC and
+/// for the base policy of B-MS-EI's budget rollout), written once for all of them.
 ///
 /// The product form holds because the objective and cost beliefs are independent (seed 001,
-/// Prop. 2).
+/// Prop. 2). Failures follow one rule: where EI is 0 the value is 0 without consulting the
+/// cost; where the posterior cannot differentiate, value and gradient are NaN, a failed
+/// evaluation to the optimiser (which then reads no gradient).
 pub struct CostWeightedFn<'a> {
     posterior: &'a dyn Posterior,
     cost: CostView<'a>,
@@ -255,7 +253,7 @@ impl<'a> CostWeightedFn<'a> {
     }
 }
 
-impl AcquisitionFn for CostWeightedFn<'_> {
+impl Objective for CostWeightedFn<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let MeanVar { mean, var } = self.posterior.mean_var(x);
         let ei = numerics::ei(mean, sigma_from_var(var).0, self.best);
@@ -266,7 +264,6 @@ impl AcquisitionFn for CostWeightedFn<'_> {
         ei * self.cost.expected_pow(x, self.power)
     }
 
-    /// A posterior that cannot differentiate yields NaN (value and gradient).
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let Ok(mvg) = self.posterior.mean_var_grad(x) else {
             grad.fill(f64::NAN);
@@ -301,7 +298,9 @@ impl AcquisitionFn for CostWeightedFn<'_> {
     fn non_negative(&self) -> bool {
         true
     }
+}
 
+impl AcquisitionFn for CostWeightedFn<'_> {
     fn diagnostics(&self) -> Diagnostics {
         self.diagnostics.clone()
     }

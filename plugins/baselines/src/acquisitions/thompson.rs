@@ -2,7 +2,7 @@
 
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, Capabilities, Capability,
-    DecisionContext, Requirements, Result, SamplePath, capability, derive_seed,
+    DecisionContext, Requirements, Result, capability, derive_seed,
 };
 use serde::{Deserialize, Serialize};
 
@@ -41,27 +41,12 @@ impl Thompson {
     }
 }
 
-/// One posterior sample path as an acquisition function.
-pub struct PathFn {
-    path: Box<dyn SamplePath>,
-}
-
-impl AcquisitionFn for PathFn {
-    fn value(&self, x: &[f64]) -> f64 {
-        self.path.value(x)
-    }
-    fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.path.value_grad(x, grad)
-    }
-}
-
 impl Acquisition for Thompson {
     fn prepare<'a>(&'a self, ctx: &'a DecisionContext<'a>) -> Result<Box<dyn AcquisitionFn + 'a>> {
         let posterior = super::checked_posterior(ctx)?;
         let paths = posterior
             .sample_paths()
             .ok_or_else(|| capability::missing("thompson", "model", Capability::SamplePaths))?;
-        let path = paths.sample_path(Self::path_seed(ctx.seed))?;
-        Ok(Box::new(PathFn { path }))
+        Ok(Box::new(paths.sample_path(Self::path_seed(ctx.seed))?))
     }
 }

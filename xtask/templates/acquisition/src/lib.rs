@@ -6,8 +6,8 @@
 #![warn(missing_docs)]
 
 use cabo_core::{
-    Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Error, Posterior,
-    Result,
+    Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Error, Objective,
+    Posterior, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -77,7 +77,7 @@ struct TemplateAcquisitionFn<'a> {
     beta: f64,
 }
 
-impl AcquisitionFn for TemplateAcquisitionFn<'_> {
+impl Objective for TemplateAcquisitionFn<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let mv = self.posterior.mean_var(x);
         score(mv.mean, mv.var, self.beta).0
@@ -97,6 +97,9 @@ impl AcquisitionFn for TemplateAcquisitionFn<'_> {
         }
     }
 }
+
+// Neither a stopping rule nor diagnostics: the defaults.
+impl AcquisitionFn for TemplateAcquisitionFn<'_> {}
 
 #[cfg(test)]
 mod tests {
