@@ -170,7 +170,8 @@ unsafe fn product_rows_with<const AVX: bool>(
 /// `lower`, only the entries on and below the diagonal (k ≤ i) are written; the others are
 /// left as they are. Every entry is bit for bit [`dot`] of its two rows.
 ///
-/// Runs the AVX2 build where [`allows`] says so, else the baseline build.
+/// Runs the AVX2 build where the processor has AVX2 and [`crate::simd::limit`] allows it,
+/// else the baseline build.
 ///
 /// # Panics
 /// When `a` has fewer than `rows.end` rows, `b` fewer than `q`, or `out` is too short.
