@@ -6,9 +6,13 @@
 //! parsing cannot disagree about a plugin's name or kind:
 //!
 //! ```
-//! use cabo_core::{Acquisition, AcquisitionSpec, BuildContext, Result};
+//! use cabo_core::{
+//!     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Objective,
+//!     Posterior, Result,
+//! };
 //! use serde::{Deserialize, Serialize};
 //!
+//! /// The posterior mean as an acquisition (pure exploitation).
 //! #[derive(Debug, Clone, Serialize, Deserialize)]
 //! struct GreedySpec {}
 //!
@@ -20,9 +24,36 @@
 //! )]
 //! impl AcquisitionSpec for GreedySpec {
 //!     fn build(&self, _: &BuildContext<'_>) -> Result<Box<dyn Acquisition>> {
-//!         unimplemented!()
+//!         Ok(Box::new(Greedy))
 //!     }
 //! }
+//!
+//! struct Greedy;
+//!
+//! impl Acquisition for Greedy {
+//!     fn prepare<'a>(&'a self, ctx: &'a DecisionContext<'a>) -> Result<Box<dyn AcquisitionFn + 'a>> {
+//!         Ok(Box::new(Mean(ctx.posterior()?)))
+//!     }
+//! }
+//!
+//! struct Mean<'a>(&'a dyn Posterior);
+//!
+//! impl Objective for Mean<'_> {
+//!     fn value(&self, x: &[f64]) -> f64 {
+//!         self.0.mean_var(x).mean
+//!     }
+//!     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+//!         match self.0.mean_var_grad(x) {
+//!             Ok(m) => {
+//!                 grad.copy_from_slice(&m.dmean);
+//!                 m.mean
+//!             }
+//!             Err(_) => f64::NAN,
+//!         }
+//!     }
+//! }
+//!
+//! impl AcquisitionFn for Mean<'_> {}
 //!
 //! let info = cabo_core::registry::catalogue();
 //! assert_eq!(info[0].kind, cabo_core::Kind::Acquisition);
