@@ -83,6 +83,25 @@ impl OutputTransform {
             scale: if sd >= 1e-8 { sd } else { 1.0 },
         }
     }
+
+    /// A prediction in model units — mean, variance before its floor, and their gradients
+    /// in x — in y units, the variance floored at [`MIN_VARIANCE`] first: what every GP-type
+    /// posterior returns from `mean_var_grad`.
+    pub fn mean_var_grad(
+        &self,
+        mean: f64,
+        raw_var: f64,
+        dmean: Vec<f64>,
+        dvar: Vec<f64>,
+    ) -> MeanVarGrad {
+        let s2 = self.scale * self.scale;
+        MeanVarGrad {
+            mean: self.shift + self.scale * mean,
+            var: s2 * raw_var.max(MIN_VARIANCE),
+            dmean: dmean.into_iter().map(|g| self.scale * g).collect(),
+            dvar: dvar.into_iter().map(|g| s2 * g).collect(),
+        }
+    }
 }
 
 /// Training inputs shared between a posterior and its fantasies.
@@ -636,13 +655,7 @@ impl Posterior for GpPosterior {
             }
             (mean, raw_var)
         });
-        let s2 = t.scale * t.scale;
-        Ok(MeanVarGrad {
-            mean: t.shift + t.scale * mean,
-            var: s2 * raw_var.max(MIN_VARIANCE),
-            dmean: dmean.into_iter().map(|g| t.scale * g).collect(),
-            dvar: dvar.into_iter().map(|g| s2 * g).collect(),
-        })
+        Ok(t.mean_var_grad(mean, raw_var, dmean, dvar))
     }
 
     fn noise_variance(&self) -> f64 {

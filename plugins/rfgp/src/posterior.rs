@@ -484,14 +484,7 @@ impl Posterior for RfGpPosterior {
         let d = x.len();
         let (mut dmean, mut dvar) = (vec![0.0; d], vec![0.0; d]);
         let (mean, raw) = self.predict(x, Some((&mut dmean, &mut dvar)));
-        let t = self.transform;
-        let s2 = t.scale * t.scale;
-        Ok(MeanVarGrad {
-            mean: t.shift + t.scale * mean,
-            var: s2 * raw.max(MIN_VARIANCE),
-            dmean: dmean.into_iter().map(|g| t.scale * g).collect(),
-            dvar: dvar.into_iter().map(|g| s2 * g).collect(),
-        })
+        Ok(self.transform.mean_var_grad(mean, raw, dmean, dvar))
     }
 
     fn noise_variance(&self) -> f64 {
