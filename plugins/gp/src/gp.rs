@@ -116,20 +116,34 @@ pub enum Prior {
     None,
 }
 
-fn default_restarts() -> usize {
-    1
-}
-fn default_max_iters() -> usize {
-    200
-}
-fn is_default_restarts(v: &usize) -> bool {
-    *v == default_restarts()
-}
-fn is_default_max_iters(v: &usize) -> bool {
-    *v == default_max_iters()
-}
-fn is_false(b: &bool) -> bool {
-    !*b
+/// Defaults of the MAP-fit keys shared by every model that takes [`GpConfig`]'s keys (the
+/// exact and the random-feature GP), written once so that the two models' specs cannot drift.
+pub mod fit_defaults {
+    /// L-BFGS starts of a MAP fit when a spec gives none.
+    pub const RESTARTS: usize = 1;
+    /// Iteration cap of each L-BFGS run when a spec gives none.
+    pub const MAX_ITERS: usize = 200;
+
+    /// Serde default of `restarts`.
+    pub fn restarts() -> usize {
+        RESTARTS
+    }
+    /// Serde default of `max_iters`.
+    pub fn max_iters() -> usize {
+        MAX_ITERS
+    }
+    /// Whether `restarts` is its default (not written back out).
+    pub fn is_restarts(v: &usize) -> bool {
+        *v == RESTARTS
+    }
+    /// Whether `max_iters` is its default (not written back out).
+    pub fn is_max_iters(v: &usize) -> bool {
+        *v == MAX_ITERS
+    }
+    /// Whether a flag is off (its default; not written back out).
+    pub fn is_false(b: &bool) -> bool {
+        !*b
+    }
 }
 
 /// Everything that defines an [`ExactGp`]; also the body of the `exact_gp` model spec and the
@@ -155,19 +169,19 @@ pub struct GpConfig {
     pub prior: Prior,
     /// Standardise y before fitting (like BoTorch's `Standardize`); posteriors are reported
     /// back in y units either way.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "fit_defaults::is_false")]
     pub standardize: bool,
     /// L-BFGS starts for `map`: the previous fit (or the default start), then random
     /// perturbations of the default start.
     #[serde(
-        default = "default_restarts",
-        skip_serializing_if = "is_default_restarts"
+        default = "fit_defaults::restarts",
+        skip_serializing_if = "fit_defaults::is_restarts"
     )]
     pub restarts: usize,
     /// Iteration cap of each L-BFGS run.
     #[serde(
-        default = "default_max_iters",
-        skip_serializing_if = "is_default_max_iters"
+        default = "fit_defaults::max_iters",
+        skip_serializing_if = "fit_defaults::is_max_iters"
     )]
     pub max_iters: usize,
 }
@@ -198,8 +212,8 @@ impl GpConfig {
             fit: FitMode::Fixed,
             prior: Prior::Gamma,
             standardize: false,
-            restarts: default_restarts(),
-            max_iters: default_max_iters(),
+            restarts: fit_defaults::RESTARTS,
+            max_iters: fit_defaults::MAX_ITERS,
         }
     }
 
@@ -216,8 +230,8 @@ impl GpConfig {
             fit: FitMode::Map,
             prior,
             standardize,
-            restarts: default_restarts(),
-            max_iters: default_max_iters(),
+            restarts: fit_defaults::RESTARTS,
+            max_iters: fit_defaults::MAX_ITERS,
         }
     }
 

@@ -8,7 +8,7 @@ use cabo_core::{
     BuildContext, Capabilities, Capability, Error, Model, ModelSpec, PluginState, Posterior,
     Result, TrainingData, derive_seed,
 };
-use cabo_gp::gp::{DEFAULT_FIXED_NOISE, HyperparameterSpace};
+use cabo_gp::gp::{DEFAULT_FIXED_NOISE, HyperparameterSpace, fit_defaults};
 use cabo_gp::{
     FitMode, GpConfig, Hyperparameters, Kernel, KernelConfig, Noise, OutputTransform, Prior,
 };
@@ -33,22 +33,6 @@ fn default_features() -> usize {
 fn is_default_features(v: &usize) -> bool {
     *v == DEFAULT_FEATURES
 }
-fn default_restarts() -> usize {
-    1
-}
-fn default_max_iters() -> usize {
-    200
-}
-fn is_default_restarts(v: &usize) -> bool {
-    *v == default_restarts()
-}
-fn is_default_max_iters(v: &usize) -> bool {
-    *v == default_max_iters()
-}
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
 /// Everything that defines a [`RandomFeatureGp`]: the keys of `exact_gp` (same meaning,
 /// same defaults) plus `features`. The body of the `random_feature_gp` model spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,19 +62,19 @@ pub struct RfGpConfig {
     #[serde(default)]
     pub prior: Prior,
     /// Standardise y before fitting; posteriors are reported in y units either way.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "fit_defaults::is_false")]
     pub standardize: bool,
     /// L-BFGS starts for `map` (the previous fit or the default start, then random
     /// perturbations of the default start).
     #[serde(
-        default = "default_restarts",
-        skip_serializing_if = "is_default_restarts"
+        default = "fit_defaults::restarts",
+        skip_serializing_if = "fit_defaults::is_restarts"
     )]
     pub restarts: usize,
     /// Iteration cap of each L-BFGS run.
     #[serde(
-        default = "default_max_iters",
-        skip_serializing_if = "is_default_max_iters"
+        default = "fit_defaults::max_iters",
+        skip_serializing_if = "fit_defaults::is_max_iters"
     )]
     pub max_iters: usize,
 }
