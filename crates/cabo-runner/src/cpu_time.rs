@@ -2,10 +2,10 @@
 //! also counts the time the process was paused (`SIGSTOP`) or waiting for a core on a
 //! crowded machine.
 
-/// Seconds of CPU the calling thread has used, or `None` where the platform does not say.
-pub fn thread_cpu_seconds() -> Option<f64> {
-    // The systems where nix offers the thread CPU clock (Linux, Android, macOS, the BSDs).
-    #[cfg(any(
+cfg_if::cfg_if! {
+    // The systems where nix offers the thread CPU clock (Linux, Android, macOS, the BSDs),
+    // listed once: the other branch is simply "everything else".
+    if #[cfg(any(
         target_os = "linux",
         target_os = "android",
         target_vendor = "apple",
@@ -13,25 +13,22 @@ pub fn thread_cpu_seconds() -> Option<f64> {
         target_os = "dragonfly",
         target_os = "netbsd",
         target_os = "openbsd"
-    ))]
-    {
-        use nix::time::{ClockId, clock_gettime};
-        // An error (none expected: the clock exists on these systems) reads as "the platform
-        // does not say".
-        let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
-        Some(t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
-    }
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_vendor = "apple",
-        target_os = "freebsd",
-        target_os = "dragonfly",
-        target_os = "netbsd",
-        target_os = "openbsd"
-    )))]
-    {
-        None
+    ))] {
+        /// Seconds of CPU the calling thread has used, or `None` where the platform does not
+        /// say.
+        pub fn thread_cpu_seconds() -> Option<f64> {
+            use nix::time::{ClockId, clock_gettime};
+            // An error (none expected: the clock exists on these systems) reads as "the
+            // platform does not say".
+            let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+            Some(t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+        }
+    } else {
+        /// Seconds of CPU the calling thread has used, or `None` where the platform does not
+        /// say (as here).
+        pub fn thread_cpu_seconds() -> Option<f64> {
+            None
+        }
     }
 }
 
