@@ -357,45 +357,12 @@ fn main() -> ExitCode {
             out,
             smoke,
         } => report(&targets, &out, smoke),
-        Command::Slurm { specs, opts } => {
-            let paths = match cabo_runner::resolve_spec_paths(&specs) {
-                Ok(p) => p,
-                Err(e) => return fail(&e),
-            };
-            let run_opts = RunOptions {
-                smoke: opts.select.smoke,
-                only: opts.select.only.clone(),
-                replications: opts.select.replications,
-                ..RunOptions::default()
-            };
-            if let Err(e) = cabo_runner::load_specs(&paths, &run_opts) {
-                return fail(&e);
-            }
-            match slurm::write_scripts(&paths, &opts.into()) {
-                Ok(msg) => {
-                    println!("{msg}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(2)
-                }
-            }
-        }
+        Command::Slurm { specs, opts } => slurm_scripts(&specs, opts),
         Command::NewPlugin {
             kind,
             name,
             workspace,
-        } => match scaffold::new_plugin(&workspace, &kind, &name) {
-            Ok(msg) => {
-                println!("{msg}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        },
+        } => finish(scaffold::new_plugin(&workspace, &kind, &name)),
         Command::Bench {
             packages,
             json,
@@ -415,16 +382,39 @@ fn main() -> ExitCode {
             print!("{}", cabo_runner::catalogue::render(json));
             ExitCode::SUCCESS
         }
-        Command::Inspect { file } => match cabo_runner::inspect::inspect_file(&file) {
-            Ok(json) => {
-                println!("{json}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        },
+        Command::Inspect { file } => finish(cabo_runner::inspect::inspect_file(&file)),
+    }
+}
+
+/// `slurm`: checks the specs as `run` would, then writes the sweep's Slurm scripts.
+fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
+    let paths = match cabo_runner::resolve_spec_paths(specs) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let run_opts = RunOptions {
+        smoke: opts.select.smoke,
+        only: opts.select.only.clone(),
+        replications: opts.select.replications,
+        ..RunOptions::default()
+    };
+    if let Err(e) = cabo_runner::load_specs(&paths, &run_opts) {
+        return fail(&e);
+    }
+    finish(slurm::write_scripts(&paths, &opts.into()))
+}
+
+/// Prints a command's message, or its error with exit code 2 (bad input).
+fn finish(result: Result<String, impl std::fmt::Display>) -> ExitCode {
+    match result {
+        Ok(msg) => {
+            println!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
