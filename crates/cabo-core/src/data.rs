@@ -1,6 +1,7 @@
 //! What flows through a run: queries, outcomes, observations and the dataset policies see.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A point to evaluate: `x` in the unit cube, and for cost-varying-subset problems the control
 /// set whose variables `x` fixes (the environment draws the others).
@@ -34,6 +35,25 @@ pub struct Outcome {
     /// The noise-free value regret is measured with, when the problem knows it (for a
     /// control-set query, the expectation over the uncontrolled variables).
     pub value: Option<f64>,
+    /// Numbers this one evaluation reported beside `y` (an external program's training
+    /// time, say); recorded with the evaluation. Metrics of the whole history are
+    /// [`crate::Problem::metrics`]'s.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+}
+
+impl Outcome {
+    /// What a problem observed at the full point `x`: `y` at cost `cost`, with the
+    /// noise-free `value` when it knows it, and no metrics of its own.
+    pub fn new(y: f64, cost: f64, x: Vec<f64>, value: Option<f64>) -> Self {
+        Outcome {
+            y,
+            cost,
+            x,
+            value,
+            metrics: BTreeMap::new(),
+        }
+    }
 }
 
 /// Whether an observation came from the initial design or from the policy.
@@ -63,12 +83,7 @@ impl Observation {
     pub fn initial(x: Vec<f64>, y: f64, cost: f64) -> Self {
         Observation {
             query: Query::at(x.clone()),
-            outcome: Outcome {
-                y,
-                cost,
-                x,
-                value: None,
-            },
+            outcome: Outcome::new(y, cost, x, None),
             phase: Phase::Initial,
         }
     }

@@ -42,6 +42,9 @@ pub struct ProblemInfo {
     pub known_cost: Option<Arc<dyn CostFunction>>,
     /// Control sets; empty for ordinary problems (every query is full).
     pub control_sets: Vec<ControlSet>,
+    /// The inputs' names, one per dimension, where the problem's spec gives them (the
+    /// columns of an ask/tell data file); empty for `x0`, `x1`, …
+    pub input_names: Vec<String>,
     extensions: BTreeMap<TypeIdKey, Arc<dyn Any + Send + Sync>>,
 }
 
@@ -81,6 +84,7 @@ impl Debug for ProblemInfo {
             .field("domain", &self.domain)
             .field("known_cost", &self.known_cost.is_some())
             .field("control_sets", &self.control_sets)
+            .field("input_names", &self.input_names)
             .finish()
     }
 }
@@ -100,10 +104,38 @@ pub trait Problem: Send + Sync {
         None
     }
 
+    /// Evaluates evaluation `index` of a run (0-based, the initial design included): what
+    /// the runner calls. A problem that passes the index on (an external program, which may
+    /// log or cache by it) overrides this; the default is [`Problem::evaluate`].
+    fn evaluate_in_run(&self, query: &Query, seed: u64, index: usize) -> Result<Outcome> {
+        let _ = index;
+        self.evaluate(query, seed)
+    }
+
+    /// Whether a run must never evaluate a query again that it already recorded: true for
+    /// evaluations that are expensive, or that differ from call to call (an external
+    /// program timed by the wall clock). The runner then syncs each record to disk before
+    /// the next evaluation starts, and a resumed run takes the outcomes its record file
+    /// holds beyond its checkpoint instead of evaluating those queries again.
+    fn reuses_recorded_outcomes(&self) -> bool {
+        false
+    }
+
+    /// Where the problem may write a log of its own for this run (an external program's
+    /// standard error): called by the runner once, before the first evaluation.
+    fn set_log_file(&mut self, _path: &std::path::Path) {}
+
     /// Maps a unit-cube point to the problem's own units (for cost functions written in
     /// those units, and for reports). Defaults to the identity.
     fn to_native(&self, x: &[f64]) -> Vec<f64> {
         x.to_vec()
+    }
+
+    /// The inverse of [`Problem::to_native`]: a point in the problem's own units (an
+    /// observation made by hand) in unit-cube coordinates. A problem that overrides one
+    /// overrides both.
+    fn from_native(&self, native: &[f64]) -> Vec<f64> {
+        native.to_vec()
     }
 
     /// Problem-specific metrics over the whole history so far (e.g. quality and cost regret),
@@ -145,6 +177,12 @@ pub trait ProblemSpec: Debug + Send + Sync + dyn_clone::DynClone {
     /// The names of the metrics [`Problem::metrics`] records (every name it may return), so
     /// that a report asking for `metric:NAME` is checked before anything runs.
     fn metric_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What a user should know before running this problem, in a sentence each (results
+    /// that a fresh rerun will not reproduce, say): `validate` and `run` print them.
+    fn caveats(&self) -> Vec<String> {
         Vec::new()
     }
 }

@@ -371,12 +371,12 @@ impl Problem for BumpPriorSample {
         } else {
             value
         };
-        Ok(Outcome {
+        Ok(Outcome::new(
             y,
-            cost: self.cost.cost(&query.x),
-            x: query.x.clone(),
-            value: Some(value),
-        })
+            self.cost.cost(&query.x),
+            query.x.clone(),
+            Some(value),
+        ))
     }
     fn optimum(&self) -> Option<f64> {
         cached_optimum(self.cache_key.clone(), || self.search()).map(|o| o.value)

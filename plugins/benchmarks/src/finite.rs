@@ -53,12 +53,12 @@ pub fn evaluate_arm(
     costs: &ArmCosts,
 ) -> Result<Outcome> {
     let i = query_arm(name, query, values.len())?;
-    Ok(Outcome {
-        y: values[i],
-        cost: costs.costs[i],
-        x: query.x.clone(),
-        value: Some(values[i]),
-    })
+    Ok(Outcome::new(
+        values[i],
+        costs.costs[i],
+        query.x.clone(),
+        Some(values[i]),
+    ))
 }
 
 /// Known per-arm costs as a cost function (the nearest arm's cost; gradient 0).

@@ -272,12 +272,7 @@ impl Problem for GpPriorSample {
         } else {
             value
         };
-        Ok(Outcome {
-            y,
-            cost: 1.0,
-            x: query.x.clone(),
-            value: Some(value),
-        })
+        Ok(Outcome::new(y, 1.0, query.x.clone(), Some(value)))
     }
     fn optimum(&self) -> Option<f64> {
         self.found_optimum().map(|o| o.value)

@@ -137,12 +137,12 @@ impl Problem for RobotPush {
         let n = self.to_native(&query.x);
         let w = push([n[0], n[1]], n[2]);
         let value = -((self.target[0] - w[0]).powi(2) + (self.target[1] - w[1]).powi(2)).sqrt();
-        Ok(Outcome {
-            y: value,
-            cost: (w[0] * w[0] + w[1] * w[1]).sqrt() + self.epsilon,
-            x: query.x.clone(),
-            value: Some(value),
-        })
+        Ok(Outcome::new(
+            value,
+            (w[0] * w[0] + w[1] * w[1]).sqrt() + self.epsilon,
+            query.x.clone(),
+            Some(value),
+        ))
     }
     fn optimum(&self) -> Option<f64> {
         self.optimum

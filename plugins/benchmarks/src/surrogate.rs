@@ -493,12 +493,7 @@ impl Problem for Surrogate {
             (true, Some(s)) => s.mean(&query.x).exp() / 3600.0,
             _ => 1.0,
         };
-        Ok(Outcome {
-            y,
-            cost,
-            x: query.x.clone(),
-            value: Some(value),
-        })
+        Ok(Outcome::new(y, cost, query.x.clone(), Some(value)))
     }
     fn optimum(&self) -> Option<f64> {
         self.found_optimum().map(|o| o.value)

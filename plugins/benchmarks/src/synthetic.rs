@@ -314,12 +314,7 @@ impl Problem for SyntheticProblem {
         } else {
             value
         };
-        Ok(Outcome {
-            y,
-            cost: 1.0,
-            x: query.x.clone(),
-            value: Some(value),
-        })
+        Ok(Outcome::new(y, 1.0, query.x.clone(), Some(value)))
     }
 
     fn optimum(&self) -> Option<f64> {

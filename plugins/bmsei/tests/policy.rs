@@ -124,12 +124,7 @@ fn scheduled_budget_is_a_rollout_spend_then_refills_by_the_last_cost() {
     run.data
         .push(Observation {
             query: Query::at(x.clone()),
-            outcome: Outcome {
-                y: 0.0,
-                cost: cheap,
-                x,
-                value: None,
-            },
+            outcome: Outcome::new(0.0, cheap, x, None),
             phase: Phase::Policy,
         })
         .unwrap();

@@ -210,12 +210,7 @@ fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
     for t in 0..seed004::control_sets().len() {
         let query = decide(&mut policy, t + 1);
         let cost = seed004::MODERATE_COSTS[query.control_set.unwrap()];
-        let outcome = Outcome {
-            y: 0.0,
-            cost,
-            x: query.x.clone(),
-            value: None,
-        };
+        let outcome = Outcome::new(0.0, cost, query.x.clone(), None);
         let seen = Observation {
             query,
             outcome,

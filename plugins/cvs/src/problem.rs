@@ -603,7 +603,7 @@ impl Problem for CvsProblem {
                 (self.draw_cost(most, &mut rng), None)
             }
         };
-        Ok(Outcome { y, cost, x, value })
+        Ok(Outcome::new(y, cost, x, value))
     }
 
     fn optimum(&self) -> Option<f64> {

@@ -230,12 +230,7 @@ fn match_transcription(
         let cost = COSTS[k] + 0.005 * ((round % 3) as f64 - 1.0);
         oracle.plays[k] += 1;
         oracle.cost_sums[k] += cost;
-        let outcome = Outcome {
-            y: seed004::peak(&query.x),
-            cost,
-            x: query.x.clone(),
-            value: None,
-        };
+        let outcome = Outcome::new(seed004::peak(&query.x), cost, query.x.clone(), None);
         let seen = Observation {
             query: Query {
                 control_set: Some(k),

@@ -63,12 +63,7 @@ fn quality_and_cost_regret_follow_seed_004s_definitions() {
             control_set: Some(set),
             x: vec![0.5; 3],
         },
-        outcome: Outcome {
-            y: value,
-            cost: costs[set],
-            x: vec![0.5; 3],
-            value: Some(value),
-        },
+        outcome: Outcome::new(value, costs[set], vec![0.5; 3], Some(value)),
         phase,
     };
     let mid = floor + 0.5 * (best - floor);

@@ -175,12 +175,12 @@ impl Problem for MarkovPath {
         let g = &self.markov.setup.grid;
         let i = grid_index(g, query.x[0])?;
         let y = g.y(self.path[i]);
-        Ok(Outcome {
+        Ok(Outcome::new(
             y,
-            cost: self.markov.setup.cost,
-            x: vec![i as f64 / (g.x_levels - 1) as f64],
-            value: Some(y),
-        })
+            self.markov.setup.cost,
+            vec![i as f64 / (g.x_levels - 1) as f64],
+            Some(y),
+        ))
     }
 
     fn to_native(&self, x: &[f64]) -> Vec<f64> {

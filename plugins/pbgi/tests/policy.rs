@@ -25,12 +25,7 @@ impl CostFunction for UnitCost {
 fn observe(data: &mut Dataset, x: f64, y: f64) -> Observation {
     let obs = Observation {
         query: Query::at(vec![x]),
-        outcome: Outcome {
-            y,
-            cost: 1.0,
-            x: vec![x],
-            value: None,
-        },
+        outcome: Outcome::new(y, 1.0, vec![x], None),
         phase: Phase::Policy,
     };
     data.push(obs.clone()).unwrap();

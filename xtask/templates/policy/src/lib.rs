@@ -88,12 +88,7 @@ mod tests {
         let x = vec![0.5, 0.9];
         data.push(Observation {
             query: Query::at(x.clone()),
-            outcome: Outcome {
-                y: 1.0,
-                cost: 1.0,
-                x: x.clone(),
-                value: None,
-            },
+            outcome: Outcome::new(1.0, 1.0, x.clone(), None),
             phase: Phase::Initial,
         })
         .unwrap();

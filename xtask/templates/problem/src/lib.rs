@@ -80,12 +80,7 @@ impl Problem for TemplateProblem {
     fn evaluate(&self, query: &Query, seed: u64) -> Result<Outcome> {
         let value = self.value(&query.x);
         let y = value + self.noise * Rng::new(seed).normal();
-        Ok(Outcome {
-            y,
-            cost: 1.0,
-            x: query.x.clone(),
-            value: Some(value),
-        })
+        Ok(Outcome::new(y, 1.0, query.x.clone(), Some(value)))
     }
 
     fn optimum(&self) -> Option<f64> {
