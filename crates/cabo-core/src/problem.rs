@@ -134,7 +134,7 @@ pub trait Problem: Send + Sync {
     /// The inverse of [`Problem::to_native`]: a point in the problem's own units (an
     /// observation made by hand) in unit-cube coordinates. A problem that overrides one
     /// overrides both.
-    fn from_native(&self, native: &[f64]) -> Vec<f64> {
+    fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
         native.to_vec()
     }
 
