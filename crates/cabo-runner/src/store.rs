@@ -15,6 +15,9 @@
 //!                                        (see `checkpoint.rs`; removed on completion)
 //! <spec>/<policy>/rep-<r>.lock           locked by the process running the run ([`RunLock`];
 //!                                        removed on completion)
+//! <spec>/<policy>/rep-<r>.log            what the problem itself logs (an external
+//!                                        program's standard error, cabo's notes on its
+//!                                        failures), appended to by every attempt
 //! <spec>/run.json                        written when every run of the spec is complete
 //! <spec>/superseded/<fingerprint>/…      complete runs of an earlier version of the spec,
 //!                                        moved aside (never deleted) when the current
@@ -55,6 +58,8 @@ pub struct RunFiles {
     pub checkpoint: PathBuf,
     /// Held locked by the process running the run ([`RunLock`]).
     pub lock: PathBuf,
+    /// The problem's own log ([`cabo_core::Problem::set_log_file`]).
+    pub log: PathBuf,
 }
 
 impl RunFiles {
@@ -67,6 +72,7 @@ impl RunFiles {
             times: dir.join(format!("rep-{rep}.times.jsonl")),
             checkpoint: dir.join(format!("rep-{rep}.checkpoint.cbor")),
             lock: dir.join(format!("rep-{rep}.lock")),
+            log: dir.join(format!("rep-{rep}.log")),
         }
     }
 }
@@ -290,6 +296,7 @@ pub fn supersede(spec_dir: &Path, policy: &str, rep: usize, old: &str) -> std::i
         (&from.records, &to.records),
         (&from.times, &to.times),
         (&from.done, &to.done),
+        (&from.log, &to.log),
     ] {
         if a.exists() && !b.exists() {
             fs::rename(a, b)?;
