@@ -15,6 +15,7 @@ pub use cabo_benchmarks as benchmarks;
 pub use cabo_bmsei as bmsei;
 pub use cabo_core as core;
 pub use cabo_cvs as cvs;
+pub use cabo_external as external;
 pub use cabo_gp as gp;
 pub use cabo_markov as markov;
 pub use cabo_optim as optim;
@@ -33,6 +34,7 @@ const PLUGIN_CRATES: &[(&str, fn())] = &[
     ("cabo-pbgi", cabo_pbgi::link),
     ("cabo-bmsei", cabo_bmsei::link),
     ("cabo-cvs", cabo_cvs::link),
+    ("cabo-external", cabo_external::link),
 ];
 
 /// Keeps every plugin crate linked and checks that every plugin kind has registrations.

@@ -114,9 +114,9 @@ pub trait Problem: Send + Sync {
 
     /// Whether a run must never evaluate a query again that it already recorded: true for
     /// evaluations that are expensive, or that differ from call to call (an external
-    /// program timed by the wall clock). The runner then syncs each record to disk before
-    /// the next evaluation starts, and a resumed run takes the outcomes its record file
-    /// holds beyond its checkpoint instead of evaluating those queries again.
+    /// program timed by the wall clock). The runner then journals each answer to disk before
+    /// the next evaluation starts, and a run started again (resumed, or begun anew after a
+    /// kill) takes the journalled outcome wherever it asks the same query again.
     fn reuses_recorded_outcomes(&self) -> bool {
         false
     }

@@ -5,6 +5,7 @@
 
 use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;
+use crate::journal::Journal;
 use crate::sink::{Record, RecordFiles, Sinks, Times};
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
@@ -219,6 +220,9 @@ struct Run<'a> {
     decisions: usize,
     /// The run its checkpoints belong to.
     identity: RunIdentity,
+    /// The evaluations answered so far, for a problem that must never be asked a recorded
+    /// query again (see `journal.rs`).
+    journal: Option<Journal>,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
@@ -227,10 +231,35 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
 }
 
 impl Run<'_> {
+    /// Gives the problem its log file and, where it asks for one, opens the run's
+    /// evaluation journal (before the first evaluation of this attempt).
+    fn attach(&mut self, files: &RunFiles) -> Result<()> {
+        self.setup.problem.set_log_file(&files.log);
+        if self.setup.problem.reuses_recorded_outcomes() {
+            self.journal = Some(Journal::open(&files.evaluations, &self.identity)?);
+        }
+        Ok(())
+    }
+
+    /// The problem's answer to evaluation `index`: from the journal when an earlier attempt
+    /// of the run recorded it for the same query, else from the problem (and journalled).
+    fn answer(&mut self, query: &Query, seed: u64, index: usize) -> Result<Outcome> {
+        let Some(journal) = self.journal.as_mut() else {
+            return self.setup.problem.evaluate_in_run(query, seed, index);
+        };
+        if let Some(recorded) = journal.replay(index, query)? {
+            return Ok(recorded);
+        }
+        let outcome = self.setup.problem.evaluate_in_run(query, seed, index)?;
+        journal.append(index, query, &outcome)?;
+        Ok(outcome)
+    }
+
     fn evaluate(&mut self, query: Query, phase: Phase) -> Result<Observation> {
-        let eval_seed = derive_seed(&[&self.problem_seed, &"evaluate", &self.evaluations]);
+        let index = self.evaluations;
+        let eval_seed = derive_seed(&[&self.problem_seed, &"evaluate", &index]);
         self.evaluations += 1;
-        let mut outcome: Outcome = self.setup.problem.evaluate(&query, eval_seed)?;
+        let mut outcome: Outcome = self.answer(&query, eval_seed, index)?;
         if let Some(c) = &self.setup.cost {
             outcome.cost = c.observe(&outcome.x, derive_seed(&[&eval_seed, &"cost"]));
         }
@@ -254,6 +283,9 @@ impl Run<'_> {
 
     fn record(&mut self, iter: usize, obs: &Observation, diagnostics: Diagnostics) -> Result<()> {
         let (best_value, simple_regret) = self.tracker.update(obs.outcome.value);
+        // The history's metrics, then what this evaluation reported itself.
+        let mut metrics = self.setup.problem.metrics(self.data.observations());
+        metrics.extend(obs.outcome.metrics.iter().map(|(k, v)| (k.clone(), *v)));
         let rec = Record {
             iter,
             phase: obs.phase,
@@ -266,7 +298,7 @@ impl Run<'_> {
             value: obs.outcome.value,
             best_value,
             simple_regret,
-            metrics: self.setup.problem.metrics(self.data.observations()),
+            metrics,
             diagnostics,
         };
         self.sinks.evaluated(&rec, &self.budget)
@@ -491,6 +523,7 @@ pub fn execute(
             )
         }
     };
+    run.attach(&files)?;
     let Some(reason) = run.run(cancel, pacing)? else {
         return Ok(None);
     };
@@ -581,6 +614,7 @@ impl<'a> Run<'a> {
             offset: state.offset,
             decisions: state.decisions,
             identity: identity.clone(),
+            journal: None,
         }
     }
 }

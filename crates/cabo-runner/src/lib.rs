@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod gallery;
 pub mod inspect;
+pub(crate) mod journal;
 pub mod locate;
 pub mod report;
 pub(crate) mod sink;

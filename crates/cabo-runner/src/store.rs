@@ -18,6 +18,9 @@
 //! <spec>/<policy>/rep-<r>.log            what the problem itself logs (an external
 //!                                        program's standard error, cabo's notes on its
 //!                                        failures), appended to by every attempt
+//! <spec>/<policy>/rep-<r>.evaluations.jsonl  every evaluation an external program answered,
+//!                                        replayed instead of asked again when the run
+//!                                        starts again (see `journal.rs`)
 //! <spec>/run.json                        written when every run of the spec is complete
 //! <spec>/superseded/<fingerprint>/…      complete runs of an earlier version of the spec,
 //!                                        moved aside (never deleted) when the current
@@ -60,6 +63,9 @@ pub struct RunFiles {
     pub lock: PathBuf,
     /// The problem's own log ([`cabo_core::Problem::set_log_file`]).
     pub log: PathBuf,
+    /// The evaluation journal of a problem that must not evaluate a query twice
+    /// ([`cabo_core::Problem::reuses_recorded_outcomes`]).
+    pub evaluations: PathBuf,
 }
 
 impl RunFiles {
@@ -73,6 +79,7 @@ impl RunFiles {
             checkpoint: dir.join(format!("rep-{rep}.checkpoint.cbor")),
             lock: dir.join(format!("rep-{rep}.lock")),
             log: dir.join(format!("rep-{rep}.log")),
+            evaluations: dir.join(format!("rep-{rep}.evaluations.jsonl")),
         }
     }
 }
@@ -297,6 +304,7 @@ pub fn supersede(spec_dir: &Path, policy: &str, rep: usize, old: &str) -> std::i
         (&from.times, &to.times),
         (&from.done, &to.done),
         (&from.log, &to.log),
+        (&from.evaluations, &to.evaluations),
     ] {
         if a.exists() && !b.exists() {
             fs::rename(a, b)?;

@@ -1,0 +1,266 @@
+//! The evaluation journal of a run whose problem must never evaluate a recorded query again
+//! ([`cabo_core::Problem::reuses_recorded_outcomes`]: an external program, expensive or
+//! timed by the wall clock).
+//!
+//! `rep-<r>.evaluations.jsonl` holds, after a header line naming the run, one line per
+//! evaluation the problem answered: its index in the run, the query and the outcome exactly
+//! as the problem returned it. Each line is on disk (`sync_data`) before the run goes on,
+//! so it is there before the next request is sent.
+//!
+//! A run started again — resumed from a checkpoint, or from the beginning when it was
+//! killed before its first one — makes the same decisions on the same data (runs are
+//! deterministic), so it asks for the same queries again: evaluation `i` is then taken from
+//! the journal instead of the problem when the journal's query `i` is the same, bit for bit.
+//! The replayed outcome carries the recorded cost, so even wall-clock costs replay exactly
+//! and the run writes the bytes it would have written uninterrupted. At the first query
+//! that differs (the code deciding changed), the journal is cut there with a warning and the
+//! problem answers from then on. A journal of another run or of an earlier version of the
+//! spec is moved aside to `rep-<r>.evaluations.<fingerprint>.jsonl`, never deleted.
+
+use crate::checkpoint::RunIdentity;
+use cabo_core::{Error, Outcome, Query, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// The journal's first line.
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    run: RunIdentity,
+}
+
+/// One answered evaluation.
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    /// The evaluation's index in the run (the initial design included).
+    eval: usize,
+    /// The query as the run asked it (unit cube, control set).
+    query: Query,
+    /// What the problem answered.
+    outcome: Outcome,
+}
+
+/// A run's evaluation journal, open for appending.
+pub(crate) struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Entries of an earlier attempt not yet replayed, with the byte offset each starts at.
+    recorded: Vec<(u64, Entry)>,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.display().to_string();
+    move |source| Error::Io { path, source }
+}
+
+impl Journal {
+    /// Opens the journal at `path` for run `run`, keeping what an earlier attempt of the same
+    /// run recorded (a torn last line, from a process killed while writing it, is dropped).
+    pub fn open(path: &Path, run: &RunIdentity) -> Result<Journal> {
+        let (recorded, keep) = match read(path)? {
+            Some(Read {
+                header,
+                entries,
+                end,
+            }) if &header.run == run => (entries, end),
+            Some(Read { header, .. }) => {
+                set_aside(path, &header.run.fingerprint)?;
+                (Vec::new(), 0)
+            }
+            None => (Vec::new(), 0),
+        };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io_error(path))?;
+        if keep == 0 {
+            file.set_len(0).map_err(io_error(path))?;
+            let header = serde_json::to_string(&Header { run: run.clone() })
+                .map_err(|e| Error::invalid(e.to_string()))?;
+            writeln!(file, "{header}").map_err(io_error(path))?;
+            file.sync_data().map_err(io_error(path))?;
+        } else {
+            file.set_len(keep).map_err(io_error(path))?;
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            recorded,
+        })
+    }
+
+    /// The outcome recorded for evaluation `eval` if an earlier attempt asked the same
+    /// query there; otherwise `None`, and a journal that disagrees is cut at `eval`.
+    pub fn replay(&mut self, eval: usize, query: &Query) -> Result<Option<Outcome>> {
+        let Some(pos) = self.recorded.iter().position(|(_, e)| e.eval == eval) else {
+            return Ok(None);
+        };
+        if same_query(&self.recorded[pos].1.query, query) {
+            let (_, entry) = self.recorded.remove(pos);
+            return Ok(Some(entry.outcome));
+        }
+        let at = self.recorded[pos].0;
+        tracing::warn!(
+            path = %self.path.display(),
+            eval,
+            "the run asked another query than its journal recorded for this evaluation \
+             (the deciding code changed?): the journal is cut here and the problem evaluates \
+             again from here on"
+        );
+        self.recorded.clear();
+        self.file.set_len(at).map_err(io_error(&self.path))?;
+        Ok(None)
+    }
+
+    /// Records evaluation `eval`'s outcome and makes it durable before returning.
+    pub fn append(&mut self, eval: usize, query: &Query, outcome: &Outcome) -> Result<()> {
+        // A query answered now supersedes whatever an earlier attempt recorded from here on.
+        if !self.recorded.is_empty() {
+            let at = self.recorded[0].0;
+            self.recorded.clear();
+            self.file.set_len(at).map_err(io_error(&self.path))?;
+        }
+        let entry = Entry {
+            eval,
+            query: query.clone(),
+            outcome: outcome.clone(),
+        };
+        self.file
+            .write_all(line_of(&entry)?.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(io_error(&self.path))
+    }
+}
+
+/// Bitwise equality of two queries (replay must never take a nearby point for the same).
+fn same_query(a: &Query, b: &Query) -> bool {
+    a.control_set == b.control_set
+        && a.x.len() == b.x.len()
+        && a.x
+            .iter()
+            .zip(&b.x)
+            .all(|(p, q)| p.to_bits() == q.to_bits())
+}
+
+fn line_of(entry: &Entry) -> Result<String> {
+    serde_json::to_string(entry)
+        .map(|s| s + "\n")
+        .map_err(|e| Error::invalid(e.to_string()))
+}
+
+/// A journal as read back.
+struct Read {
+    header: Header,
+    /// The complete entries with the offsets they start at.
+    entries: Vec<(u64, Entry)>,
+    /// Where the last complete line ends.
+    end: u64,
+}
+
+/// The journal at `path`; `None` when there is none or its header is unreadable.
+fn read(path: &Path) -> Result<Option<Read>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(path)(e)),
+    };
+    let mut lines = BufReader::new(file).split(b'\n');
+    let header = match lines.next() {
+        Some(Ok(line)) => match serde_json::from_slice::<Header>(&line) {
+            Ok(h) => (h, line.len() as u64 + 1),
+            Err(_) => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    let (header, mut offset) = header;
+    let mut entries = Vec::new();
+    for line in lines {
+        let line = line.map_err(io_error(path))?;
+        // serde_json rejects a line cut short, so a torn last write ends the journal.
+        let Ok(entry) = serde_json::from_slice::<Entry>(&line) else {
+            break;
+        };
+        entries.push((offset, entry));
+        offset += line.len() as u64 + 1;
+    }
+    Ok(Some(Read {
+        header,
+        entries,
+        end: offset,
+    }))
+}
+
+/// Moves a journal of another run or spec version to `<stem>.<fingerprint>.jsonl`.
+fn set_aside(path: &Path, fingerprint: &str) -> Result<()> {
+    let aside = path.with_extension(format!("{fingerprint}.jsonl"));
+    tracing::warn!(
+        path = %path.display(),
+        aside = %aside.display(),
+        "the evaluation journal belongs to an earlier version of the spec or another run: \
+         kept aside, the run evaluates afresh"
+    );
+    std::fs::rename(path, &aside).map_err(io_error(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(fingerprint: &str) -> RunIdentity {
+        RunIdentity {
+            fingerprint: fingerprint.into(),
+            policy: "EI".into(),
+            replication: 0,
+        }
+    }
+
+    fn outcome(y: f64) -> Outcome {
+        Outcome::new(y, 1.5, vec![y], None)
+    }
+
+    #[test]
+    fn replays_the_same_queries_and_cuts_at_the_first_other_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rep-0.evaluations.jsonl");
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        for i in 0..3 {
+            j.append(i, &Query::at(vec![i as f64 / 4.0]), &outcome(i as f64))
+                .unwrap();
+        }
+        drop(j);
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        let o = j.replay(0, &Query::at(vec![0.0])).unwrap().unwrap();
+        assert_eq!((o.y, o.cost), (0.0, 1.5));
+        // Another query at evaluation 1: not replayed, and 1 and 2 are forgotten.
+        assert!(j.replay(1, &Query::at(vec![0.3])).unwrap().is_none());
+        assert!(j.replay(2, &Query::at(vec![0.5])).unwrap().is_none());
+        j.append(1, &Query::at(vec![0.3]), &outcome(9.0)).unwrap();
+        drop(j);
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        assert_eq!(j.replay(0, &Query::at(vec![0.0])).unwrap().unwrap().y, 0.0);
+        assert_eq!(j.replay(1, &Query::at(vec![0.3])).unwrap().unwrap().y, 9.0);
+        assert!(j.replay(2, &Query::at(vec![0.5])).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_another_runs_journal_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rep-0.evaluations.jsonl");
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        j.append(0, &Query::at(vec![0.5]), &outcome(1.0)).unwrap();
+        j.append(1, &Query::at(vec![0.25]), &outcome(2.0)).unwrap();
+        drop(j);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let f = OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(len - 7).unwrap();
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        assert!(j.replay(0, &Query::at(vec![0.5])).unwrap().is_some());
+        assert!(j.replay(1, &Query::at(vec![0.25])).unwrap().is_none());
+        drop(j);
+        let mut j = Journal::open(&path, &run("b")).unwrap();
+        assert!(j.replay(0, &Query::at(vec![0.5])).unwrap().is_none());
+        assert!(dir.path().join("rep-0.evaluations.a.jsonl").exists());
+    }
+}

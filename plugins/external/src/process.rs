@@ -1,0 +1,303 @@
+//! The objective program's process: started on the first request, in its own process group
+//! (so a Ctrl-C meant for cabo reaches cabo, which ends the run cleanly, and a hung program
+//! is killed with everything it started), asked one request at a time, and ended when the
+//! run ends: its standard input is closed, it gets [`GRACE`] to exit, then it is killed.
+//!
+//! Its standard output is read on a thread of its own so that a silent program can time out;
+//! its standard error is copied to the run's log (or cabo's standard error when there is
+//! none) on another, which also keeps the last lines for error messages.
+
+use crate::protocol::{self, Answer, Evaluation, Request};
+use std::collections::VecDeque;
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a program may take to exit after its standard input is closed.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+/// Lines of standard error kept for error messages.
+const TAIL_LINES: usize = 5;
+
+/// Why one request got no evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The program could not be started.
+    NotStarted(String),
+    /// The program ended (or closed its standard output) before answering.
+    Exited(String),
+    /// No answer within the time limit.
+    TimedOut(Duration),
+    /// The answer was not what the protocol allows.
+    Malformed(String),
+    /// The program answered `{"error": …}`.
+    Reported(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::NotStarted(why) => write!(f, "the program could not be started: {why}"),
+            Failure::Exited(how) => write!(f, "the program {how} before answering"),
+            Failure::TimedOut(limit) => write!(
+                f,
+                "no answer within timeout_s = {} s (the program was killed)",
+                limit.as_secs_f64()
+            ),
+            Failure::Malformed(what) => write!(f, "the program's answer {what}"),
+            Failure::Reported(why) => write!(f, "the program reported an error: {why}"),
+        }
+    }
+}
+
+/// An objective program, started when first asked.
+pub struct Program {
+    argv: Vec<String>,
+    dir: PathBuf,
+    timeout: Duration,
+    log: Option<PathBuf>,
+    running: Mutex<Option<Running>>,
+}
+
+/// A started program.
+struct Running {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<String>,
+    stderr: Option<JoinHandle<()>>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Program {
+    /// The program `argv` (its first element already resolved), started in `dir`, allowed
+    /// `timeout` per answer.
+    pub fn new(argv: Vec<String>, dir: PathBuf, timeout: Duration) -> Self {
+        Program {
+            argv,
+            dir,
+            timeout,
+            log: None,
+            running: Mutex::new(None),
+        }
+    }
+
+    /// Sends the program's standard error, and cabo's notes on its failures, to `path`.
+    pub fn set_log(&mut self, path: &Path) {
+        self.log = Some(path.to_path_buf());
+    }
+
+    /// Where the program's standard error goes, for messages.
+    pub fn log_description(&self) -> String {
+        match &self.log {
+            Some(p) => format!("its standard error is in {}", p.display()),
+            None => "its standard error went to cabo's".to_string(),
+        }
+    }
+
+    /// Appends a note of cabo's to the run's log (best effort: a note that cannot be
+    /// written must not hide the failure it reports, which the caller returns anyway).
+    pub fn note(&self, text: &str) {
+        if let Some(path) = &self.log
+            && let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path)
+        {
+            let _ = writeln!(f, "[cabo] {text}");
+        }
+    }
+
+    /// Sends `request` and waits for the answer; also how long the answer took.
+    pub fn ask(
+        &self,
+        request: &Request<'_>,
+        declared_metrics: &[String],
+    ) -> Result<(Evaluation, Duration), Failure> {
+        let mut slot = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(self.start()?);
+        }
+        let running = slot.as_mut().expect("started above");
+        let line = serde_json::to_string(request).expect("a request serialises") + "\n";
+        let started = Instant::now();
+        let answer = running
+            .send(&line)
+            .and_then(|()| running.receive(self.timeout));
+        let elapsed = started.elapsed();
+        let answer = answer
+            .and_then(|line| protocol::parse(&line, declared_metrics).map_err(Failure::Malformed));
+        match answer {
+            Ok(Answer::Evaluated(e)) => Ok((e, elapsed)),
+            // The program is in step and alive: it may answer the next request.
+            Ok(Answer::Failed(why)) => Err(Failure::Reported(why)),
+            Err(failure) => {
+                // Out of step, hung or gone: ended now, started afresh for the next request.
+                let running = slot.take().expect("started above");
+                Err(running.end_after(failure))
+            }
+        }
+    }
+
+    fn start(&self) -> Result<Running, Failure> {
+        let mut command = Command::new(&self.argv[0]);
+        command
+            .args(&self.argv[1..])
+            .current_dir(&self.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().map_err(|e| {
+            Failure::NotStarted(format!(
+                "`{}` in {}: {e}",
+                self.argv.join(" "),
+                self.dir.display()
+            ))
+        })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped above");
+        let stderr = child.stderr.take().expect("piped above");
+        let (send, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if !line.trim().is_empty() && send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = Some(copy_stderr(stderr, self.log.clone(), tail.clone()));
+        Ok(Running {
+            child,
+            stdin,
+            answers,
+            stderr,
+            tail,
+        })
+    }
+}
+
+/// Copies the program's standard error to `log` (cabo's own standard error without one),
+/// keeping its last lines in `tail`.
+fn copy_stderr(
+    stderr: impl Read + Send + 'static,
+    log: Option<PathBuf>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut out: Box<dyn Write> = match log
+            .as_ref()
+            .and_then(|p| OpenOptions::new().create(true).append(true).open(p).ok())
+        {
+            Some(f) => Box::new(f),
+            None => Box::new(std::io::stderr()),
+        };
+        for line in BufReader::new(stderr).split(b'\n') {
+            let Ok(line) = line else { break };
+            let _ = out.write_all(&line).and_then(|()| out.write_all(b"\n"));
+            let _ = out.flush();
+            let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(String::from_utf8_lossy(&line).into_owned());
+        }
+    })
+}
+
+impl Running {
+    fn send(&mut self, line: &str) -> Result<(), Failure> {
+        let stdin = self.stdin.as_mut().expect("open while running");
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.flush())
+            .map_err(|_| Failure::Exited("closed its standard input".into()))
+    }
+
+    /// The next non-blank line of standard output within `timeout`.
+    fn receive(&mut self, timeout: Duration) -> Result<String, Failure> {
+        match self.answers.recv_timeout(timeout) {
+            Ok(line) => Ok(line),
+            Err(RecvTimeoutError::Timeout) => Err(Failure::TimedOut(timeout)),
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(Failure::Exited("closed its standard output".into()))
+            }
+        }
+    }
+
+    /// Ends a program that failed, and says how, with the end of its standard error.
+    fn end_after(mut self, failure: Failure) -> Failure {
+        let failure = match failure {
+            Failure::Exited(_) => Failure::Exited(match self.wait_for(Duration::from_secs(1)) {
+                Some(status) => format!("exited ({status})"),
+                None => "closed its standard output".to_string(),
+            }),
+            other => other,
+        };
+        self.kill();
+        let tail = self.tail();
+        match (failure, tail.is_empty()) {
+            (f, true) => f,
+            (Failure::Exited(how), false) => Failure::Exited(format!(
+                "{how}; the end of its standard error:\n    {}\n",
+                tail.join("\n    ")
+            )),
+            (f, false) => f,
+        }
+    }
+
+    /// The program's exit status if it exits within `limit`.
+    fn wait_for(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Kills the program's process group and reaps it.
+    fn kill(&mut self) {
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{Signal, killpg};
+            use nix::unistd::Pid;
+            if let Ok(id) = i32::try_from(self.child.id()) {
+                let _ = killpg(Pid::from_raw(id), Signal::SIGKILL);
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(handle) = self.stderr.take() {
+            let _ = handle.join();
+        }
+    }
+
+    fn tail(&self) -> Vec<String> {
+        self.tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+}
+
+impl Drop for Running {
+    /// The run is over: standard input closed, [`GRACE`] to exit, then killed.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        self.wait_for(GRACE);
+        // Whatever the program started and left behind goes with it.
+        self.kill();
+    }
+}

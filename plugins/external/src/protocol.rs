@@ -1,0 +1,240 @@
+//! The JSON-lines protocol between cabo and an objective program.
+//!
+//! cabo writes one request per line to the program's standard input:
+//!
+//! ```json
+//! {"x": [3.2, -1.5], "seed": 1234567, "eval": 7}
+//! ```
+//!
+//! with `"control_set": i` added when the query is a control-set play (the open variables
+//! are already drawn: `x` is always the full point). The program answers each request with
+//! one line on its standard output:
+//!
+//! ```json
+//! {"y": 0.83, "cost": 12.5, "metrics": {"train_s": 11.9}}
+//! ```
+//!
+//! `cost` is required when the spec says `cost: reported`; `metrics` is optional (each name
+//! declared in the spec's `metrics:`), and so is `value`, the noise-free value simple regret
+//! is measured with. `{"error": "why"}` reports an evaluation that failed. Anything else on
+//! standard output is a protocol error: the program's own messages belong on standard
+//! error, which cabo keeps in the run's log.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// One request, as written to the program.
+#[derive(Debug, Serialize)]
+pub struct Request<'a> {
+    /// The point in the program's own units.
+    pub x: &'a [f64],
+    /// A seed for whatever the program draws at random, determined by the run.
+    pub seed: u64,
+    /// The evaluation's index in the run (the initial design included), from 0.
+    pub eval: usize,
+    /// The control set played, for a control-set query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_set: Option<usize>,
+}
+
+/// A well-formed answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// An evaluation.
+    Evaluated(Evaluation),
+    /// The program reported that the evaluation failed, saying why.
+    Failed(String),
+}
+
+/// What an evaluation answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// The observed objective.
+    pub y: f64,
+    /// The cost, when reported.
+    pub cost: Option<f64>,
+    /// The noise-free value, when the program knows it.
+    pub value: Option<f64>,
+    /// Named numbers the evaluation reported.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// The keys an answer may have.
+const KEYS: [&str; 5] = ["y", "cost", "value", "metrics", "error"];
+
+/// Parses one line of the program's standard output; the error says what is wrong with it
+/// in a sentence that can follow "the program's answer …".
+pub fn parse(line: &str, declared_metrics: &[String]) -> Result<Answer, String> {
+    let shown = shorten(line);
+    let value: Value = serde_json::from_str(line).map_err(|_| {
+        format!(
+            "is not a JSON object: `{shown}` (a program must print only its answers on \
+             standard output, one JSON line each; print logs to standard error)"
+        )
+    })?;
+    let Value::Object(map) = value else {
+        return Err(format!("is not a JSON object: `{shown}`"));
+    };
+    if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "has the unknown key {unknown:?}{} (an answer has `y` and optionally `cost`, \
+             `value` and `metrics`, or `error`)",
+            closest(unknown, &KEYS)
+        ));
+    }
+    if let Some(why) = map.get("error") {
+        if map.len() > 1 {
+            return Err(
+                "has `error` beside other keys (an answer is an evaluation or an \
+                        error, not both)"
+                    .into(),
+            );
+        }
+        let why = match why {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return Ok(Answer::Failed(why));
+    }
+    let y = number(&map, "y")?.ok_or("has no `y`: an evaluation answers {\"y\": <number>}")?;
+    Ok(Answer::Evaluated(Evaluation {
+        y,
+        cost: number(&map, "cost")?,
+        value: number(&map, "value")?,
+        metrics: metrics(map.get("metrics"), declared_metrics)?,
+    }))
+}
+
+/// The finite number under `key`, if present.
+fn number(map: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(format!("has `{key}`: {v}, which is not a finite number")),
+        },
+    }
+}
+
+/// The `metrics` object: finite numbers under declared names.
+fn metrics(value: Option<&Value>, declared: &[String]) -> Result<BTreeMap<String, f64>, String> {
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "has `metrics`: {value}, which is not an object of named numbers"
+        ));
+    };
+    let names: Vec<&str> = declared.iter().map(String::as_str).collect();
+    map.iter()
+        .map(|(name, v)| {
+            if !names.contains(&name.as_str()) {
+                return Err(if names.is_empty() {
+                    format!(
+                        "reports the metric {name:?}, but the spec declares none (list the \
+                         metrics in the problem's `metrics:`)"
+                    )
+                } else {
+                    format!(
+                        "reports the metric {name:?}, which the spec's `metrics:` does not \
+                         declare{}",
+                        closest(name, &names)
+                    )
+                });
+            }
+            match v.as_f64() {
+                Some(x) if x.is_finite() => Ok((name.clone(), x)),
+                _ => Err(format!(
+                    "reports the metric {name:?} as {v}, which is not a finite number"
+                )),
+            }
+        })
+        .collect()
+}
+
+/// " (did you mean `k`?)" for the closest of `candidates`, when one is close.
+fn closest(name: &str, candidates: &[&str]) -> String {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(name, c), *c))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|(score, _)| *score > 0.7)
+        .map(|(_, c)| format!(" (did you mean {c:?}?)"))
+        .unwrap_or_default()
+}
+
+/// At most 120 characters of a line, for messages.
+fn shorten(line: &str) -> String {
+    let line = line.trim_end();
+    match line.char_indices().nth(120) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared() -> Vec<String> {
+        vec!["train_s".to_string()]
+    }
+
+    #[test]
+    fn reads_evaluations_and_errors() {
+        let a = parse(
+            r#"{"y": 1.5, "cost": 2, "metrics": {"train_s": 0.25}}"#,
+            &declared(),
+        )
+        .unwrap();
+        let Answer::Evaluated(e) = a else {
+            panic!("not an evaluation: {a:?}")
+        };
+        assert_eq!((e.y, e.cost, e.value), (1.5, Some(2.0), None));
+        assert_eq!(e.metrics["train_s"], 0.25);
+        assert_eq!(
+            parse(r#"{"error": "diverged"}"#, &[]).unwrap(),
+            Answer::Failed("diverged".into())
+        );
+    }
+
+    #[test]
+    fn says_what_is_wrong_with_a_bad_answer() {
+        let cases = [
+            ("epoch 1 loss 0.3", "print logs to standard error"),
+            ("[1, 2]", "is not a JSON object"),
+            (r#"{"y": 1, "cots": 2}"#, "did you mean \"cost\"?"),
+            (r#"{"cost": 2}"#, "has no `y`"),
+            (r#"{"y": "high"}"#, "not a finite number"),
+            (
+                r#"{"y": 1, "metrics": {"train": 1}}"#,
+                "did you mean \"train_s\"?",
+            ),
+            (
+                r#"{"y": 1, "metrics": [1]}"#,
+                "not an object of named numbers",
+            ),
+            (r#"{"y": 1, "error": "x"}"#, "not both"),
+        ];
+        for (line, expected) in cases {
+            let err = parse(line, &declared()).unwrap_err();
+            assert!(err.contains(expected), "{line}: {err}");
+        }
+    }
+
+    #[test]
+    fn requests_are_one_json_line() {
+        let r = Request {
+            x: &[0.5, -2.0],
+            seed: 7,
+            eval: 3,
+            control_set: Some(1),
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"x":[0.5,-2.0],"seed":7,"eval":3,"control_set":1}"#
+        );
+    }
+}
