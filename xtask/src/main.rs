@@ -436,6 +436,7 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
         Err(e) => return fail(&e),
     };
     let specs = &found.comparisons;
+    print_caveats(specs);
     let cancel = interrupt_flag();
     let swept = cabo_runner::run_specs(specs, opts, cancel);
     if cancel.load(Ordering::Relaxed) {
@@ -731,6 +732,16 @@ fn status(args: &[String], opts: &RunOptions) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// What each spec's problem wants its user to know before running it
+/// (`ProblemSpec::caveats`).
+fn print_caveats(specs: &[cabo_runner::LoadedSpec]) {
+    for s in specs {
+        for caveat in s.spec.problem.caveats() {
+            eprintln!("{}: note: {caveat}", s.path.display());
+        }
+    }
+}
+
 fn validate(args: &[String], smoke: bool) -> ExitCode {
     let paths = match cabo_runner::resolve_spec_paths(args) {
         Ok(p) => p,
@@ -752,6 +763,7 @@ fn validate(args: &[String], smoke: bool) -> ExitCode {
                     s.dim
                 );
             }
+            print_caveats(&found.comparisons);
             true
         }
         Err(e) => {

@@ -289,8 +289,11 @@ impl ExternalSpec {
         let program = &self.command[0];
         if program.contains('/') {
             let path = self.spec_dir.join(program);
+            // Absolute, since the program starts in the spec's directory, not cabo's.
             return if path.is_file() {
-                Ok(path)
+                std::path::absolute(&path).map_err(|e| {
+                    Error::invalid(format!("external.command[0]: {}: {e}", path.display()))
+                })
             } else {
                 Err(Error::invalid(format!(
                     "external.command[0]: no program at {} (a path with `/` is relative to \
@@ -437,7 +440,7 @@ impl ExternalProblem {
         let failure = last.expect("at least one attempt");
         Err(Error::invalid(format!(
             "the external objective `{}` failed evaluation {index} (attempt {attempts} of \
-             {attempts}; the spec's `retries: {}`): {failure}; {}",
+             {attempts}; the spec's `retries: {}`; {}): {failure}",
             self.spec.command.join(" "),
             self.spec.retries,
             self.program.log_description()

@@ -30,8 +30,9 @@ const TAIL_LINES: usize = 5;
 pub enum Failure {
     /// The program could not be started.
     NotStarted(String),
-    /// The program ended (or closed its standard output) before answering.
-    Exited(String),
+    /// The program ended (or closed its standard output) before answering: how, and the
+    /// last lines of its standard error.
+    Exited(String, Vec<String>),
     /// No answer within the time limit.
     TimedOut(Duration),
     /// The answer was not what the protocol allows.
@@ -44,7 +45,14 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::NotStarted(why) => write!(f, "the program could not be started: {why}"),
-            Failure::Exited(how) => write!(f, "the program {how} before answering"),
+            Failure::Exited(how, tail) if tail.is_empty() => {
+                write!(f, "the program {how} before answering")
+            }
+            Failure::Exited(how, tail) => write!(
+                f,
+                "the program {how} before answering; the end of its standard error:\n    {}",
+                tail.join("\n    ")
+            ),
             Failure::TimedOut(limit) => write!(
                 f,
                 "no answer within timeout_s = {} s (the program was killed)",
@@ -216,7 +224,7 @@ impl Running {
         stdin
             .write_all(line.as_bytes())
             .and_then(|()| stdin.flush())
-            .map_err(|_| Failure::Exited("closed its standard input".into()))
+            .map_err(|_| Failure::Exited("closed its standard input".into(), Vec::new()))
     }
 
     /// The next non-blank line of standard output within `timeout`.
@@ -224,30 +232,26 @@ impl Running {
         match self.answers.recv_timeout(timeout) {
             Ok(line) => Ok(line),
             Err(RecvTimeoutError::Timeout) => Err(Failure::TimedOut(timeout)),
-            Err(RecvTimeoutError::Disconnected) => {
-                Err(Failure::Exited("closed its standard output".into()))
-            }
+            Err(RecvTimeoutError::Disconnected) => Err(Failure::Exited(
+                "closed its standard output".into(),
+                Vec::new(),
+            )),
         }
     }
 
     /// Ends a program that failed, and says how, with the end of its standard error.
     fn end_after(mut self, failure: Failure) -> Failure {
-        let failure = match failure {
-            Failure::Exited(_) => Failure::Exited(match self.wait_for(Duration::from_secs(1)) {
+        let exited = match &failure {
+            Failure::Exited(..) => Some(match self.wait_for(Duration::from_secs(1)) {
                 Some(status) => format!("exited ({status})"),
                 None => "closed its standard output".to_string(),
             }),
-            other => other,
+            _ => None,
         };
         self.kill();
-        let tail = self.tail();
-        match (failure, tail.is_empty()) {
-            (f, true) => f,
-            (Failure::Exited(how), false) => Failure::Exited(format!(
-                "{how}; the end of its standard error:\n    {}\n",
-                tail.join("\n    ")
-            )),
-            (f, false) => f,
+        match exited {
+            Some(how) => Failure::Exited(how, self.tail()),
+            None => failure,
         }
     }
 
