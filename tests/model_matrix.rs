@@ -12,12 +12,13 @@
 //! validation rejects a setting (the bump-scaled GP is one-dimensional) does not apply to
 //! the policies homed there; `exact_gp` and `random_feature_gp` must apply everywhere.
 
+mod common;
+
 use cabo_core::registry::{self, Kind};
 use cabo_core::{Capabilities, Requirements};
-use cabo_runner::{LoadedSpec, RunError, RunOptions};
+use cabo_runner::LoadedSpec;
+use common::{Entry, catalogue_entries, parse, run_all, spec_text};
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 /// The settings a policy may need, as spec fragments, in the order they are tried.
 const SETTINGS: [(&str, &str); 4] = [
@@ -56,63 +57,6 @@ initial_design: { points: 0 }
 /// The model every policy's setting is found with: it offers every capability.
 const REFERENCE: &str = "exact_gp";
 
-/// A catalogue acquisition or policy with its example.
-struct Entry {
-    kind: Kind,
-    name: &'static str,
-    example: &'static str,
-}
-
-fn spec_text(setting: &str, model: &str, key: &str, example: &str, name: &str) -> String {
-    format!(
-        "name: {name}\nreplications: 1\n{setting}model: {model}\npolicies:\n  - name: P\n    \
-         {key}: {example}\noptimizer: {{ raw_samples: 16, restarts: 2, max_iters: 10 }}\n\
-         smoke: {{ replications: 1 }}\n"
-    )
-}
-
-fn parse(name: &str, text: &str) -> Result<LoadedSpec, String> {
-    LoadedSpec::parse(Path::new(&format!("{name}.yaml")), text, true).map_err(|e| e.to_string())
-}
-
-/// Runs the specs together (in parallel); returns the failure message of each spec that
-/// failed, by spec name.
-fn run_all(specs: &[LoadedSpec], out: &Path) -> BTreeMap<String, String> {
-    if specs.is_empty() {
-        return BTreeMap::new();
-    }
-    let opts = RunOptions {
-        smoke: true,
-        out: out.to_path_buf(),
-        report: false,
-        ..RunOptions::default()
-    };
-    let mut failed = BTreeMap::new();
-    match cabo_runner::run_specs(specs, &opts, &AtomicBool::new(false)) {
-        Ok(outcomes) => {
-            for o in outcomes {
-                let done = o
-                    .summary
-                    .as_ref()
-                    .is_some_and(|s| s.policies.iter().all(|p| p.replications == 1));
-                if !(o.complete && done) {
-                    failed.insert(o.name.clone(), "no complete run".to_string());
-                }
-            }
-        }
-        Err(RunError::Runs(messages)) => {
-            for s in specs {
-                let prefix = format!("{} (", s.spec.name);
-                if let Some(m) = messages.iter().find(|m| m.starts_with(&prefix)) {
-                    failed.insert(s.spec.name.clone(), m.clone());
-                }
-            }
-        }
-        Err(e) => panic!("{e}"),
-    }
-    failed
-}
-
 fn requirements(loaded: &LoadedSpec) -> Requirements {
     let entry = &loaded.spec.policies[0];
     match (&entry.acquisition, &entry.policy) {
@@ -137,22 +81,7 @@ fn every_policy_runs_with_every_model_offering_what_it_needs_and_is_refused_othe
             "{needed} is not registered"
         );
     }
-    let entries: Vec<Entry> = catalogue
-        .iter()
-        .filter(|p| matches!(p.kind, Kind::Acquisition | Kind::Policy))
-        .map(|p| Entry {
-            kind: p.kind,
-            name: p.name,
-            example: p.example_yaml,
-        })
-        .collect();
-    let key = |e: &Entry| {
-        if e.kind == Kind::Acquisition {
-            "acquisition"
-        } else {
-            "policy"
-        }
-    };
+    let entries: Vec<Entry> = catalogue_entries();
     let model_yaml = |name: &str| models.iter().find(|m| m.0 == name).unwrap().1;
     let out = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
@@ -163,7 +92,7 @@ fn every_policy_runs_with_every_model_offering_what_it_needs_and_is_refused_othe
         let mut batch = Vec::new();
         for e in entries.iter().filter(|e| !home.contains_key(e.name)) {
             let name = format!("matrix-{}-{REFERENCE}", e.name);
-            let text = spec_text(setting, model_yaml(REFERENCE), key(e), e.example, &name);
+            let text = spec_text(setting, model_yaml(REFERENCE), e.key(), e.example, &name);
             match parse(&name, &text) {
                 Ok(loaded) => batch.push((e.name, loaded)),
                 Err(m) => tried
@@ -230,7 +159,7 @@ fn every_policy_runs_with_every_model_offering_what_it_needs_and_is_refused_othe
                 .filter(|e| home.get(e.name).map(|h| h.0) == Some(si))
             {
                 let name = format!("matrix-{}-{model}", e.name);
-                let text = spec_text(setting, yaml, key(e), e.example, &name);
+                let text = spec_text(setting, yaml, e.key(), e.example, &name);
                 let missing = home[e.name].1.model.missing_from(offered);
                 match (missing.first(), parse(&name, &text)) {
                     (None, Ok(loaded)) => batch.push((e.name, model, loaded)),
