@@ -374,7 +374,12 @@ impl Run<'_> {
         let started = Instant::now();
         let obs = self.evaluate(query, Phase::Policy)?;
         let evaluate_s = started.elapsed().as_secs_f64();
-        let cpu_s = cpu_started.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
+        let mut cpu_s = cpu_started.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
+        if self.setup.problem.reuses_recorded_outcomes() {
+            // Such a problem evaluates in another process (an external program): its wall
+            // time is the run's time there, which `status` counts with the thread's CPU time.
+            cpu_s = cpu_s.map(|c| c + evaluate_s);
+        }
         self.setup.policy.observe(&self.data, &obs)?;
         diagnostics.extend(self.setup.policy.diagnostics());
         let iter = self.offset + iteration - 1;
