@@ -332,6 +332,21 @@ impl Problem for SyntheticProblem {
             .collect()
     }
 
+    /// `(z − lo) / width` per coordinate, dummy inputs on the last coordinate's interval as
+    /// in [`Problem::to_native`]; exact where the box's ends and width are powers of two
+    /// (or zero), within a few ulps elsewhere.
+    fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
+        let d = self.f.dim();
+        native
+            .iter()
+            .enumerate()
+            .map(|(i, z)| {
+                let j = i.min(d - 1);
+                (z - self.lo[j]) / self.width[j]
+            })
+            .collect()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -529,5 +544,60 @@ pub(crate) mod testing {
         let mut g = vec![0.0; z.len()];
         f.value_grad(z, &mut g);
         g.iter().map(|v| v * v).sum::<f64>().sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cabo_core::{Problem, ProblemSpec, Rng};
+
+    fn build(json: &str) -> Box<dyn Problem> {
+        serde_json::from_str::<Box<dyn ProblemSpec>>(json)
+            .unwrap()
+            .build(0)
+            .unwrap()
+    }
+
+    /// Largest error of `native → unit → native` and `unit → native → unit` at random
+    /// points of the box, relative to the box's size.
+    fn round_trip_error(p: &dyn Problem, box_size: f64) -> f64 {
+        let d = p.info().dim;
+        let mut rng = Rng::new(5);
+        let lo = p.to_native(&vec![0.0; d]);
+        let hi = p.to_native(&vec![1.0; d]);
+        let mut worst: f64 = 0.0;
+        for _ in 0..500 {
+            let z: Vec<f64> = lo
+                .iter()
+                .zip(&hi)
+                .map(|(l, h)| rng.uniform_in(*l, *h))
+                .collect();
+            let back = p.to_native(&p.native_to_unit(&z));
+            let u: Vec<f64> = (0..d).map(|_| rng.uniform()).collect();
+            let again = p.native_to_unit(&p.to_native(&u));
+            for i in 0..d {
+                worst = worst.max((back[i] - z[i]).abs() / box_size);
+                worst = worst.max((again[i] - u[i]).abs());
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn native_to_unit_inverts_to_native() {
+        // Branin's box [-5, 10] × [0, 15], with an ignored input on the last interval.
+        let p = build(r#"{"type":"branin","dummy_dims":1}"#);
+        assert_eq!(p.native_to_unit(&[-5.0, 15.0, 0.0]), vec![0.0, 1.0, 0.0]);
+        assert!(round_trip_error(p.as_ref(), 15.0) <= 1e-12);
+    }
+
+    #[test]
+    fn boxes_of_powers_of_two_map_exactly() {
+        let p = build(r#"{"type":"ackley","dim":2,"bounds":[[0,4],[0,0.5]]}"#);
+        let mut rng = Rng::new(9);
+        for _ in 0..500 {
+            let u = vec![rng.uniform(), rng.uniform()];
+            assert_eq!(p.native_to_unit(&p.to_native(&u)), u);
+        }
     }
 }
