@@ -20,6 +20,9 @@ pub use cabo_markov as markov;
 pub use cabo_optim as optim;
 pub use cabo_pbgi as pbgi;
 pub use cabo_rfgp as rfgp;
+pub use cabo_runner as runner;
+/// Ask/tell for programs that drive experiments themselves: see [`cabo_runner::session`].
+pub use cabo_runner::session::{Session, Suggested, Suggestion};
 
 use cabo_core::registry::{self, Kind};
 
