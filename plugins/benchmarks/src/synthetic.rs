@@ -89,6 +89,8 @@ pub struct SyntheticOptions {
     pub dummy_dims: usize,
     /// Standard deviation of Gaussian observation noise on y.
     pub noise_std: f64,
+    /// The inputs' names (dummy inputs included), or none for `x0`, `x1`, ….
+    pub names: Vec<String>,
 }
 
 impl SyntheticOptions {
@@ -111,6 +113,40 @@ impl SyntheticOptions {
                 self.noise_std
             )));
         }
+        self.check_names(name, d + self.dummy_dims)
+    }
+
+    /// Names, if given, are one per input (`total` of them), distinct, and usable as
+    /// the columns of an observations file: not `y` or `cost`, not empty, and free of
+    /// commas, quotes and surrounding spaces.
+    fn check_names(&self, name: &str, total: usize) -> Result<()> {
+        if self.names.is_empty() {
+            return Ok(());
+        }
+        if self.names.len() != total {
+            return Err(Error::invalid(format!(
+                "{name}.names: gives {} names, the problem has {total} inputs",
+                self.names.len()
+            )));
+        }
+        for (i, n) in self.names.iter().enumerate() {
+            let unusable = n.is_empty()
+                || n.trim() != n
+                || n.contains([',', '"'])
+                || n.chars().any(char::is_control);
+            if unusable || n == "y" || n == "cost" {
+                return Err(Error::invalid(format!(
+                    "{name}.names[{i}]: {n:?} cannot name an input (names are the columns of \
+                     an observations file beside `y` and `cost`: not empty, without commas, \
+                     quotes or surrounding spaces)"
+                )));
+            }
+            if self.names[..i].contains(n) {
+                return Err(Error::invalid(format!(
+                    "{name}.names[{i}]: {n:?} names two inputs"
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -129,14 +165,16 @@ impl SyntheticOptions {
             .as_ref()
             .unwrap_or(default_bounds)
             .resolve(d, &format!("{name}.bounds"))?;
-        SyntheticProblem::new(
+        let mut problem = SyntheticProblem::new(
             f,
             lo,
             width,
             self.scale.unwrap_or(default_scale),
             self.dummy_dims,
             self.noise_std,
-        )
+        )?;
+        problem.info.input_names = self.names.clone();
+        Ok(problem)
     }
 }
 
@@ -399,6 +437,10 @@ macro_rules! synthetic_spec {
             /// Gaussian observation-noise standard deviation; default 0.
             #[serde(default)]
             pub noise_std: f64,
+            /// The inputs' names, one per input (dummy inputs included), as the columns of
+            /// an observations file (`cargo xtask suggest`); `x0`, `x1`, … by default.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub names: Vec<String>,
         }
 
         impl $spec {
@@ -408,6 +450,7 @@ macro_rules! synthetic_spec {
                     scale: self.scale,
                     dummy_dims: self.dummy_dims,
                     noise_std: self.noise_std,
+                    names: self.names.clone(),
                 }
             }
 
@@ -589,6 +632,25 @@ mod tests {
         let p = build(r#"{"type":"branin","dummy_dims":1}"#);
         assert_eq!(p.native_to_unit(&[-5.0, 15.0, 0.0]), vec![0.0, 1.0, 0.0]);
         assert!(round_trip_error(p.as_ref(), 15.0) <= 1e-12);
+    }
+
+    #[test]
+    fn names_are_the_problems_input_names_and_are_checked() {
+        let p = build(r#"{"type":"branin","dummy_dims":1,"names":["a","b","c"]}"#);
+        assert_eq!(p.info().input_names, ["a", "b", "c"]);
+        assert!(build(r#"{"type":"branin"}"#).info().input_names.is_empty());
+        for (names, gist) in [
+            (r#"["a","b"]"#, "gives 2 names, the problem has 3 inputs"),
+            (r#"["a","b","a"]"#, "names[2]: \"a\" names two inputs"),
+            (r#"["a","y","c"]"#, "names[1]: \"y\" cannot name an input"),
+            (r#"["a","b,c","d"]"#, "names[1]"),
+            (r#"["a"," b","d"]"#, "names[1]"),
+        ] {
+            let json = format!(r#"{{"type":"branin","dummy_dims":1,"names":{names}}}"#);
+            let spec: Box<dyn ProblemSpec> = serde_json::from_str(&json).unwrap();
+            let err = spec.dim().unwrap_err().to_string();
+            assert!(err.contains(gist), "{names}: {err}");
+        }
     }
 
     #[test]
