@@ -449,8 +449,10 @@ impl Session {
                     out.push(Suggestion::Evaluate(next.clone()));
                     previous = next;
                 }
-                done @ Suggestion::Done(_) => {
-                    out.push(done);
+                Suggestion::Done(reason) => {
+                    out.push(Suggestion::Done(format!(
+                        "with the {pending} point(s) above evaluated, {reason}"
+                    )));
                     break;
                 }
             }
