@@ -100,9 +100,10 @@ fn the_initial_design_comes_first_then_numbered_decisions() {
     assert_eq!(s.budget().spent, costs[3] + costs[4]);
 }
 
-/// Asking before telling and telling without asking make the same decisions: a decision
-/// `ask` made is not made again when its observation is told (which would fit the model a
-/// second time, from another warm start, and leave PBGI-D another pending index).
+/// Asking before telling and telling without asking make the same decisions: a session
+/// told observations it never asked for replays the decisions before them, so its models
+/// are warm-started and PBGI-D's λ decays exactly as in a session that asked (without the
+/// replay, the exact GP's warm starts differ and so do the next points).
 #[test]
 fn asked_and_replayed_sessions_decide_alike() {
     let spec = spec("{ iterations: 5 }");
