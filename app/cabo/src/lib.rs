@@ -1,7 +1,9 @@
 //! # cabo
 //!
 //! Cost-aware Bayesian optimisation research in Rust. This facade re-exports the core
-//! vocabulary and the plugin crates, and — its real job — references every plugin crate so
+//! vocabulary, the plugin crates and the runner (with its ask/tell [`Session`], for
+//! programs that make the evaluations themselves), and — its real job — references every
+//! plugin crate so
 //! the linker keeps their registrations: a plugin registered in a crate nothing references
 //! would silently vanish from the catalogue and from spec parsing.
 //!
