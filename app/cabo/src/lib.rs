@@ -3,9 +3,8 @@
 //! Cost-aware Bayesian optimisation research in Rust. This facade re-exports the core
 //! vocabulary, the plugin crates and the runner (with its ask/tell [`Session`], for
 //! programs that make the evaluations themselves), and — its real job — references every
-//! plugin crate so
-//! the linker keeps their registrations: a plugin registered in a crate nothing references
-//! would silently vanish from the catalogue and from spec parsing.
+//! plugin crate so the linker keeps their registrations: a plugin registered in a crate
+//! nothing references would silently vanish from the catalogue and from spec parsing.
 //!
 //! Binaries and test crates call [`init`] once at start-up; it fails loudly if a plugin kind
 //! has no registrations at all (the symptom of a dropped crate).
