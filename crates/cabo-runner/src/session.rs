@@ -25,7 +25,10 @@
 //! loop does instead: for every observation told in the policy phase it first makes the
 //! decision the loop would have made before it (fitting the models as that decision does),
 //! then records the observation and calls `observe`. A decision `ask` already made for the
-//! same data is not made again. The price is one decision per policy-phase observation told
+//! same data is not made again. The replayed decision's query is not used (the observation
+//! told is what was evaluated, wherever that was); where it stopped the run, the
+//! observation is taken all the same. An error while replaying (a model that failed to
+//! fit) leaves the session part-way through a step: build a new one. The price is one decision per policy-phase observation told
 //! (`suggest` builds a session from its data file, so it pays it on every call); exactness
 //! is worth it, since a session must decide bit for bit as the run would.
 //!
@@ -376,9 +379,7 @@ impl Session {
             }
             self.decided = Some((decision, diagnostics));
         }
-        let Some((decision, diagnostics)) = &self.decided else {
-            unreachable!("the decision was just made");
-        };
+        let (decision, diagnostics) = self.decided.as_ref().expect("the decision was just made");
         Ok(match decision {
             Decision::Stop(reason) => Suggestion::Done(format!("the policy stopped: {reason}")),
             Decision::Evaluate(q) => Suggestion::Evaluate(Suggested {

@@ -12,7 +12,7 @@
 //!   (`cost:`): the cost is then what a run would charge. Without `cost:` every row needs
 //!   it.
 //! - Blank lines and lines starting with `#` are skipped; a field may be wrapped in double
-//!   quotes (without commas inside).
+//!   quotes (without commas inside); a leading byte-order mark is ignored.
 //! - A file that is empty or holds only the header means no observation yet. A file that
 //!   does not exist is an error, so that a mistyped path does not silently restart an
 //!   experiment from its first design point.
@@ -103,6 +103,8 @@ enum Column {
 /// messages name), in order; returns how many rows there were.
 pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Result<usize> {
     let file = path.display().to_string();
+    // A byte-order mark (spreadsheet exports) is not part of the first column's name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
