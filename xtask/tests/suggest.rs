@@ -358,3 +358,44 @@ fn suggest_refuses_what_it_cannot_answer() {
     ]));
     assert!(cvs.contains("has control sets"), "{cvs}");
 }
+
+/// The walk-through of `examples/ask-tell/README.md` quotes what `suggest` prints for its
+/// spec and data: the numbers must still be the binary's.
+#[test]
+fn the_example_walk_through_quotes_the_binary() {
+    let readme =
+        std::fs::read_to_string(common::workspace_root().join("examples/ask-tell/README.md"))
+            .unwrap();
+    let spec = "examples/ask-tell/spec.yaml";
+    let quoted = |out: &Value, i: usize| {
+        for name in ["temperature", "minutes"] {
+            let v = out["queries"][i]["x"][name].as_f64().unwrap();
+            assert!(
+                readme.contains(&format!("\"{name}\": {v}")),
+                "the README does not quote query {i}'s {name} = {v}"
+            );
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("observations.csv");
+    std::fs::write(&empty, "temperature,minutes,y,cost\n").unwrap();
+    let run = |data: &str, count: &str| -> Value {
+        let out = xtask(&[
+            "suggest", spec, "--policy", "EIPC", "--data", data, "--count", count,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let design = run(empty.to_str().unwrap(), "4");
+    for i in 0..4 {
+        quoted(&design, i);
+    }
+    let next = run("examples/ask-tell/observations.csv", "2");
+    quoted(&next, 0);
+    quoted(&next, 1);
+    assert_eq!(next["queries"][1]["pending_fantasised"], Value::Bool(true));
+}
