@@ -5,11 +5,11 @@
 //! coordinate u maps to 8u or 16u and back exactly, and an observations file in native
 //! units (written with Rust's shortest round-trip formatting) gives the session the very
 //! unit points the run recorded. The comparison is therefore bitwise, for the unit point
-//! and for the native one. (Where the map is not exact, the unit points recovered from
-//! native values may differ from the recorded ones in the last bits — by at most 1e-12 of
-//! the box, as the problems' round-trip tests check — and the suggestion is then the
-//! decision for data perturbed that much, equal to the run's only as far as the decision is
-//! insensitive to it: no tolerance can be promised for it, so this test uses an exact box.)
+//! and for the native one. Where the map is not exact (Branin's own box), the unit points
+//! recovered from native values may differ from the recorded ones in the last bits (by at
+//! most 1e-12 of the box, as the problems' round-trip tests check), and the suggestion is
+//! the decision for data perturbed that much: a second test holds it within the
+//! acquisition optimiser's resolution, 1e-6 of the unit cube.
 
 mod common;
 
@@ -98,9 +98,13 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
+        Setup::with_spec(SPEC)
+    }
+
+    fn with_spec(spec: &str) -> Setup {
         cabo::init().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("spec.yaml"), SPEC).unwrap();
+        std::fs::write(dir.path().join("spec.yaml"), spec).unwrap();
         let out = xtask(&[
             "run",
             dir.path().join("spec.yaml").to_str().unwrap(),
@@ -148,8 +152,6 @@ impl Setup {
         });
         for (i, r) in rows.iter().enumerate() {
             let n = problem.to_native(&r.x);
-            // The premise of a bitwise comparison: the box maps exactly.
-            assert_eq!(problem.native_to_unit(&n), r.x, "the map is exact");
             let cost = match costs {
                 Costs::Given => format!(",{}", r.cost),
                 Costs::SomeEmpty if i % 2 == 1 => ",".to_string(),
@@ -204,6 +206,10 @@ fn suggest_matches_the_run_loop_bit_for_bit() {
             "{policy}: the initial design and the budget"
         );
         let problem = s.problem(0);
+        for r in &recs {
+            // The premise of a bitwise comparison: the box maps exactly.
+            assert_eq!(problem.native_to_unit(&problem.to_native(&r.x)), r.x);
+        }
         for k in 0..recs.len() {
             let data = s.write_data(&recs[..k], 0, costs);
             let out = s.suggest_json(&data, &["--policy", policy, "--replication", "0"]);
@@ -237,6 +243,48 @@ fn suggest_matches_the_run_loop_bit_for_bit() {
     let data = s.write_data(&recs[..6], 1, Costs::Given);
     let out = s.suggest_json(&data, &["--policy", "PBGI-D", "--replication", "1"]);
     assert_eq!(floats(&out["queries"][0]["unit_x"]), recs[6].x);
+}
+
+/// On Branin's own box, `[-5, 10] × [0, 15]`, `(z + 5) / 15` need not undo `-5 + 15 u`
+/// exactly: a recorded unit point read back from native units may move by an ulp or two.
+/// The suggestion is then the decision for data that differ in the last bits. Models and
+/// acquisitions pass such a perturbation on smoothly, but the acquisition's maximiser stops
+/// where L-BFGS-B's tolerances (`ftol = 1e-12` relative) say, and where the acquisition is
+/// flat a perturbed run stops elsewhere within about √ftol = 1e-6 of the unit cube: that is
+/// the tolerance here (on these data the points differ by about 1e-12). It is no bound in
+/// general either: a decision may jump where the acquisition has two near-equal maxima.
+#[test]
+fn suggest_follows_the_run_loop_where_the_box_does_not_map_exactly() {
+    let s = Setup::with_spec(&SPEC.replace("[[0, 8], [0, 16]]", "[[-5, 10], [0, 15]]"));
+    let problem = s.problem(0);
+    let mut inexact = 0;
+    for policy in ["EI", "EIPC"] {
+        let recs = s.records(policy, 0);
+        inexact += recs
+            .iter()
+            .filter(|r| problem.native_to_unit(&problem.to_native(&r.x)) != r.x)
+            .count();
+        for k in 0..recs.len() {
+            let data = s.write_data(&recs[..k], 0, Costs::Given);
+            let out = s.suggest_json(&data, &["--policy", policy]);
+            let q = &out["queries"][0];
+            let unit = floats(&q["unit_x"]);
+            let native_x = native(q);
+            let want = problem.to_native(&recs[k].x);
+            for i in 0..2 {
+                assert!(
+                    (unit[i] - recs[k].x[i]).abs() <= 1e-6,
+                    "{policy} after {k}: {unit:?} vs {:?}",
+                    recs[k].x
+                );
+                assert!(
+                    (native_x[i] - want[i]).abs() <= 15.0 * 1e-6,
+                    "{policy} after {k}: {native_x:?} vs {want:?}"
+                );
+            }
+        }
+    }
+    assert!(inexact > 0, "some recorded point does not map back exactly");
 }
 
 #[test]
