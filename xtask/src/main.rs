@@ -4,6 +4,7 @@
 //! - `validate <spec or glob>...` only parses and checks;
 //! - `list` prints the plugin catalogue grouped by kind;
 //! - `inspect <file>` prints posterior, cost belief and acquisition values at given points;
+//! - `suggest <spec> --data <csv>` prints the next query of an experiment run by hand;
 //! - `report <spec or results dir>...` writes `summary.csv`, `report.md` and figures;
 //! - `reproduce <paper>|all` runs a paper's gallery specs and rewrites its page;
 //! - `slurm <spec>...` writes an sbatch job array (one task per shard) and a report job;
@@ -161,6 +162,34 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Suggest the next query of an experiment run by hand: read the observations made so
+    /// far and print, as JSON in the problem's own units, the point the run loop would
+    /// evaluate next with the same data and seeds.
+    Suggest {
+        /// The spec file.
+        spec: String,
+        /// The policy to ask (closest name suggested when unknown); may be left out when
+        /// the spec has one policy.
+        #[arg(long, value_name = "NAME")]
+        policy: Option<String>,
+        /// The observations so far: CSV with one column per input (by the problem's input
+        /// names, `x0`, `x1`, … by default), `y` and `cost` (optional where the spec's cost
+        /// is known). A file with only the header means no observation yet; a missing
+        /// file is an error.
+        #[arg(long, value_name = "FILE")]
+        data: PathBuf,
+        /// Suggest K points in sequence, each after the first chosen with the earlier ones
+        /// pending, fantasised at the posterior mean (constant liar).
+        #[arg(long, value_name = "K", default_value_t = 1)]
+        count: usize,
+        /// The replication whose seeds to use (run R's problem instance, initial design and
+        /// decisions).
+        #[arg(long, value_name = "R", default_value_t = 0)]
+        replication: usize,
+        /// Use the spec's `smoke:` variant.
+        #[arg(long)]
+        smoke: bool,
     },
     /// Fit a model (and cost model) to given data and print posterior, cost belief and
     /// acquisition value + gradient at given points, as JSON.
@@ -383,7 +412,38 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Inspect { file } => finish(cabo_runner::inspect::inspect_file(&file)),
+        Command::Suggest {
+            spec,
+            policy,
+            data,
+            count,
+            replication,
+            smoke,
+        } => {
+            let opts = cabo_runner::suggest::SuggestOptions {
+                policy,
+                data,
+                count,
+                replication,
+            };
+            suggest(&spec, smoke, &opts)
+        }
     }
+}
+
+/// `suggest`: loads the spec as `run` would, then prints the suggestions.
+fn suggest(spec: &str, smoke: bool, opts: &cabo_runner::suggest::SuggestOptions) -> ExitCode {
+    let run_opts = RunOptions {
+        smoke,
+        ..RunOptions::default()
+    };
+    let specs = match cabo_runner::resolve_spec_paths(&[spec.to_string()])
+        .and_then(|paths| cabo_runner::load_specs(&paths, &run_opts))
+    {
+        Ok(specs) => specs,
+        Err(e) => return fail(&e),
+    };
+    finish(cabo_runner::suggest::suggest(&specs[0], opts))
 }
 
 /// `slurm`: checks the specs as `run` would, then writes the sweep's Slurm scripts.

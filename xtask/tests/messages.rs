@@ -1,5 +1,6 @@
-//! What a researcher reads when a spec (or an `inspect` input) is wrong: every file in
-//! `bad-input/` is validated (or inspected) by the real binary, and its message is kept as a
+//! What a researcher reads when a spec (or an `inspect` input, or a `suggest` observations
+//! file) is wrong: every file in `bad-input/` is validated (or inspected) by the real binary,
+//! every file in `bad-input/suggest/` read by `suggest`, and its message is kept as a
 //! snapshot. Messages name the file, line, column and key, in the researcher's words: never
 //! a Rust type, a parser option or a library function.
 
@@ -146,6 +147,83 @@ fn bad_input_messages() {
             .unwrap_or_else(|| panic!("{name}: add the gist of its message to GIST"));
         assert!(
             stderr.contains(gist),
+            "{name}: the message lacks {gist:?}:\n{stderr}"
+        );
+        insta::assert_snapshot!(stderr);
+    });
+}
+
+/// The spec the observations files of `bad-input/suggest/` are read for.
+const SUGGEST_SPEC: &str = "xtask/tests/bad-input/suggest/spec.yaml";
+
+/// The gist each observations file's message must carry.
+const SUGGEST_GIST: &[(&str, &str)] = &[
+    (
+        "duplicate-column.csv",
+        "duplicate-column.csv:1: column 4 `y` appears twice",
+    ),
+    (
+        "empty-cost-cell.csv",
+        "empty-cost-cell.csv:5: column 4 `cost`: the cell is empty: the spec has no known cost",
+    ),
+    (
+        "infinite-y.csv",
+        "infinite-y.csv:2: column 3 `y`: inf is not a finite number",
+    ),
+    (
+        "missing-cost-column.csv",
+        "missing-cost-column.csv:1: the header lacks the column(s) `cost`",
+    ),
+    (
+        "negative-cost.csv",
+        "negative-cost.csv:2: column 4 `cost`: -1: a cost must be positive",
+    ),
+    (
+        "not-a-number.csv",
+        "not-a-number.csv:2: column 2 `width`: expected a number, found \"abc\"",
+    ),
+    (
+        "outside-range.csv",
+        "outside-range.csv:3: column 2 `length`: 12 is outside the problem's range [-5, 10]",
+    ),
+    (
+        "unknown-column.csv",
+        "unknown-column.csv:1: column 2 `widht` is not an input of the problem, `y` or `cost`; did you mean `width`?",
+    ),
+    (
+        "wrong-field-count.csv",
+        "wrong-field-count.csv:2: the row has 3 fields, the header 4",
+    ),
+];
+
+/// `suggest` on every observations file of `bad-input/suggest/`: refused with exit code 2,
+/// the file, line and column named, and the message kept as a snapshot.
+#[test]
+fn bad_observations_messages() {
+    let root = workspace_root();
+    insta::glob!("bad-input/suggest/*.csv", |path| {
+        let relative = path.strip_prefix(&root).unwrap().to_str().unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let out = xtask(&["suggest", SUGGEST_SPEC, "--data", relative]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: expected exit code 2, stderr:\n{stderr}"
+        );
+        for word in INTERNALS {
+            assert!(
+                !stderr.contains(word),
+                "{name}: the message leaks {word:?}:\n{stderr}"
+            );
+        }
+        let gist = SUGGEST_GIST
+            .iter()
+            .find(|(file, _)| *file == name)
+            .map(|(_, gist)| *gist)
+            .unwrap_or_else(|| panic!("{name}: add the gist of its message to SUGGEST_GIST"));
+        assert!(
+            stderr.contains(&format!("{relative}:")) && stderr.contains(gist),
             "{name}: the message lacks {gist:?}:\n{stderr}"
         );
         insta::assert_snapshot!(stderr);

@@ -41,18 +41,23 @@ pub fn policy_seed(spec_name: &str, policy: &str, rep: usize) -> u64 {
     derive_seed(&[&spec_name, &"policy", &policy, &rep])
 }
 
-/// Everything built for one run.
-struct Setup {
-    problem: Box<dyn Problem>,
-    cost: Option<Arc<dyn CostFunction>>,
-    info: ProblemInfo,
-    model: Option<RefCell<Box<dyn Model>>>,
-    cost_model: Option<RefCell<Box<dyn CostModel>>>,
-    policy: Box<dyn Policy>,
-    optimizer: cabo_core::OptimizerSettings,
+/// Everything built for one run (also for an ask/tell [`crate::session::Session`]).
+pub(crate) struct Setup {
+    pub(crate) problem: Box<dyn Problem>,
+    pub(crate) cost: Option<Arc<dyn CostFunction>>,
+    pub(crate) info: ProblemInfo,
+    pub(crate) model: Option<RefCell<Box<dyn Model>>>,
+    pub(crate) cost_model: Option<RefCell<Box<dyn CostModel>>>,
+    pub(crate) policy: Box<dyn Policy>,
+    pub(crate) optimizer: cabo_core::OptimizerSettings,
 }
 
-fn build(spec: &LoadedSpec, entry: &PolicyEntry, pseed: u64, qseed: u64) -> Result<Setup> {
+pub(crate) fn build(
+    spec: &LoadedSpec,
+    entry: &PolicyEntry,
+    pseed: u64,
+    qseed: u64,
+) -> Result<Setup> {
     let s = &spec.spec;
     let problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
     let cost = known_cost(s.cost.as_deref(), problem.as_ref(), pseed)?;
@@ -131,7 +136,11 @@ pub(crate) fn known_cost(
 }
 
 /// The initial design's points.
-fn initial_points(spec: &LoadedSpec, info: &ProblemInfo, seed: u64) -> Result<Vec<Vec<f64>>> {
+pub(crate) fn initial_points(
+    spec: &LoadedSpec,
+    info: &ProblemInfo,
+    seed: u64,
+) -> Result<Vec<Vec<f64>>> {
     let d = spec.dim;
     let n = spec
         .spec
@@ -163,7 +172,7 @@ fn initial_points(spec: &LoadedSpec, info: &ProblemInfo, seed: u64) -> Result<Ve
     })
 }
 
-fn check_query(q: &Query, info: &ProblemInfo) -> Result<()> {
+pub(crate) fn check_query(q: &Query, info: &ProblemInfo) -> Result<()> {
     if q.x.len() != info.dim {
         return Err(Error::invalid(format!(
             "the policy proposed a point of dimension {}, the problem has {}",
@@ -185,6 +194,32 @@ fn check_query(q: &Query, info: &ProblemInfo) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Policy decision number `iteration` (1-based) of a run given what it has observed: its
+/// seed derives from the policy seed and the iteration, models are fitted on demand.
+/// Returns the decision, the diagnostics of the fitted posterior and of the policy, and the
+/// seconds spent fitting. The run loop and [`crate::session::Session`] both decide here.
+pub(crate) fn decide(
+    setup: &mut Setup,
+    data: &Dataset,
+    budget: &BudgetState,
+    policy_seed: u64,
+    iteration: usize,
+) -> Result<(Decision, Diagnostics, f64)> {
+    let ctx = DecisionContext::new(
+        &setup.info,
+        data,
+        budget,
+        iteration,
+        derive_seed(&[&policy_seed, &iteration]),
+        &setup.optimizer,
+    )
+    .with_models(setup.model.as_ref(), setup.cost_model.as_ref());
+    let decision = setup.policy.decide(&ctx)?;
+    let mut diagnostics = ctx.posterior_diagnostics();
+    diagnostics.extend(setup.policy.diagnostics());
+    Ok((decision, diagnostics, ctx.fit_seconds()))
 }
 
 /// Running state of the record stream.
@@ -350,21 +385,13 @@ impl Run<'_> {
         let iteration = self.decisions;
         let started = Instant::now();
         let cpu_started = thread_cpu_seconds();
-        let (decision, mut diagnostics, fit_s) = {
-            let ctx = DecisionContext::new(
-                &self.setup.info,
-                &self.data,
-                &self.budget,
-                iteration,
-                derive_seed(&[&self.policy_seed, &iteration]),
-                &self.setup.optimizer,
-            )
-            .with_models(self.setup.model.as_ref(), self.setup.cost_model.as_ref());
-            let decision = self.setup.policy.decide(&ctx)?;
-            let mut diagnostics = ctx.posterior_diagnostics();
-            diagnostics.extend(self.setup.policy.diagnostics());
-            (decision, diagnostics, ctx.fit_seconds())
-        };
+        let (decision, mut diagnostics, fit_s) = decide(
+            &mut self.setup,
+            &self.data,
+            &self.budget,
+            self.policy_seed,
+            iteration,
+        )?;
         let decide_s = started.elapsed().as_secs_f64() - fit_s;
         let query = match decision {
             Decision::Stop(reason) => return Ok(Some(reason)),

@@ -674,12 +674,7 @@ fn type_name(spec: &impl Serialize) -> String {
 /// Points relative file paths of the spec's problems (and its smoke problem) at the spec
 /// file's directory.
 fn set_spec_dir(spec: &mut Spec, path: &Path) {
-    // A spec named without a directory is in the working directory: "." rather than "",
-    // which a program cannot be started in.
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().unwrap_or(Path::new(""));
     spec.problem.set_spec_dir(dir);
     if let Some(p) = spec.smoke.as_mut().and_then(|s| s.problem.as_mut()) {
         p.set_spec_dir(dir);

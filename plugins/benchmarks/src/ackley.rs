@@ -128,6 +128,7 @@ mod tests {
             scale: None,
             dummy_dims: 0,
             noise_std: 0.0,
+            names: Vec::new(),
         }
         .build(0)
         .unwrap();
@@ -144,6 +145,7 @@ mod tests {
             scale: None,
             dummy_dims: 0,
             noise_std: 0.5,
+            names: Vec::new(),
         }
         .build(0)
         .unwrap();

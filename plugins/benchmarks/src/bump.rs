@@ -384,6 +384,10 @@ impl Problem for BumpPriorSample {
     fn to_native(&self, x: &[f64]) -> Vec<f64> {
         vec![self.lo + self.span * x[0]]
     }
+    /// `(z − lo) / (hi − lo)`.
+    fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
+        vec![(native[0] - self.lo) / self.span]
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -398,6 +402,25 @@ mod tests {
             .unwrap()
             .build(seed)
             .unwrap()
+    }
+
+    #[test]
+    fn native_to_unit_inverts_to_native() {
+        let p = build(
+            r#"{"type":"bump_prior_sample","features":64,"bounds":[-3,7]}"#,
+            1,
+        );
+        assert_eq!(p.native_to_unit(&[-3.0]), vec![0.0]);
+        assert_eq!(p.native_to_unit(&[7.0]), vec![1.0]);
+        let mut rng = Rng::new(4);
+        for _ in 0..500 {
+            let z = rng.uniform_in(-3.0, 7.0);
+            let back = p.to_native(&p.native_to_unit(&[z]))[0];
+            assert!((back - z).abs() <= 1e-12 * 10.0, "{z} → {back}");
+            let u = rng.uniform();
+            let again = p.native_to_unit(&p.to_native(&[u]))[0];
+            assert!((again - u).abs() <= 1e-12, "{u} → {again}");
+        }
     }
 
     #[test]

@@ -667,6 +667,7 @@ mod tests {
             scale: None,
             dummy_dims: 0,
             noise_std: 0.0,
+            names: Vec::new(),
         }
         .build(0)
         .unwrap();

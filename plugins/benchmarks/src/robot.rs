@@ -150,6 +150,14 @@ impl Problem for RobotPush {
     fn to_native(&self, x: &[f64]) -> Vec<f64> {
         vec![-5.0 + 10.0 * x[0], -5.0 + 10.0 * x[1], 1.0 + 29.0 * x[2]]
     }
+    /// The robot's position in [−5, 5]² and the push duration in [1, 30] back in `[0,1]³`.
+    fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
+        vec![
+            (native[0] + 5.0) / 10.0,
+            (native[1] + 5.0) / 10.0,
+            (native[2] - 1.0) / 29.0,
+        ]
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -210,6 +218,32 @@ mod tests {
         .build(0)
         .unwrap();
         assert_eq!(far.optimum(), None);
+    }
+
+    #[test]
+    fn native_to_unit_inverts_to_native() {
+        let p = RobotPushSpec {
+            target: Some([3.0, 4.0]),
+            epsilon: 0.25,
+        }
+        .build(0)
+        .unwrap();
+        assert_eq!(p.native_to_unit(&[-5.0, 5.0, 30.0]), vec![0.0, 1.0, 1.0]);
+        let mut rng = Rng::new(3);
+        for _ in 0..500 {
+            let z = [
+                rng.uniform_in(-5.0, 5.0),
+                rng.uniform_in(-5.0, 5.0),
+                rng.uniform_in(1.0, 30.0),
+            ];
+            let back = p.to_native(&p.native_to_unit(&z));
+            let u = [rng.uniform(), rng.uniform(), rng.uniform()];
+            let again = p.native_to_unit(&p.to_native(&u));
+            for i in 0..3 {
+                assert!((back[i] - z[i]).abs() <= 1e-12 * 30.0, "{z:?} → {back:?}");
+                assert!((again[i] - u[i]).abs() <= 1e-12, "{u:?} → {again:?}");
+            }
+        }
     }
 
     #[test]

@@ -89,6 +89,8 @@ pub struct SyntheticOptions {
     pub dummy_dims: usize,
     /// Standard deviation of Gaussian observation noise on y.
     pub noise_std: f64,
+    /// The inputs' names (dummy inputs included), or none for `x0`, `x1`, ….
+    pub names: Vec<String>,
 }
 
 impl SyntheticOptions {
@@ -111,6 +113,40 @@ impl SyntheticOptions {
                 self.noise_std
             )));
         }
+        self.check_names(name, d + self.dummy_dims)
+    }
+
+    /// Names, if given, are one per input (`total` of them), distinct, and usable as
+    /// the columns of an observations file: not `y` or `cost`, not empty, and free of
+    /// commas, quotes and surrounding spaces.
+    fn check_names(&self, name: &str, total: usize) -> Result<()> {
+        if self.names.is_empty() {
+            return Ok(());
+        }
+        if self.names.len() != total {
+            return Err(Error::invalid(format!(
+                "{name}.names: gives {} names, the problem has {total} inputs",
+                self.names.len()
+            )));
+        }
+        for (i, n) in self.names.iter().enumerate() {
+            let unusable = n.is_empty()
+                || n.trim() != n
+                || n.contains([',', '"'])
+                || n.chars().any(char::is_control);
+            if unusable || n == "y" || n == "cost" {
+                return Err(Error::invalid(format!(
+                    "{name}.names[{i}]: {n:?} cannot name an input (names are the columns of \
+                     an observations file beside `y` and `cost`: not empty, without commas, \
+                     quotes or surrounding spaces)"
+                )));
+            }
+            if self.names[..i].contains(n) {
+                return Err(Error::invalid(format!(
+                    "{name}.names[{i}]: {n:?} names two inputs"
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -129,14 +165,16 @@ impl SyntheticOptions {
             .as_ref()
             .unwrap_or(default_bounds)
             .resolve(d, &format!("{name}.bounds"))?;
-        SyntheticProblem::new(
+        let mut problem = SyntheticProblem::new(
             f,
             lo,
             width,
             self.scale.unwrap_or(default_scale),
             self.dummy_dims,
             self.noise_std,
-        )
+        )?;
+        problem.info.input_names = self.names.clone();
+        Ok(problem)
     }
 }
 
@@ -332,6 +370,21 @@ impl Problem for SyntheticProblem {
             .collect()
     }
 
+    /// `(z − lo) / width` per coordinate, dummy inputs on the last coordinate's interval as
+    /// in [`Problem::to_native`]; exact where the box's ends and width are powers of two
+    /// (or zero), within a few ulps elsewhere.
+    fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
+        let d = self.f.dim();
+        native
+            .iter()
+            .enumerate()
+            .map(|(i, z)| {
+                let j = i.min(d - 1);
+                (z - self.lo[j]) / self.width[j]
+            })
+            .collect()
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -384,6 +437,10 @@ macro_rules! synthetic_spec {
             /// Gaussian observation-noise standard deviation; default 0.
             #[serde(default)]
             pub noise_std: f64,
+            /// The inputs' names, one per input (dummy inputs included), as the columns of
+            /// an observations file (`cargo xtask suggest`); `x0`, `x1`, … by default.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub names: Vec<String>,
         }
 
         impl $spec {
@@ -393,6 +450,7 @@ macro_rules! synthetic_spec {
                     scale: self.scale,
                     dummy_dims: self.dummy_dims,
                     noise_std: self.noise_std,
+                    names: self.names.clone(),
                 }
             }
 
@@ -529,5 +587,79 @@ pub(crate) mod testing {
         let mut g = vec![0.0; z.len()];
         f.value_grad(z, &mut g);
         g.iter().map(|v| v * v).sum::<f64>().sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cabo_core::{Problem, ProblemSpec, Rng};
+
+    fn build(json: &str) -> Box<dyn Problem> {
+        serde_json::from_str::<Box<dyn ProblemSpec>>(json)
+            .unwrap()
+            .build(0)
+            .unwrap()
+    }
+
+    /// Largest error of `native → unit → native` and `unit → native → unit` at random
+    /// points of the box, relative to the box's size.
+    fn round_trip_error(p: &dyn Problem, box_size: f64) -> f64 {
+        let d = p.info().dim;
+        let mut rng = Rng::new(5);
+        let lo = p.to_native(&vec![0.0; d]);
+        let hi = p.to_native(&vec![1.0; d]);
+        let mut worst: f64 = 0.0;
+        for _ in 0..500 {
+            let z: Vec<f64> = lo
+                .iter()
+                .zip(&hi)
+                .map(|(l, h)| rng.uniform_in(*l, *h))
+                .collect();
+            let back = p.to_native(&p.native_to_unit(&z));
+            let u: Vec<f64> = (0..d).map(|_| rng.uniform()).collect();
+            let again = p.native_to_unit(&p.to_native(&u));
+            for i in 0..d {
+                worst = worst.max((back[i] - z[i]).abs() / box_size);
+                worst = worst.max((again[i] - u[i]).abs());
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn native_to_unit_inverts_to_native() {
+        // Branin's box [-5, 10] × [0, 15], with an ignored input on the last interval.
+        let p = build(r#"{"type":"branin","dummy_dims":1}"#);
+        assert_eq!(p.native_to_unit(&[-5.0, 15.0, 0.0]), vec![0.0, 1.0, 0.0]);
+        assert!(round_trip_error(p.as_ref(), 15.0) <= 1e-12);
+    }
+
+    #[test]
+    fn names_are_the_problems_input_names_and_are_checked() {
+        let p = build(r#"{"type":"branin","dummy_dims":1,"names":["a","b","c"]}"#);
+        assert_eq!(p.info().input_names, ["a", "b", "c"]);
+        assert!(build(r#"{"type":"branin"}"#).info().input_names.is_empty());
+        for (names, gist) in [
+            (r#"["a","b"]"#, "gives 2 names, the problem has 3 inputs"),
+            (r#"["a","b","a"]"#, "names[2]: \"a\" names two inputs"),
+            (r#"["a","y","c"]"#, "names[1]: \"y\" cannot name an input"),
+            (r#"["a","b,c","d"]"#, "names[1]"),
+            (r#"["a"," b","d"]"#, "names[1]"),
+        ] {
+            let json = format!(r#"{{"type":"branin","dummy_dims":1,"names":{names}}}"#);
+            let spec: Box<dyn ProblemSpec> = serde_json::from_str(&json).unwrap();
+            let err = spec.dim().unwrap_err().to_string();
+            assert!(err.contains(gist), "{names}: {err}");
+        }
+    }
+
+    #[test]
+    fn boxes_of_powers_of_two_map_exactly() {
+        let p = build(r#"{"type":"ackley","dim":2,"bounds":[[0,4],[0,0.5]]}"#);
+        let mut rng = Rng::new(9);
+        for _ in 0..500 {
+            let u = vec![rng.uniform(), rng.uniform()];
+            assert_eq!(p.native_to_unit(&p.to_native(&u)), u);
+        }
     }
 }

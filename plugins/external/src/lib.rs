@@ -136,7 +136,13 @@ impl ProblemSpec for ExternalSpec {
     }
 
     fn set_spec_dir(&mut self, dir: &Path) {
-        self.spec_dir = dir.to_path_buf();
+        // A spec named without a directory is in the working directory, which a program is
+        // started in as ".", not "".
+        self.spec_dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir.to_path_buf()
+        };
     }
 
     fn metric_names(&self) -> Vec<String> {

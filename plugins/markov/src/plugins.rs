@@ -189,6 +189,14 @@ impl Problem for MarkovPath {
             .collect()
     }
 
+    /// A position on the interval `[0, length]` as a fraction of its length.
+    fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
+        native
+            .iter()
+            .map(|z| z / self.markov.setup.grid.length)
+            .collect()
+    }
+
     /// `expected_reward` = R(H) (the classification reward of stopping now, eq. 2.4),
     /// `net_value` = R(H) − c·τ, and `value_to_go` = V(H).
     fn metrics(&self, history: &[Observation]) -> BTreeMap<String, f64> {

@@ -312,3 +312,20 @@ fn paper_claim_one_step_within_98_percent() {
     }
     assert!(worst >= 0.98, "one-step reached only {worst:.4} of optimal");
 }
+
+#[test]
+fn native_to_unit_inverts_to_native() {
+    let json = PROBLEM.replace(r#""cost": 0.01"#, r#""cost": 0.01, "length": 3.0"#);
+    let spec: Box<dyn ProblemSpec> = serde_json::from_str(&json).unwrap();
+    let problem = spec.build(0).unwrap();
+    assert_eq!(problem.to_native(&[1.0]), vec![3.0]);
+    assert_eq!(problem.native_to_unit(&[3.0]), vec![1.0]);
+    for i in 0..=300 {
+        let z = 3.0 * f64::from(i) / 300.0;
+        let back = problem.to_native(&problem.native_to_unit(&[z]))[0];
+        assert!((back - z).abs() <= 1e-12 * 3.0, "{z} → {back}");
+        let u = f64::from(i) / 300.0;
+        let again = problem.native_to_unit(&problem.to_native(&[u]))[0];
+        assert!((again - u).abs() <= 1e-12, "{u} → {again}");
+    }
+}

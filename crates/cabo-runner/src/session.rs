@@ -1,0 +1,521 @@
+//! Ask/tell: a run whose evaluations are made outside cabo (an experiment run by hand, a
+//! program that embeds cabo), one at a time.
+//!
+//! A [`Session`] is the run loop of [`crate::engine`] turned inside out. It builds the
+//! problem, the known cost, the models and the policy of one (policy, replication) of a spec
+//! exactly as a run does, with the same seeds; [`Session::tell`] hands it an observation, and
+//! [`Session::ask`] returns the query the run loop would evaluate next given the same
+//! observations: decisions go through the loop's own decision function
+//! (`engine::decide`), with the same iteration number and so the same decision seed.
+//!
+//! **Phases.** The first observations told are the initial design: as many as the spec's
+//! `initial_design.points` (fewer where a finite domain has fewer candidates). While the
+//! design is incomplete, `ask` returns its next point — the point the run would evaluate —
+//! so an experiment run by hand starts from no data. Every later observation answers a
+//! policy decision: the `i`-th of them is decision `i`, whose seed is
+//! `derive_seed(&[&policy_seed, &i])` as in the run loop.
+//!
+//! **Policy and model state.** Policies and models carry state from one decision to the
+//! next, and some of it changes while deciding, not only in [`cabo_core::Policy::observe`]:
+//! a policy may keep its pending decision for `observe`, the last scenario tree as the next
+//! warm start or a count of explorations, and a model may warm-start each fit from the
+//! previous one — fits that happen inside `decide`. `observe` alone therefore does not
+//! reproduce a run's state. A session replays what the loop does instead: for every
+//! observation told in the policy phase it first makes the decision the loop would have made
+//! before it (fitting the models as that decision does), then records the observation and
+//! calls `observe`. A decision `ask` already made for the same data is not made again. The
+//! replayed decision's query is not used (the observation told is what was evaluated,
+//! wherever that was); where it stopped the run, the observation is taken all the same. An
+//! error while replaying (a model that failed to fit) leaves the session part-way through a
+//! step: build a new one. The price is one decision per policy-phase observation told
+//! (`suggest` builds a session from its data file, so it pays it on every call); exactness is
+//! worth it, since a session must decide bit for bit as the run would.
+//!
+//! **Budget.** Costs are charged as in the loop: policy-phase costs always, initial-design
+//! costs only with `initial_design.counts: true`. Once the budget is spent `ask` answers
+//! [`Suggestion::Done`]; an observation told after that is kept as data, and since the loop
+//! makes no decision then, none is replayed for it (`observe` still sees it).
+//!
+//! **Costs.** Where the spec has a known cost (`cost:`), an observation's cost may be left
+//! out: it is then what a run would charge, [`cabo_core::CostFunction::observe`] at the point
+//! with the seed of that evaluation. Without `cost:` the cost must be given (it is what the
+//! cost model learns from, and what a cost budget counts).
+//!
+//! **Units.** Points are told and suggested in the problem's own units
+//! ([`cabo_core::Problem::to_native`] and its inverse
+//! [`cabo_core::Problem::native_to_unit`]); models and policies see the unit cube as always.
+//!
+//! **Control sets.** Problems with control sets (`cvs`) are refused: their queries fix some
+//! inputs and the environment draws the others, which a table of observations does not
+//! record.
+//!
+//! **Several points at once.** [`Session::ask_many`] asks for points in sequence, each
+//! after the first chosen with the earlier ones pending, fantasised at the posterior mean
+//! (the constant-liar heuristic); see there.
+
+use crate::engine::{self, Setup, problem_seed};
+use crate::spec::{LoadedSpec, PolicyEntry};
+use cabo_core::{
+    BudgetState, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Observation,
+    Outcome, Phase, Query, Result, derive_seed,
+};
+use std::cell::RefCell;
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Suggestion {
+    /// Evaluate this point next.
+    Evaluate(Suggested),
+    /// The experiment is over: the budget is spent or the policy stopped (the reason).
+    Done(String),
+}
+
+/// A point to evaluate, and where it stands in the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggested {
+    /// The point in the problem's own units.
+    pub x: Vec<f64>,
+    /// The same point in the unit cube (as a run's records hold it).
+    pub unit: Vec<f64>,
+    /// Whether it is a point of the initial design or a policy decision.
+    pub phase: Phase,
+    /// The evaluation's 0-based index in the run (the `iter` of its record in
+    /// `rep-<r>.jsonl`).
+    pub evaluation: usize,
+    /// The 1-based number of the policy decision (`None` for the initial design).
+    pub iteration: Option<usize>,
+    /// How many earlier suggestions of the same [`Session::ask_many`] it was chosen with,
+    /// fantasised at the posterior mean (0 for the first).
+    pub pending: usize,
+    /// What the policy and the fitted posterior reported about the decision (acquisition
+    /// value, hyperparameters …; empty for the initial design).
+    pub diagnostics: Diagnostics,
+}
+
+/// An observation as told, kept so that a session can be replayed.
+#[derive(Debug, Clone)]
+struct Told {
+    unit: Vec<f64>,
+    y: f64,
+    cost: f64,
+}
+
+/// One (policy, replication) of a spec, driven from outside: see the module documentation.
+pub struct Session {
+    spec: LoadedSpec,
+    entry: usize,
+    replication: usize,
+    setup: Setup,
+    data: Dataset,
+    budget: BudgetState,
+    problem_seed: u64,
+    policy_seed: u64,
+    /// The initial design's points (unit cube).
+    design: Vec<Vec<f64>>,
+    /// Policy-phase observations told (the loop's decisions so far).
+    decisions: usize,
+    told: Vec<Told>,
+    /// The decision already made on the current data (by `ask`), with its diagnostics.
+    decided: Option<(Decision, Diagnostics)>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("spec", &self.spec.spec.name)
+            .field("policy", &self.policy())
+            .field("replication", &self.replication)
+            .field("observations", &self.data.len())
+            .finish()
+    }
+}
+
+impl Session {
+    /// The session of policy `policy` of `spec` in replication `replication` (which selects
+    /// the seeds: replication `r` suggests what run `r` would evaluate), with no observation
+    /// yet. Builds the problem, known cost, models and policy as the run loop does; refuses
+    /// an unknown policy (naming the closest) and problems with control sets.
+    pub fn new(spec: &LoadedSpec, policy: &str, replication: usize) -> Result<Session> {
+        let s = &spec.spec;
+        let names: Vec<&str> = s.policies.iter().map(|p| p.name.as_str()).collect();
+        let entry = names.iter().position(|n| *n == policy).ok_or_else(|| {
+            let closest = cabo_core::registry::closest_of(policy, &names)
+                .map(|c| format!("; did you mean {c:?}?"))
+                .unwrap_or_default();
+            Error::invalid(format!(
+                "spec {:?} has no policy {policy:?}{closest} Policies: {}",
+                s.name,
+                names.join(", ")
+            ))
+        })?;
+        let pseed = problem_seed(s.seed_name(), replication);
+        let qseed = engine::policy_seed(s.seed_name(), &s.policies[entry].name, replication);
+        let setup = engine::build(spec, &s.policies[entry], pseed, qseed)?;
+        if !setup.info.control_sets.is_empty() {
+            return Err(Error::unsupported(format!(
+                "{} has control sets: its queries fix some inputs and the environment draws \
+                 the others, which observations made by hand do not record, so ask/tell does \
+                 not support it",
+                setup.info.name
+            )));
+        }
+        let design = engine::initial_points(spec, &setup.info, pseed)?;
+        Ok(Session {
+            data: Dataset::new(spec.dim),
+            budget: BudgetState::new(s.budget.clone()),
+            spec: spec.clone(),
+            entry,
+            replication,
+            setup,
+            problem_seed: pseed,
+            policy_seed: qseed,
+            design,
+            decisions: 0,
+            told: Vec::new(),
+            decided: None,
+        })
+    }
+
+    /// The policy's name.
+    pub fn policy(&self) -> &str {
+        &self.entry().name
+    }
+
+    fn entry(&self) -> &PolicyEntry {
+        &self.spec.spec.policies[self.entry]
+    }
+
+    /// The replication whose seeds the session uses.
+    pub fn replication(&self) -> usize {
+        self.replication
+    }
+
+    /// The problem's input dimension.
+    pub fn dim(&self) -> usize {
+        self.spec.dim
+    }
+
+    /// The inputs' names: the problem's own ([`cabo_core::ProblemInfo::input_names`]), or
+    /// `x0`, `x1`, … where it gives none.
+    pub fn input_names(&self) -> Vec<String> {
+        let names = &self.setup.info.input_names;
+        if names.len() == self.dim() {
+            names.clone()
+        } else {
+            (0..self.dim()).map(|i| format!("x{i}")).collect()
+        }
+    }
+
+    /// Each input's range in the problem's own units, `(low, high)`: the images of the unit
+    /// cube's faces.
+    pub fn native_bounds(&self) -> Vec<(f64, f64)> {
+        let d = self.dim();
+        let lo = self.setup.problem.to_native(&vec![0.0; d]);
+        let hi = self.setup.problem.to_native(&vec![1.0; d]);
+        lo.into_iter()
+            .zip(hi)
+            .map(|(a, b)| (a.min(b), a.max(b)))
+            .collect()
+    }
+
+    /// Whether the spec's known cost (`cost:`) gives an observation's cost, so that
+    /// [`Session::tell`] may be given none.
+    pub fn cost_is_known(&self) -> bool {
+        self.setup.cost.is_some()
+    }
+
+    /// The observations told so far, initial design included.
+    pub fn observations(&self) -> &Dataset {
+        &self.data
+    }
+
+    /// How many observations the initial design takes.
+    pub fn initial_design_len(&self) -> usize {
+        self.design.len()
+    }
+
+    /// Where the budget stands.
+    pub fn budget(&self) -> &BudgetState {
+        &self.budget
+    }
+
+    /// Tells the session an observation: `y` observed at `x` (in the problem's own units)
+    /// at cost `cost`, which may be `None` where the spec's cost is known. Replays the
+    /// decision the run loop makes before it (see the module documentation). Refuses a
+    /// point of the wrong length or outside the problem's range, a `y` that is not finite
+    /// and a cost that is not finite and positive.
+    pub fn tell(&mut self, x: &[f64], y: f64, cost: Option<f64>) -> Result<()> {
+        let unit = self.unit_point(x).map_err(|(i, m)| {
+            let name = self.input_names().get(i).cloned().unwrap_or_default();
+            Error::invalid(format!("input `{name}`: {m}"))
+        })?;
+        self.tell_unit(unit, y, cost)
+    }
+
+    /// `x` (the problem's own units) in the unit cube, or the index of the first bad
+    /// coordinate and what is wrong with it.
+    pub(crate) fn unit_point(&self, x: &[f64]) -> std::result::Result<Vec<f64>, (usize, String)> {
+        let d = self.dim();
+        if x.len() != d {
+            return Err((
+                x.len().min(d),
+                format!("the point has {} coordinates, the problem {d}", x.len()),
+            ));
+        }
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            return Err((i, format!("{} is not a finite number", x[i])));
+        }
+        let unit = self.setup.problem.native_to_unit(x);
+        let bounds = self.native_bounds();
+        if let Some(i) = unit.iter().position(|u| !(0.0..=1.0).contains(u)) {
+            let (lo, hi) = bounds[i];
+            return Err((
+                i,
+                format!("{} is outside the problem's range [{lo}, {hi}]", x[i]),
+            ));
+        }
+        Ok(unit)
+    }
+
+    /// [`Session::tell`] with the point already in the unit cube.
+    pub(crate) fn tell_unit(&mut self, unit: Vec<f64>, y: f64, cost: Option<f64>) -> Result<()> {
+        if !y.is_finite() {
+            return Err(Error::invalid(format!("y = {y} is not a finite number")));
+        }
+        let index = self.data.len();
+        let cost = match (cost, &self.setup.cost) {
+            (Some(c), _) => c,
+            (None, Some(known)) => {
+                // The cost a run charges for evaluation `index` (engine's `evaluate`).
+                let eval_seed = derive_seed(&[&self.problem_seed, &"evaluate", &index]);
+                known.observe(&unit, derive_seed(&[&eval_seed, &"cost"]))
+            }
+            (None, None) => {
+                return Err(Error::invalid(
+                    "the cost is missing: the spec has no known cost (`cost:`), so every \
+                     observation needs its observed cost",
+                ));
+            }
+        };
+        if !(cost.is_finite() && cost > 0.0) {
+            return Err(Error::invalid(format!(
+                "cost = {cost}: a cost must be a finite positive number"
+            )));
+        }
+        let phase = if index < self.design.len() {
+            Phase::Initial
+        } else {
+            Phase::Policy
+        };
+        if phase == Phase::Policy && !self.budget.exhausted() && self.decided.is_none() {
+            // The decision the loop makes before this evaluation; its query is not needed.
+            let iteration = self.decisions + 1;
+            engine::decide(
+                &mut self.setup,
+                &self.data,
+                &self.budget,
+                self.policy_seed,
+                iteration,
+            )?;
+        }
+        self.decided = None;
+        if phase == Phase::Policy {
+            self.decisions += 1;
+        }
+        if phase == Phase::Policy || self.spec.spec.initial_design.counts {
+            self.budget.charge(cost);
+        }
+        let obs = Observation {
+            query: Query::at(unit.clone()),
+            outcome: Outcome::new(y, cost, unit.clone(), None),
+            phase,
+        };
+        self.data.push(obs.clone())?;
+        if phase == Phase::Policy {
+            self.setup.policy.observe(&self.data, &obs)?;
+        }
+        self.told.push(Told { unit, y, cost });
+        Ok(())
+    }
+
+    /// The query the run loop would evaluate next, or [`Suggestion::Done`] once the budget
+    /// is spent or the policy stops. Asking again without telling returns the same answer
+    /// (the decision is made once).
+    pub fn ask(&mut self) -> Result<Suggestion> {
+        let index = self.data.len();
+        if let Some(unit) = self.design.get(index) {
+            return Ok(Suggestion::Evaluate(Suggested {
+                x: self.setup.problem.to_native(unit),
+                unit: unit.clone(),
+                phase: Phase::Initial,
+                evaluation: index,
+                iteration: None,
+                pending: 0,
+                diagnostics: Diagnostics::new(),
+            }));
+        }
+        if self.budget.exhausted() {
+            return Ok(Suggestion::Done(self.spent_message()));
+        }
+        let cap = self.spec.max_evaluations();
+        if index >= cap {
+            return Err(Error::invalid(format!(
+                "{index} observations reach limits.max_evaluations = {cap} before the budget \
+                 is spent; raise the limit in the spec's `limits:` section or lower the budget"
+            )));
+        }
+        let iteration = self.decisions + 1;
+        if self.decided.is_none() {
+            let (decision, diagnostics, _) = engine::decide(
+                &mut self.setup,
+                &self.data,
+                &self.budget,
+                self.policy_seed,
+                iteration,
+            )?;
+            if let Decision::Evaluate(q) = &decision {
+                engine::check_query(q, &self.setup.info)?;
+            }
+            self.decided = Some((decision, diagnostics));
+        }
+        let (decision, diagnostics) = self.decided.as_ref().expect("the decision was just made");
+        Ok(match decision {
+            Decision::Stop(reason) => Suggestion::Done(format!("the policy stopped: {reason}")),
+            Decision::Evaluate(q) => Suggestion::Evaluate(Suggested {
+                x: self.setup.problem.to_native(&q.x),
+                unit: q.x.clone(),
+                phase: Phase::Policy,
+                evaluation: index,
+                iteration: Some(iteration),
+                pending: 0,
+                diagnostics: diagnostics.clone(),
+            }),
+        })
+    }
+
+    /// What the budget says once it is spent.
+    fn spent_message(&self) -> String {
+        let b = &self.budget;
+        match (b.budget.cost, b.budget.iterations) {
+            (Some(c), _) if b.spent >= c => format!(
+                "the budget is spent: the observations cost {} of the budget's {c}",
+                b.spent
+            ),
+            (_, Some(n)) => format!(
+                "the budget is spent: {} policy evaluations of the budget's {n}",
+                b.iterations
+            ),
+            _ => "the budget is spent".to_string(),
+        }
+    }
+
+    /// Up to `count` points in sequence (the constant-liar heuristic): the first is
+    /// [`Session::ask`]'s; each later one is what the session would ask after the earlier
+    /// ones were told with a fantasised outcome: y the posterior mean at the point and the
+    /// cost the known cost `c(x)` (noise-free) where the spec has `cost:`, else the expected
+    /// cost E\[c(x)\] under the cost model's belief, else the mean of the costs observed
+    /// (1 with none). The posterior and the cost belief are those of the spec's models
+    /// fitted afresh (fresh models, so the session's own are untouched) to the observations
+    /// and the earlier fantasies; without a model, y is the mean of the y observed (0 with
+    /// none). Fantasies are charged to the budget as evaluations would be, so the list ends
+    /// early, with [`Suggestion::Done`], where the budget would be spent or the policy
+    /// stops. Initial-design points are the design's whatever the fantasies.
+    ///
+    /// The later points are decided on a copy of the session, made by replaying every
+    /// observation into a fresh one, so this session is unchanged (but for the first
+    /// decision, made as by `ask`), and the real outcomes are told afterwards as usual.
+    pub fn ask_many(&mut self, count: usize) -> Result<Vec<Suggestion>> {
+        let mut out = Vec::with_capacity(count);
+        if count == 0 {
+            return Ok(out);
+        }
+        let first = self.ask()?;
+        let Suggestion::Evaluate(mut previous) = first.clone() else {
+            return Ok(vec![first]);
+        };
+        out.push(first);
+        if count == 1 {
+            return Ok(out);
+        }
+        let mut copy = self.replayed()?;
+        for pending in 1..count {
+            let (y, cost) = copy.fantasy(&previous.unit)?;
+            copy.tell_unit(previous.unit.clone(), y, Some(cost))?;
+            match copy.ask()? {
+                Suggestion::Evaluate(mut next) => {
+                    if next.phase == Phase::Policy {
+                        next.pending = pending;
+                    }
+                    out.push(Suggestion::Evaluate(next.clone()));
+                    previous = next;
+                }
+                Suggestion::Done(reason) => {
+                    out.push(Suggestion::Done(format!(
+                        "with the {pending} point(s) above evaluated, {reason}"
+                    )));
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A fresh session told the same observations.
+    fn replayed(&self) -> Result<Session> {
+        let mut s = Session::new(&self.spec, self.policy(), self.replication)?;
+        for t in &self.told {
+            s.tell_unit(t.unit.clone(), t.y, Some(t.cost))?;
+        }
+        Ok(s)
+    }
+
+    /// The constant liar's outcome at `unit` given the data so far: see
+    /// [`Session::ask_many`].
+    fn fantasy(&self, unit: &[f64]) -> Result<(f64, f64)> {
+        let s = &self.spec.spec;
+        let entry = self.entry();
+        let ctx = BuildContext {
+            problem: &self.setup.info,
+            seed: self.policy_seed,
+        };
+        let model = entry
+            .model
+            .as_ref()
+            .or(s.model.as_ref())
+            .map(|m| m.build(&ctx).map(RefCell::new))
+            .transpose()?;
+        let cost_model = entry
+            .cost_model
+            .as_ref()
+            .or(s.cost_model.as_ref())
+            .map(|m| m.build(&ctx).map(RefCell::new))
+            .transpose()?;
+        let seed = derive_seed(&[&self.policy_seed, &"fantasy", &self.data.len()]);
+        let decision = DecisionContext::new(
+            &self.setup.info,
+            &self.data,
+            &self.budget,
+            self.decisions + 1,
+            seed,
+            &self.setup.optimizer,
+        )
+        .with_models(model.as_ref(), cost_model.as_ref());
+        let mean = |v: Vec<f64>, none: f64| {
+            if v.is_empty() {
+                none
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let y = match &model {
+            Some(_) => decision.posterior()?.mean_var(unit).mean,
+            None => mean(self.data.ys(), 0.0),
+        };
+        let cost = match (&self.setup.cost, &cost_model) {
+            (Some(known), _) => known.cost(unit),
+            (None, Some(_)) => decision.cost_belief()?.ln_cost(unit).expected(),
+            (None, None) => mean(self.data.costs(), 1.0),
+        };
+        Ok((y, cost))
+    }
+}

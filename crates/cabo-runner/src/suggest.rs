@@ -1,0 +1,386 @@
+//! `cargo xtask suggest`: the next query of an experiment run by hand, from a file of the
+//! observations made so far (a [`Session`] told every row, then asked).
+//!
+//! The observations file is comma-separated text: a header naming the columns, then one
+//! row per evaluation in the order they were made, the initial design's first.
+//!
+//! - One column per input, named as the problem names its inputs
+//!   ([`cabo_core::ProblemInfo::input_names`]; `x0`, `x1`, … where it names none), in the
+//!   problem's own units; `y`, the observed value; and `cost`, the observed cost. Columns
+//!   may come in any order.
+//! - `cost` may be left out (the column, or a cell) where the spec's cost is known
+//!   (`cost:`): the cost is then what a run would charge. Without `cost:` every row needs
+//!   it.
+//! - Blank lines and lines starting with `#` are skipped; a field may be wrapped in double
+//!   quotes (without commas inside); a leading byte-order mark is ignored.
+//! - A file that is empty or holds only the header means no observation yet. A file that
+//!   does not exist is an error, so that a mistyped path does not silently restart an
+//!   experiment from its first design point.
+//!
+//! Every error names the file, the line and, where one cell is at fault, its column.
+
+use crate::session::{Session, Suggested, Suggestion};
+use crate::spec::LoadedSpec;
+use cabo_core::{Error, Phase, Result};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What `suggest` is asked.
+#[derive(Debug, Clone)]
+pub struct SuggestOptions {
+    /// The policy to ask (may be left out when the spec has one policy).
+    pub policy: Option<String>,
+    /// The observations file.
+    pub data: PathBuf,
+    /// How many points to suggest (see [`Session::ask_many`]).
+    pub count: usize,
+    /// The replication whose seeds to use.
+    pub replication: usize,
+}
+
+/// The policy named by `policy`, or the spec's only one.
+fn policy_name(spec: &LoadedSpec, policy: Option<&str>) -> Result<String> {
+    match (policy, spec.spec.policies.as_slice()) {
+        (Some(p), _) => Ok(p.to_string()),
+        (None, [only]) => Ok(only.name.clone()),
+        (None, all) => Err(Error::invalid(format!(
+            "spec {:?} has {} policies: name one with --policy ({})",
+            spec.spec.name,
+            all.len(),
+            all.iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Runs `suggest`: reads the observations into a session of `spec` and returns the
+/// suggestions as pretty-printed JSON (see [`Output`]).
+pub fn suggest(spec: &LoadedSpec, opts: &SuggestOptions) -> Result<String> {
+    if opts.count == 0 {
+        return Err(Error::invalid("--count must be at least 1"));
+    }
+    let policy = policy_name(spec, opts.policy.as_deref())?;
+    let mut session = Session::new(spec, &policy, opts.replication)?;
+    let text = std::fs::read_to_string(&opts.data).map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                " (to start an experiment, create it with the header line `{}`: the first \
+                 suggestion is then the initial design's first point)",
+                header_line(&session)
+            )
+        } else {
+            String::new()
+        };
+        Error::invalid(format!("{}: {e}{hint}", opts.data.display()))
+    })?;
+    tell_observations(&mut session, &opts.data, &text)?;
+    let suggestions = session.ask_many(opts.count)?;
+    let out = Output::new(spec, &session, &suggestions, opts.count);
+    serde_json::to_string_pretty(&out).map_err(|e| Error::invalid(e.to_string()))
+}
+
+/// The header of an observations file for `session`'s problem.
+pub fn header_line(session: &Session) -> String {
+    let mut cols = session.input_names();
+    cols.push("y".into());
+    cols.push("cost".into());
+    cols.join(",")
+}
+
+/// What a column of the observations file holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Column {
+    Input(usize),
+    Y,
+    Cost,
+}
+
+/// Tells `session` every row of the observations file `text` (read from `path`, which
+/// messages name), in order; returns how many rows there were.
+pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Result<usize> {
+    let file = path.display().to_string();
+    // A byte-order mark (spreadsheet exports) is not part of the first column's name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let Some((header_at, header)) = lines.next() else {
+        return Ok(0);
+    };
+    let columns = read_header(session, &file, header_at, header)?;
+    let names: Vec<String> = session.input_names();
+    let column_name = |c: Column| match c {
+        Column::Input(i) => names[i].clone(),
+        Column::Y => "y".into(),
+        Column::Cost => "cost".into(),
+    };
+    let mut rows = 0;
+    for (line, text) in lines {
+        let fields = split(text);
+        if fields.len() != columns.len() {
+            return Err(Error::invalid(format!(
+                "{file}:{line}: the row has {} fields, the header {} ({})",
+                fields.len(),
+                columns.len(),
+                header.trim()
+            )));
+        }
+        let at = |j: usize, msg: String| {
+            Error::invalid(format!(
+                "{file}:{line}: column {} `{}`: {msg}",
+                j + 1,
+                column_name(columns[j])
+            ))
+        };
+        let mut x = vec![f64::NAN; session.dim()];
+        let mut y = f64::NAN;
+        let mut cost = None;
+        for (j, (field, column)) in fields.iter().zip(&columns).enumerate() {
+            if field.is_empty() {
+                if *column == Column::Cost && session.cost_is_known() {
+                    continue;
+                }
+                let why = if *column == Column::Cost {
+                    ": the spec has no known cost (`cost:`), so every observation needs its cost"
+                } else {
+                    ""
+                };
+                return Err(at(j, format!("the cell is empty{why}")));
+            }
+            let v: f64 = field
+                .parse()
+                .map_err(|_| at(j, format!("expected a number, found {field:?}")))?;
+            if !v.is_finite() {
+                return Err(at(j, format!("{field} is not a finite number")));
+            }
+            match column {
+                Column::Input(i) => x[*i] = v,
+                Column::Y => y = v,
+                Column::Cost if v > 0.0 => cost = Some(v),
+                Column::Cost => return Err(at(j, format!("{v}: a cost must be positive"))),
+            }
+        }
+        let unit = session.unit_point(&x).map_err(|(i, msg)| {
+            let j = columns
+                .iter()
+                .position(|c| *c == Column::Input(i))
+                .unwrap_or(i);
+            at(j, msg)
+        })?;
+        session
+            .tell_unit(unit, y, cost)
+            .map_err(|e| Error::invalid(format!("{file}:{line}: {e}")))?;
+        rows += 1;
+    }
+    Ok(rows)
+}
+
+/// The header's columns: every input and `y` exactly once, `cost` at most once (and
+/// required where the cost is not known).
+fn read_header(session: &Session, file: &str, line: usize, header: &str) -> Result<Vec<Column>> {
+    let names = session.input_names();
+    let mut valid: Vec<&str> = names.iter().map(String::as_str).collect();
+    valid.extend(["y", "cost"]);
+    let mut columns: Vec<Column> = Vec::new();
+    for (j, name) in split(header).iter().enumerate() {
+        let column = match names.iter().position(|n| n == name) {
+            Some(i) => Column::Input(i),
+            None if name == "y" => Column::Y,
+            None if name == "cost" => Column::Cost,
+            None => {
+                let closest = cabo_core::registry::closest_of(name, &valid)
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err(Error::invalid(format!(
+                    "{file}:{line}: column {} `{name}` is not an input of the problem, `y` or \
+                     `cost`{closest} The columns are: {}",
+                    j + 1,
+                    header_line(session)
+                )));
+            }
+        };
+        if columns.contains(&column) {
+            return Err(Error::invalid(format!(
+                "{file}:{line}: column {} `{name}` appears twice",
+                j + 1
+            )));
+        }
+        columns.push(column);
+    }
+    let missing: Vec<&str> = valid
+        .iter()
+        .zip(
+            (0..names.len())
+                .map(Column::Input)
+                .chain([Column::Y, Column::Cost]),
+        )
+        .filter(|(_, c)| !columns.contains(c))
+        .filter(|(_, c)| *c != Column::Cost || !session.cost_is_known())
+        .map(|(n, _)| *n)
+        .collect();
+    if !missing.is_empty() {
+        let why = if missing.contains(&"cost") {
+            " (the spec has no known cost, `cost:`, so every observation needs its cost)"
+        } else {
+            ""
+        };
+        return Err(Error::invalid(format!(
+            "{file}:{line}: the header lacks the column(s) {}{why}; the columns are: {}",
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            header_line(session)
+        )));
+    }
+    Ok(columns)
+}
+
+/// A line's fields, trimmed, with surrounding double quotes removed.
+fn split(line: &str) -> Vec<String> {
+    line.split(',')
+        .map(|f| {
+            let f = f.trim();
+            f.strip_prefix('"')
+                .and_then(|f| f.strip_suffix('"'))
+                .unwrap_or(f)
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// What `suggest` prints.
+#[derive(Debug, Serialize)]
+pub struct Output<'a> {
+    /// The spec's name.
+    pub spec: &'a str,
+    /// The policy asked.
+    pub policy: &'a str,
+    /// The replication whose seeds were used.
+    pub replication: usize,
+    /// Observations read, initial design included.
+    pub observations: usize,
+    /// How many of them the initial design takes.
+    pub initial_design: usize,
+    /// Where the budget stands.
+    pub budget: BudgetOutput,
+    /// The points to evaluate next, in order.
+    pub queries: Vec<QueryOutput>,
+    /// Why no (further) point is suggested: the budget is spent or the policy stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
+    /// How points after the first were chosen, when more than one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+/// The budget in `suggest`'s output.
+#[derive(Debug, Serialize)]
+pub struct BudgetOutput {
+    /// The budget's total cost, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// The budget's policy evaluations, if it counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<usize>,
+    /// Cost spent that counts against the budget.
+    pub spent: f64,
+    /// Policy evaluations made.
+    pub policy_evaluations: usize,
+}
+
+/// One suggested point in `suggest`'s output.
+#[derive(Debug, Serialize)]
+pub struct QueryOutput {
+    /// The point in the problem's own units, by input name, in the inputs' order.
+    pub x: Named,
+    /// The same point in the unit cube.
+    pub unit_x: Vec<f64>,
+    /// `initial` (a point of the initial design) or `policy`.
+    pub phase: Phase,
+    /// The evaluation's 0-based index in the run (its record's `iter`).
+    pub evaluation: usize,
+    /// The policy decision's 1-based number (absent for the initial design).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<usize>,
+    /// Whether earlier points of the same answer were pending, fantasised at the
+    /// posterior mean, when this one was chosen.
+    pub pending_fantasised: bool,
+    /// What the policy and the posterior reported about the decision.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub diagnostics: BTreeMap<String, f64>,
+}
+
+/// Values by name, serialised as a JSON object in the given order.
+#[derive(Debug)]
+pub struct Named(pub Vec<(String, f64)>);
+
+impl Serialize for Named {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// The note on points chosen with earlier ones pending.
+pub const CONSTANT_LIAR_NOTE: &str = "points after the first were chosen with the earlier ones \
+    pending, fantasised at the posterior mean (constant liar); initial-design points do not \
+    depend on it";
+
+impl<'a> Output<'a> {
+    /// The output for `suggestions` from `session` (asked for `count` points).
+    pub fn new(
+        spec: &'a LoadedSpec,
+        session: &'a Session,
+        suggestions: &[Suggestion],
+        count: usize,
+    ) -> Self {
+        let names = session.input_names();
+        let query = |s: &Suggested| QueryOutput {
+            x: Named(names.iter().cloned().zip(s.x.iter().copied()).collect()),
+            unit_x: s.unit.clone(),
+            phase: s.phase,
+            evaluation: s.evaluation,
+            iteration: s.iteration,
+            pending_fantasised: s.pending > 0,
+            diagnostics: s.diagnostics.clone(),
+        };
+        let b = session.budget();
+        Output {
+            spec: &spec.spec.name,
+            policy: session.policy(),
+            replication: session.replication(),
+            observations: session.observations().len(),
+            initial_design: session.initial_design_len(),
+            budget: BudgetOutput {
+                cost: b.budget.cost,
+                iterations: b.budget.iterations,
+                spent: b.spent,
+                policy_evaluations: b.iterations,
+            },
+            queries: suggestions
+                .iter()
+                .filter_map(|s| match s {
+                    Suggestion::Evaluate(q) => Some(query(q)),
+                    Suggestion::Done(_) => None,
+                })
+                .collect(),
+            done: suggestions.iter().find_map(|s| match s {
+                Suggestion::Done(reason) => Some(reason.clone()),
+                Suggestion::Evaluate(_) => None,
+            }),
+            note: (count > 1).then_some(CONSTANT_LIAR_NOTE),
+        }
+    }
+}
