@@ -97,7 +97,15 @@ const GIST: &[(&str, &str)] = &[
     ),
     (
         "unknown-fixed-name.yaml",
-        "`model.fit`: unknown value `fixd`",
+        "`model.fit`: unknown value `fixd`, expected one of fixed, map (did you mean `fixed`?)",
+    ),
+    (
+        "external-cost-unknown.yaml",
+        "external-cost-unknown.yaml:7:9: `problem.cost`: unknown value `wallclock`, expected one of reported, wall_time, none (did you mean `wall_time`?)",
+    ),
+    (
+        "external-field-unknown.yaml",
+        "external-field-unknown.yaml:8:12: `problem.timeout`: unknown field `timeout`; did you mean `timeout_s`?",
     ),
     (
         "untagged-form.yaml",

@@ -62,7 +62,27 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Re
         _ => (key, error),
     };
     let message = explain(&key, &describe::<T>(text, &key, &error));
-    Err(SpecError::new(path, location_of(&error), &key, message))
+    Err(SpecError::new(
+        path,
+        located(text, &key, &error),
+        &key,
+        message,
+    ))
+}
+
+/// Where the error is: the parser's location, unless the key path leads to a later line. A
+/// plugin's mapping (typetag) is buffered before it is read, so the parser places every
+/// error inside it at the mapping's start; the key path still names the line at fault.
+fn located(text: &str, key: &str, error: &serde_saphyr::Error) -> Option<Loc> {
+    let parser = location_of(error);
+    if key.is_empty() {
+        return parser;
+    }
+    match (parser, crate::locate::Locator::new(text).find(key)) {
+        (Some(p), Some(k)) if k.0 > p.0 => Some(k),
+        (None, k) => k,
+        (p, _) => p,
+    }
 }
 
 type Loc = (u64, u64);
@@ -455,8 +475,12 @@ fn plain_message(e: &serde_saphyr::Error) -> String {
 /// Adds what a researcher needs to fix common mistakes: the registered names of a plugin
 /// kind and the closest one to an unknown `type`, or the closest field name.
 fn explain(key: &str, message: &str) -> String {
+    let expected = expected_names(message);
     if let Some(name) = between(message, "unknown variant `", "`")
         && let Some(kind) = kind_of_key(key)
+        // A key named like a plugin kind may hold a plain choice instead (the `external`
+        // problem's `cost: reported | wall_time | none`): its names are not the kind's.
+        && expected.iter().all(|e| registry::names(kind).contains(e))
     {
         let names = registry::names(kind);
         let closest = registry::closest(kind, &name)
@@ -467,13 +491,7 @@ fn explain(key: &str, message: &str) -> String {
             names.join(", ")
         );
     }
-    if let Some(field) = between(message, "unknown field `", "`")
-        && let Some(rest) = message.split("expected ").nth(1)
-    {
-        let expected: Vec<&str> = rest
-            .split(['`', ',', ' '])
-            .filter(|s| !s.is_empty() && *s != "one" && *s != "of" && *s != "or")
-            .collect();
+    if let Some(field) = between(message, "unknown field `", "`") {
         if let Some(c) = registry::closest_of(&field, &expected) {
             return format!(
                 "unknown field `{field}`; did you mean `{c}`? Valid fields: {}",
@@ -483,9 +501,25 @@ fn explain(key: &str, message: &str) -> String {
     }
     // Outside plugin kinds a "variant" is one of a key's fixed names.
     match message.strip_prefix("unknown variant ") {
-        Some(rest) => format!("unknown value {rest}"),
+        Some(rest) => {
+            let closest = between(message, "unknown variant `", "`")
+                .and_then(|name| registry::closest_of(&name, &expected))
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default();
+            format!("unknown value {rest}{closest}")
+        }
         None => message.to_string(),
     }
+}
+
+/// The names serde lists after "expected" (`expected one of `a`, `b``), if any.
+fn expected_names(message: &str) -> Vec<&str> {
+    let Some(rest) = message.split("expected ").nth(1) else {
+        return Vec::new();
+    };
+    rest.split(['`', ',', ' '])
+        .filter(|s| !s.is_empty() && *s != "one" && *s != "of" && *s != "or")
+        .collect()
 }
 
 fn between(s: &str, start: &str, end: &str) -> Option<String> {
