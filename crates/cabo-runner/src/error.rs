@@ -491,13 +491,13 @@ fn explain(key: &str, message: &str) -> String {
             names.join(", ")
         );
     }
-    if let Some(field) = between(message, "unknown field `", "`") {
-        if let Some(c) = registry::closest_of(&field, &expected) {
-            return format!(
-                "unknown field `{field}`; did you mean `{c}`? Valid fields: {}",
-                expected.join(", ")
-            );
-        }
+    if let Some(field) = between(message, "unknown field `", "`")
+        && let Some(c) = registry::closest_of(&field, &expected)
+    {
+        return format!(
+            "unknown field `{field}`; did you mean `{c}`? Valid fields: {}",
+            expected.join(", ")
+        );
     }
     // Outside plugin kinds a "variant" is one of a key's fixed names.
     match message.strip_prefix("unknown variant ") {
