@@ -104,6 +104,10 @@ const GIST: &[(&str, &str)] = &[
         "external-cost-unknown.yaml:7:9: `problem.cost`: unknown value `wallclock`, expected one of reported, wall_time, none (did you mean `wall_time`?)",
     ),
     (
+        "external-cost-twice.yaml",
+        "external-cost-twice.yaml:8:7: `cost`: the problem measures each evaluation's cost itself",
+    ),
+    (
         "external-field-unknown.yaml",
         "external-field-unknown.yaml:8:12: `problem.timeout`: unknown field `timeout`; did you mean `timeout_s`?",
     ),

@@ -180,6 +180,13 @@ pub trait ProblemSpec: Debug + Send + Sync + dyn_clone::DynClone {
         Vec::new()
     }
 
+    /// Whether the problem measures each evaluation's cost itself (an external program that
+    /// reports it, or is timed): a spec's known `cost:`, which would replace those costs, is
+    /// then refused.
+    fn measures_costs(&self) -> bool {
+        false
+    }
+
     /// What a user should know before running this problem, in a sentence each (results
     /// that a fresh rerun will not reproduce, say): `validate` and `run` print them.
     fn caveats(&self) -> Vec<String> {

@@ -435,6 +435,14 @@ impl LoadedSpec {
             .map_err(|m| self.error_at("initial_design.points", m))?;
         if let Some(c) = &s.cost {
             c.validate(dim).map_err(|e| at("cost", e))?;
+            if s.problem.measures_costs() {
+                return Err(self.error_at(
+                    "cost",
+                    "the problem measures each evaluation's cost itself (an external program's \
+                     `cost: reported` or `wall_time`), and a known `cost:` would replace what \
+                     it measures: remove one of the two",
+                ));
+            }
         }
         if let Some(m) = &s.model {
             m.validate(dim).map_err(|e| at("model", e))?;

@@ -149,6 +149,10 @@ impl ProblemSpec for ExternalSpec {
         self.metrics.clone()
     }
 
+    fn measures_costs(&self) -> bool {
+        self.cost != CostSource::None
+    }
+
     fn caveats(&self) -> Vec<String> {
         let mut out = vec![
             "cabo fingerprints the spec, not the program: after editing the program, change \
