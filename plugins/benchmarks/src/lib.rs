@@ -10,7 +10,8 @@
 //!   the `bump_scaled_gp` model ([`bump_model`]);
 //! - finite oracle problems: seed 001's Theorem 1 arms ([`arms`]) and Pandora's boxes
 //!   ([`pandora`]);
-//! - energy-aware robot pushing ([`robot`]);
+//! - energy-aware robot pushing ([`robot`]) and Pest Control ([`pest`], seed 000's d = 25
+//!   empirical problem);
 //! - GP surrogates of published data sets ([`surrogate`]: airfoil, LDA).
 //!
 //! Every problem is maximised (minimisation benchmarks are negated, as the papers' code
@@ -32,6 +33,7 @@ pub mod gp_prior;
 pub mod hartmann;
 pub mod levy;
 pub mod pandora;
+pub mod pest;
 pub mod robot;
 pub mod rosenbrock;
 pub mod shekel;
