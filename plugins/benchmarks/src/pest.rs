@@ -4,7 +4,7 @@
 //! which pests are widespread.
 //!
 //! # The simulation
-//! Each input x_i ∈ [0,1] chooses the treatment of stage i, `t_i = min(⌊5 x_i⌋, 4)` (0 is
+//! Each input x_i ∈ \[0,1\] chooses the treatment of stage i, `t_i = min(⌊5 x_i⌋, 4)` (0 is
 //! none), so models see a continuous relaxation of a categorical problem. 100 simulated
 //! fields start with pest fractions p ~ Beta(1, 30). At stage i, with spread rate
 //! s ~ Beta(1, 17/3):
