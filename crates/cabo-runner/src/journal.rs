@@ -94,34 +94,31 @@ impl Journal {
     /// The outcome recorded for evaluation `eval` if an earlier attempt asked the same
     /// query there; otherwise `None`, and a journal that disagrees is cut at `eval`.
     pub fn replay(&mut self, eval: usize, query: &Query) -> Result<Option<Outcome>> {
-        let Some(pos) = self.recorded.iter().position(|(_, e)| e.eval == eval) else {
-            return Ok(None);
-        };
-        if same_query(&self.recorded[pos].1.query, query) {
-            let (_, entry) = self.recorded.remove(pos);
-            return Ok(Some(entry.outcome));
+        self.pass(eval);
+        match self.recorded.first() {
+            Some((_, e)) if e.eval == eval && same_query(&e.query, query) => {
+                Ok(Some(self.recorded.remove(0).1.outcome))
+            }
+            Some((_, e)) if e.eval == eval => {
+                tracing::warn!(
+                    path = %self.path.display(),
+                    eval,
+                    "the run asked another query than its journal recorded for this \
+                     evaluation (the deciding code changed?): the journal is cut here and the \
+                     problem evaluates again from here on"
+                );
+                self.cut()?;
+                Ok(None)
+            }
+            _ => Ok(None),
         }
-        let at = self.recorded[pos].0;
-        tracing::warn!(
-            path = %self.path.display(),
-            eval,
-            "the run asked another query than its journal recorded for this evaluation \
-             (the deciding code changed?): the journal is cut here and the problem evaluates \
-             again from here on"
-        );
-        self.recorded.clear();
-        self.file.set_len(at).map_err(io_error(&self.path))?;
-        Ok(None)
     }
 
     /// Records evaluation `eval`'s outcome and makes it durable before returning.
     pub fn append(&mut self, eval: usize, query: &Query, outcome: &Outcome) -> Result<()> {
         // A query answered now supersedes whatever an earlier attempt recorded from here on.
-        if !self.recorded.is_empty() {
-            let at = self.recorded[0].0;
-            self.recorded.clear();
-            self.file.set_len(at).map_err(io_error(&self.path))?;
-        }
+        self.pass(eval);
+        self.cut()?;
         let entry = Entry {
             eval,
             query: query.clone(),
@@ -131,6 +128,22 @@ impl Journal {
             .write_all(line_of(&entry)?.as_bytes())
             .and_then(|()| self.file.sync_data())
             .map_err(io_error(&self.path))
+    }
+
+    /// Forgets the entries before evaluation `eval`: the run has them already (from its
+    /// checkpoint, or replayed), and they stay in the file.
+    fn pass(&mut self, eval: usize) {
+        let before = self.recorded.partition_point(|(_, e)| e.eval < eval);
+        self.recorded.drain(..before);
+    }
+
+    /// Cuts the file where the entries not replayed begin.
+    fn cut(&mut self) -> Result<()> {
+        if let Some(&(at, _)) = self.recorded.first() {
+            self.recorded.clear();
+            self.file.set_len(at).map_err(io_error(&self.path))?;
+        }
+        Ok(())
     }
 }
 
@@ -242,6 +255,29 @@ mod tests {
         assert_eq!(j.replay(0, &Query::at(vec![0.0])).unwrap().unwrap().y, 0.0);
         assert_eq!(j.replay(1, &Query::at(vec![0.3])).unwrap().unwrap().y, 9.0);
         assert!(j.replay(2, &Query::at(vec![0.5])).unwrap().is_none());
+    }
+
+    /// A run resumed from a checkpoint has the journal's first entries already and asks
+    /// for later evaluations only: those entries stay.
+    #[test]
+    fn entries_a_resumed_run_has_already_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rep-0.evaluations.jsonl");
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        for i in 0..3 {
+            j.append(i, &Query::at(vec![i as f64]), &outcome(i as f64))
+                .unwrap();
+        }
+        drop(j);
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        assert!(j.replay(2, &Query::at(vec![2.0])).unwrap().is_some());
+        j.append(3, &Query::at(vec![3.0]), &outcome(3.0)).unwrap();
+        drop(j);
+        let mut j = Journal::open(&path, &run("a")).unwrap();
+        for i in 0..4 {
+            let o = j.replay(i, &Query::at(vec![i as f64])).unwrap();
+            assert_eq!(o.map(|o| o.y), Some(i as f64));
+        }
     }
 
     #[test]
