@@ -141,6 +141,29 @@ pub struct InputDistributions {
 }
 
 impl InputDistributions {
+    /// The samplers of a spec's `distribution` (every input) or, when given, its per-input
+    /// `distributions`; a bad one is named as `<key>.distributions[l]`.
+    pub fn from_spec(
+        key: &str,
+        every: VariableDistribution,
+        per_input: Option<&[VariableDistribution]>,
+        d: usize,
+    ) -> Result<Self> {
+        let list: Vec<VariableDistribution> = match per_input {
+            Some(ds) => ds.to_vec(),
+            None => vec![every; d],
+        };
+        let variables = list
+            .iter()
+            .enumerate()
+            .map(|(l, v)| {
+                v.sampler()
+                    .map_err(|e| e.at(&format!("{key}.distributions[{l}]")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(InputDistributions { variables })
+    }
+
     /// Input dimension.
     pub fn dim(&self) -> usize {
         self.variables.len()

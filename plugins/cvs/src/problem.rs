@@ -230,19 +230,7 @@ impl CvsSpec {
     }
 
     fn samplers(&self, d: usize) -> Result<InputDistributions> {
-        let list: Vec<VariableDistribution> = match &self.distributions {
-            Some(ds) => ds.clone(),
-            None => vec![self.distribution; d],
-        };
-        let variables = list
-            .iter()
-            .enumerate()
-            .map(|(l, v)| {
-                v.sampler()
-                    .map_err(|e| e.at(&format!("cvs.distributions[{l}]")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(InputDistributions { variables })
+        InputDistributions::from_spec("cvs", self.distribution, self.distributions.as_deref(), d)
     }
 }
 

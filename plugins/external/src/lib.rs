@@ -272,25 +272,16 @@ impl ExternalSpec {
             }
             return Ok(None);
         }
-        let list = match (&self.distributions, self.distribution) {
-            (Some(list), _) if list.len() != d => {
-                return Err(Error::invalid(format!(
-                    "external.distributions: {} distributions for {d} inputs",
-                    list.len()
-                )));
-            }
-            (Some(list), _) => list.clone(),
-            (None, one) => vec![one.unwrap_or(VariableDistribution::Uniform); d],
-        };
-        let variables = list
-            .iter()
-            .enumerate()
-            .map(|(l, v)| {
-                v.sampler()
-                    .map_err(|e| e.at(&format!("external.distributions[{l}]")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(InputDistributions { variables }))
+        if let Some(list) = &self.distributions
+            && list.len() != d
+        {
+            return Err(Error::invalid(format!(
+                "external.distributions: {} distributions for {d} inputs",
+                list.len()
+            )));
+        }
+        let every = self.distribution.unwrap_or(VariableDistribution::Uniform);
+        InputDistributions::from_spec("external", every, self.distributions.as_deref(), d).map(Some)
     }
 
     /// The program to start: a path (relative to the spec file's directory) that must

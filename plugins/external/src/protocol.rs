@@ -156,12 +156,9 @@ fn metrics(value: Option<&Value>, declared: &[String]) -> Result<BTreeMap<String
 
 /// " (did you mean `k`?)" for the closest of `candidates`, when one is close.
 fn closest(name: &str, candidates: &[&str]) -> String {
-    candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(name, c), *c))
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .filter(|(score, _)| *score > 0.7)
-        .map(|(_, c)| format!(" (did you mean {c:?}?)"))
+    cabo_core::registry::closest_of(name, candidates)
+        .filter(|c| strsim::jaro_winkler(name, c) > 0.7)
+        .map(|c| format!(" (did you mean {c:?}?)"))
         .unwrap_or_default()
 }
 
