@@ -94,3 +94,45 @@ fn a_changed_spec_makes_its_page_stale_until_marked() {
     assert!(text.starts_with("# p\n\n<!-- gallery-stale "), "{text}");
     assert!(text.contains("specs/q.yaml"), "{text}");
 }
+
+/// Writing the pages again from a results directory with none of their runs (a machine that
+/// never ran them) keeps every published claim row, figure and time as committed.
+#[test]
+fn rewriting_a_page_without_its_results_keeps_what_it_publishes() {
+    cabo::init().expect("plugins registered");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let committed_dir = root.join("docs/reproductions");
+    let gallery = cabo_runner::gallery::load(&committed_dir.join("gallery.yaml"))
+        .expect("the gallery file parses");
+    let tmp = tempfile::tempdir().unwrap();
+    let (pages, out) = (tmp.path().join("pages"), tmp.path().join("results"));
+    std::fs::create_dir_all(&pages).unwrap();
+    for paper in &gallery.papers {
+        std::fs::copy(committed_dir.join(&paper.page), pages.join(&paper.page)).unwrap();
+    }
+    let written = cabo_runner::gallery::write_pages(root, &gallery.papers, &out, &pages, "test")
+        .expect("pages written");
+    for (paper, page) in gallery.papers.iter().zip(&written) {
+        let before = std::fs::read_to_string(committed_dir.join(&paper.page)).unwrap();
+        let after = std::fs::read_to_string(&page.path).unwrap();
+        let published = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| {
+                    (l.starts_with("| ") && !l.contains("not run yet") && !l.contains("| — |"))
+                        || l.starts_with("![")
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        let lost: Vec<String> = published(&before)
+            .into_iter()
+            .filter(|l| !after.contains(l.as_str()))
+            .collect();
+        assert!(lost.is_empty(), "{} lost:\n{}", paper.page, lost.join("\n"));
+        assert!(
+            !page.kept.is_empty() || !before.contains("!["),
+            "{}: nothing kept",
+            paper.page
+        );
+    }
+}

@@ -761,7 +761,12 @@ fn reproduce(paper: &str, r: &Reproduction, pages_only: bool) -> ExitCode {
     match cabo_runner::gallery::write_pages(root, &papers, &r.out, pages, &command) {
         Ok(written) => {
             for p in written {
-                eprintln!("wrote {}", p.display());
+                eprintln!("wrote {}", p.path.display());
+                for spec in p.kept {
+                    eprintln!(
+                        "  kept {spec} as the page had it (the results hold fewer of its runs)"
+                    );
+                }
             }
             ExitCode::SUCCESS
         }

@@ -7,6 +7,8 @@
 //! regrets, a rank, a study column's minimum). [`write_pages`] reads the results of those
 //! specs, computes every claim's numbers and verdict, copies each spec's `report.svg` and
 //! `summary.csv` next to the page, and records the spec fingerprints the page was made from.
+//! Rewriting a page from a results directory that lacks some of its specs' runs keeps what
+//! the page already publishes for them (see [`WrittenPage::kept`]).
 //! A page whose fingerprints no longer match `specs/` is stale: [`stale_pages`] finds them (a
 //! test fails on one) unless the page carries the marker [`mark_stale`] writes.
 //!
@@ -14,9 +16,12 @@
 //! fails there), *provisional* (fewer replications than the paper's, or runs not yet
 //! complete; the page says whether the check passes so far) and *not run yet* (no result).
 
+mod committed;
+
 use crate::report::{self, Report, Y};
 use crate::spec::LoadedSpec;
 use crate::store;
+use committed::{CommittedPage, KeptSpec, Marker};
 use serde::Deserialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -282,6 +287,8 @@ struct SpecResult {
     cpu_seconds: f64,
     /// Wall time of the runs' decisions and evaluations (a study's computing time).
     wall_seconds: f64,
+    /// What the committed page publishes for the spec, kept because it counts more runs.
+    kept: Option<KeptSpec>,
 }
 
 /// Loads a gallery spec (comparison or study) as `run` would and reads its results under
@@ -307,6 +314,7 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
                 decision_seconds: Vec::new(),
                 cpu_seconds: seconds,
                 wall_seconds: seconds,
+                kept: None,
             });
         }
         Loaded::Comparison(s) => s,
@@ -349,7 +357,18 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
         study: None,
         runs_complete,
         runs_total: s.spec.policies.len() * s.spec.replications,
+        kept: None,
     })
+}
+
+impl SpecResult {
+    /// CPU and wall seconds counted for the spec: the page's own where its rows are kept.
+    fn seconds(&self) -> (f64, f64) {
+        match &self.kept {
+            Some(k) => (k.cpu_seconds, k.wall_seconds),
+            None => (self.cpu_seconds, self.wall_seconds),
+        }
+    }
 }
 
 /// A policy's decisions over its counted runs.
@@ -904,39 +923,65 @@ const SPEC_LINE: &str = "<!-- gallery-spec ";
 /// The marker a stale page carries.
 const STALE_LINE: &str = "<!-- gallery-stale ";
 
+/// A page [`write_pages`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenPage {
+    /// The page.
+    pub path: PathBuf,
+    /// The specs whose rows were kept as the page had them: the page was made from the same
+    /// spec and counted more complete runs than the results directory holds.
+    pub kept: Vec<String>,
+}
+
 /// Writes the pages of `papers` under `pages_dir` from the results under `out` (`root` is the
 /// repository root, where spec paths start); returns the pages written.
+///
+/// A spec with fewer complete runs under `out` than its page already counts, and the same
+/// fingerprint, keeps its rows, figure and times as the page has them, so no command takes a
+/// finished result off a page.
 pub fn write_pages(
     root: &Path,
     papers: &[Paper],
     out: &Path,
     pages_dir: &Path,
     command: &str,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<WrittenPage>, String> {
     let commit = git_commit(root);
     let mut written = Vec::new();
     for paper in papers {
-        let results: Vec<SpecResult> = paper
+        let path = pages_dir.join(&paper.page);
+        let committed = std::fs::read_to_string(&path)
+            .map(|t| CommittedPage::parse(&t))
+            .unwrap_or_default();
+        let mut results: Vec<SpecResult> = paper
             .specs
             .iter()
             .map(|s| spec_result(root, s, out))
             .collect::<Result<_, _>>()?;
+        for r in &mut results {
+            r.kept = committed.keep(&r.spec.path, &r.fingerprint, r.runs_complete);
+        }
         let assets = pages_dir.join(paper.page.trim_end_matches(".md"));
         std::fs::create_dir_all(&assets)
             .map_err(|e| format!("{}: cannot create: {e}", assets.display()))?;
         copy_assets(&results, &assets)?;
         let page = render(paper, &results, &commit, command, &assets, pages_dir)?;
-        let path = pages_dir.join(&paper.page);
         store::write_atomic(&path, page.as_bytes())
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        written.push(path);
+        let kept = results
+            .iter()
+            .filter(|r| r.kept.is_some())
+            .map(|r| r.spec.path.clone())
+            .collect();
+        written.push(WrittenPage { path, kept });
     }
     Ok(written)
 }
 
-/// Copies each spec's figure and summary next to the page (never the raw records).
+/// Copies each spec's figure and summary next to the page (never the raw records); a kept
+/// spec's files stay as they are.
 fn copy_assets(results: &[SpecResult], assets: &Path) -> Result<(), String> {
-    for r in results {
+    for r in results.iter().filter(|r| r.kept.is_none()) {
         let files: &[(&str, &str)] = if r.study.is_some() {
             &[("report.md", "md")]
         } else {
@@ -1015,7 +1060,14 @@ fn render(
     how_to_run_section(&mut out, paper, results, commit);
     remaining_section(&mut out, paper);
     for r in results {
-        let _ = writeln!(out, "{SPEC_LINE}{} {} -->", r.spec.path, r.fingerprint);
+        let (cpu, wall) = r.seconds();
+        let marker = Marker {
+            path: r.spec.path.clone(),
+            fingerprint: r.fingerprint.clone(),
+            cpu_seconds: Some(cpu),
+            wall_seconds: Some(wall),
+        };
+        let _ = writeln!(out, "{}", marker.line());
     }
     Ok(out)
 }
@@ -1038,6 +1090,11 @@ fn claims_section(out: &mut String, paper: &Paper, results: &[SpecResult]) -> Re
                     claim.claim, claim.spec
                 )
             })?;
+        let first_cells = format!("| {} | {} |", claim.claim, claim.source);
+        if let Some(row) = r.kept.as_ref().and_then(|k| k.row(&first_cells)) {
+            let _ = writeln!(out, "{row}");
+            continue;
+        }
         let measured = evaluate_claim(claim, r)?.map(|(text, ok)| match &r.report {
             Some(rep) => (with_diamonds(text, rep), ok),
             None => (text, ok),
@@ -1067,6 +1124,11 @@ fn claims_section(out: &mut String, paper: &Paper, results: &[SpecResult]) -> Re
 fn figures_section(out: &mut String, results: &[SpecResult], rel: &str) {
     let _ = writeln!(out, "\n## Figures and summaries\n");
     for r in results {
+        if let Some(kept) = &r.kept {
+            let _ = writeln!(out, "{}", kept.figure_block.trim_end());
+            out.push('\n');
+            continue;
+        }
         let _ = writeln!(out, "### `{}`\n", r.spec.path);
         if let Some(study) = &r.study {
             for f in &study.figures {
@@ -1106,8 +1168,13 @@ fn how_to_run_section(out: &mut String, paper: &Paper, results: &[SpecResult], c
     let _ = writeln!(out, "|---|---|---:|---:|---:|");
     let (mut cpu, mut wall) = (0.0, 0.0);
     for r in results {
-        cpu += r.cpu_seconds;
-        wall += r.wall_seconds;
+        let (c, w) = r.seconds();
+        cpu += c;
+        wall += w;
+        if let Some(kept) = &r.kept {
+            let _ = writeln!(out, "{}", kept.how_row);
+            continue;
+        }
         let _ = writeln!(
             out,
             "| `{}` | `{}` | {} / {} | {} | {} |",
@@ -1127,6 +1194,26 @@ fn how_to_run_section(out: &mut String, paper: &Paper, results: &[SpecResult], c
         crate::status::duration(cpu),
         crate::status::duration(wall)
     );
+    kept_note(out, results);
+}
+
+/// Says which specs' rows the page kept from its earlier version, and from which commit.
+fn kept_note(out: &mut String, results: &[SpecResult]) {
+    let kept: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            let k = r.kept.as_ref()?;
+            Some(format!("`{}` (commit `{}`)", r.spec.path, k.commit))
+        })
+        .collect();
+    if !kept.is_empty() {
+        let _ = writeln!(
+            out,
+            "Kept as the page had them, because the results this page was written from hold \
+             fewer complete runs of the same spec: {}.\n",
+            kept.join(", ")
+        );
+    }
 }
 
 /// What the page's claims still need from a cluster, with CPU-hour estimates and commands.
@@ -1194,6 +1281,11 @@ fn runtimes_section(rt: &Runtimes, results: &[SpecResult]) -> Result<String, Str
             .find(|r| r.spec.path == row.spec)
             .ok_or_else(|| format!("runtimes: spec {} is not in the paper's specs", row.spec))?;
         for (policy, paper_s) in rt.policies.iter().zip(&row.paper) {
+            let first_cells = format!("| {} | {policy} |", row.problem);
+            if let Some(kept) = r.kept.as_ref().and_then(|k| k.row(&first_cells)) {
+                let _ = writeln!(out, "{kept}");
+                continue;
+            }
             let mine = r
                 .decision_seconds
                 .iter()
