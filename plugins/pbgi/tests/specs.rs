@@ -12,17 +12,26 @@ fn pbgi_specs_load_full_and_smoke() {
     // Lunar Lander is a Python program run through the external problem.
     cabo_external::link();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/pbgi");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
+    let yaml_in = |dir: &std::path::Path| -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        files
+    };
+    let mut files = yaml_in(&dir);
     assert!(
         files.len() >= 33,
         "expected the paper's 33 settings, found {}",
         files.len()
     );
+    // App. D.3: two kernels and two lengthscales, each at d = 4, 8, 16, 32, uniform and
+    // cost-aware.
+    let ablations = yaml_in(&dir.join("ablations"));
+    assert_eq!(ablations.len(), 32, "the kernel and lengthscale ablations");
+    files.extend(ablations);
     for path in &files {
         for smoke in [false, true] {
             let loaded = cabo_runner::LoadedSpec::load(path, smoke)
