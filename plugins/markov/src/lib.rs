@@ -15,6 +15,8 @@
 //! * [`budget`]: the expected-budget value `V₁(T) = inf_λ V(λ) + λT` and the `V₂` band.
 //! * [`experiment`]: the sweeps behind the paper's Figures 5.2 and 5.3 as plain data.
 //! * [`studies`]: the sweeps as the studies `markov_cost_sweep` and `markov_budget_sweep`.
+//! * [`policy_map`]: Figure 5.1, the optimal policy's sampling decisions, as the study
+//!   `markov_policy_map`.
 //! * [`plugins`]: the `markov_path` problem and the `markov_dp` / `markov_one_step` policies.
 
 #![forbid(unsafe_code)]
@@ -25,6 +27,7 @@ pub mod dp;
 pub mod experiment;
 pub mod grid;
 pub mod plugins;
+pub mod policy_map;
 pub mod prior;
 pub mod quad;
 pub mod reward;
