@@ -19,8 +19,8 @@ fn pbgi_specs_load_full_and_smoke() {
         .collect();
     files.sort();
     assert!(
-        files.len() >= 33,
-        "expected the paper's 33 settings, found {}",
+        files.len() >= 36,
+        "expected the paper's 33 settings and the 3 runtime specs, found {}",
         files.len()
     );
     for path in &files {
