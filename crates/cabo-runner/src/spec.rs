@@ -131,6 +131,11 @@ pub const RESERVED_POLICY_NAMES: &[&str] = &[
     "report.md",
     "report.svg",
     "report.png",
+    "runtime.md",
+    "runtime.csv",
+    "runtime-table.csv",
+    "runtime.svg",
+    "runtime.png",
 ];
 
 /// One compared policy: either an acquisition maximised by the standard optimiser or a whole

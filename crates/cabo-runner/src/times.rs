@@ -60,6 +60,17 @@ pub fn read_all(path: &Path) -> Vec<DecisionTimes> {
     read(path, u64::MAX)
 }
 
+/// Whether a file of a results directory holds times, which differ between equal runs: a
+/// run's `rep-<r>.times.jsonl` and the runtime view's files
+/// ([`crate::report::runtime::FILES`]). Every other result file is byte-identical across
+/// reruns, thread counts and shardings.
+pub fn varies_between_runs(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy());
+    name.is_some_and(|n| {
+        n.ends_with(".times.jsonl") || crate::report::runtime::FILES.contains(&n.as_ref())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +94,19 @@ mod tests {
         assert_eq!((t[1].decision(), t[1].seconds()), (3.25, 4.0));
         assert_eq!(read(&path, lines[0].len() as u64).len(), 1);
         assert!(read_all(&dir.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn only_times_and_the_runtime_view_vary_between_runs() {
+        for varies in [
+            "EI/rep-0.times.jsonl",
+            "runtime.md",
+            "smoke/runtime-table.csv",
+        ] {
+            assert!(varies_between_runs(Path::new(varies)), "{varies}");
+        }
+        for fixed in ["EI/rep-0.jsonl", "report.md", "summary.csv", "runtime"] {
+            assert!(!varies_between_runs(Path::new(fixed)), "{fixed}");
+        }
     }
 }

@@ -316,20 +316,27 @@ pub fn figure(rt: &Runtime) -> Figure {
     }
 }
 
-/// Writes the runtime view into `dir`: `runtime.md`, `runtime.csv`, `runtime-table.csv`,
-/// `runtime.svg` and `runtime.png`; the paths written.
+/// The files of the runtime view in a spec's results directory. Like `rep-<r>.times.jsonl`
+/// they differ between equal runs (see [`crate::times::varies_between_runs`]).
+pub const FILES: [&str; 5] = [
+    "runtime.md",
+    "runtime.csv",
+    "runtime-table.csv",
+    "runtime.svg",
+    "runtime.png",
+];
+
+/// Writes the runtime view into `dir` (the [`FILES`]); the paths written.
 pub fn write(dir: &Path, rt: &Runtime) -> Result<Vec<PathBuf>, String> {
     let fig = figure(rt);
-    let files: [(&str, Vec<u8>); 5] = [
-        ("runtime.md", markdown(rt).into_bytes()),
-        ("runtime.csv", csv(rt).into_bytes()),
-        (
-            "runtime-table.csv",
-            table_csv(std::slice::from_ref(rt)).into_bytes(),
-        ),
-        ("runtime.svg", super::plot::times_svg(&fig)?.into_bytes()),
-        ("runtime.png", super::plot::times_png(&fig)?),
+    let bytes: [Vec<u8>; 5] = [
+        markdown(rt).into_bytes(),
+        csv(rt).into_bytes(),
+        table_csv(std::slice::from_ref(rt)).into_bytes(),
+        super::plot::times_svg(&fig)?.into_bytes(),
+        super::plot::times_png(&fig)?,
     ];
+    let files = FILES.into_iter().zip(bytes);
     let mut written = Vec::new();
     for (name, bytes) in files {
         let p = dir.join(name);
