@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-/// Every result file under `dir` except wall times (`*.times.jsonl`, the only files that may
-/// differ between equal runs), by path relative to `dir`.
+/// Every result file under `dir` except times (`*.times.jsonl` and the runtime view, the only
+/// files that may differ between equal runs), by path relative to `dir`.
 pub fn result_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -19,7 +19,7 @@ pub fn result_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             let p = e.expect("entry").path();
             if p.is_dir() {
                 stack.push(p);
-            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
+            } else if !cabo_runner::times::varies_between_runs(&p) {
                 let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
                 files.insert(rel, std::fs::read(&p).expect("readable"));
             }

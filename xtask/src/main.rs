@@ -5,7 +5,8 @@
 //! - `list` prints the plugin catalogue grouped by kind;
 //! - `inspect <file>` prints posterior, cost belief and acquisition values at given points;
 //! - `suggest <spec> --data <csv>` prints the next query of an experiment run by hand;
-//! - `report <spec or results dir>...` writes `summary.csv`, `report.md` and figures;
+//! - `report <spec or results dir>...` writes `summary.csv`, `report.md` and figures (with
+//!   `--times`, the runtime view of `times.jsonl` too);
 //! - `reproduce <paper>|all` runs a paper's gallery specs and rewrites its page;
 //! - `slurm <spec>...` writes an sbatch job array (one task per shard) and a report job;
 //! - `new-plugin <kind> <name>` scaffolds a plugin crate;
@@ -87,6 +88,18 @@ enum Command {
         /// Report spec files' smoke results (`<out>/<spec>/smoke`).
         #[arg(long)]
         smoke: bool,
+        /// Also write the runtime view from the runs' times.jsonl (runtime.md, runtime.csv,
+        /// runtime-table.csv, runtime.svg/png) and print the table of every target: the
+        /// time drawn against the iteration is decision_time (the default), acquisition_time,
+        /// fit_time or cpu_time.
+        #[arg(
+            long,
+            value_name = "TIME",
+            num_args = 0..=1,
+            require_equals = true,
+            default_missing_value = "decision_time"
+        )]
+        times: Option<String>,
     },
     /// Reproduce a paper's claims: run the gallery's specs for it, then rewrite its page in
     /// docs/reproductions/ from the results.
@@ -385,7 +398,8 @@ fn main() -> ExitCode {
             targets,
             out,
             smoke,
-        } => report(&targets, &out, smoke),
+            times,
+        } => report(&targets, &out, smoke, times.as_deref()),
         Command::Slurm { specs, opts } => slurm_scripts(&specs, opts),
         Command::NewPlugin {
             kind,
@@ -598,7 +612,17 @@ struct ReportTarget {
     spec: Option<serde_json::Value>,
 }
 
-fn report(targets: &[String], out: &std::path::Path, smoke: bool) -> ExitCode {
+fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<&str>) -> ExitCode {
+    let times = match times
+        .map(|t| cabo_runner::spec::TimeMetric::parse("--times", t))
+        .transpose()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut found = Vec::new();
     for t in targets {
         let p = PathBuf::from(t);
@@ -632,11 +656,23 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool) -> ExitCode {
         }
     }
     let mut ok = true;
+    let mut views = Vec::new();
     for target in found {
-        if let Err(e) = report_one(&target) {
-            eprintln!("error: {e}");
-            ok = false;
+        match report_one(&target, times) {
+            Ok(view) => views.extend(view),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ok = false;
+            }
         }
+    }
+    if !views.is_empty() {
+        // The table of every target together: one problem per spec, so per problem.
+        println!(
+            "{}\n\n{}",
+            cabo_runner::report::runtime::NOTE,
+            cabo_runner::report::runtime::table_markdown(&views)
+        );
     }
     if ok {
         ExitCode::SUCCESS
@@ -645,20 +681,33 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool) -> ExitCode {
     }
 }
 
-/// Writes one results directory's report and says what it wrote.
-fn report_one(target: &ReportTarget) -> Result<(), String> {
+/// Writes one results directory's report and says what it wrote; with `times`, its runtime
+/// view too, which is returned.
+fn report_one(
+    target: &ReportTarget,
+    times: Option<cabo_runner::spec::TimeMetric>,
+) -> Result<Option<cabo_runner::report::runtime::Runtime>, String> {
     let d = &target.dir;
     if cabo_runner::study::is_study_dir(d) {
         let files = cabo_runner::study::write_report(d)?;
         eprintln!("{}: wrote {} report file(s)", d.display(), files.len());
-        return Ok(());
+        if times.is_some() {
+            eprintln!(
+                "{}: a study records no decision times (see study.times.json)",
+                d.display()
+            );
+        }
+        return Ok(None);
     }
     let spec = match &target.spec {
         Some(spec) => spec.clone(),
         None => cabo_runner::report::read_spec_json(d)?,
     };
     let runs = cabo_runner::report::load(d, &spec)?;
-    let built = runs.report(None)?;
+    let mut built = runs.report(None)?;
+    if times.is_some() {
+        built.input.report.runtime = times;
+    }
     let w = cabo_runner::report::write(d, &runs, &built)?;
     eprintln!(
         "{}: wrote {}, {}, {} and {}",
@@ -677,7 +726,15 @@ fn report_one(target: &ReportTarget) -> Result<(), String> {
             file_name(&w.markdown)
         );
     }
-    Ok(())
+    if let Some(md) = w.runtime.first() {
+        eprintln!(
+            "{}: wrote the runtime view ({} and {} more)",
+            d.display(),
+            file_name(md),
+            w.runtime.len() - 1
+        );
+    }
+    Ok(built.input.report.runtime.map(|m| runs.runtime(m)))
 }
 
 /// The folder of the reproduction gallery's pages, and its gallery file.

@@ -490,6 +490,69 @@ fn report_errors_are_clear() {
 }
 
 #[test]
+fn report_times_writes_the_runtime_view_of_every_target_and_names_a_bad_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let mut dirs = Vec::new();
+    for (name, iterations) in [("short", 2), ("long", 3)] {
+        let spec = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(
+            &spec,
+            format!(
+                "name: {name}\nreplications: 2\nproblem: {{ type: ackley, dim: 2 }}\n\
+                 budget: {{ iterations: {iterations} }}\ninitial_design: {{ points: 2 }}\n\
+                 policies:\n  - name: Random\n    policy: {{ type: random_search }}\n"
+            ),
+        )
+        .unwrap();
+        run_ok(&[
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        dirs.push(out.join(name));
+    }
+    let (a, b) = (dirs[0].to_str().unwrap(), dirs[1].to_str().unwrap());
+    let before = std::fs::read(dirs[1].join("report.md")).unwrap();
+    let done = xtask(&["report", a, b, "--times=fit_time"]);
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    // One table of both specs, a line per (spec, policy), decisions counted per run.
+    assert!(
+        stdout.contains("| spec | policy | runs | decisions |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("| short | Random | 2 | 4 |"), "{stdout}");
+    assert!(stdout.contains("| long | Random | 2 | 6 |"), "{stdout}");
+    let csv = std::fs::read_to_string(dirs[1].join("runtime.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 3, "iterations 1..=3:\n{csv}");
+    assert!(lines[3].starts_with("Random,3,fit_time,2,"), "{csv}");
+    for f in [
+        "runtime.md",
+        "runtime-table.csv",
+        "runtime.svg",
+        "runtime.png",
+    ] {
+        assert!(dirs[1].join(f).is_file(), "{f} was not written");
+    }
+    // Times stay out of the comparable report.
+    assert_eq!(std::fs::read(dirs[1].join("report.md")).unwrap(), before);
+    let bad = xtask(&["report", a, "--times=decison_time"]);
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--times: unknown time `decison_time`; did you mean `decision_time`?"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn bad_shards_are_rejected() {
     for bad in ["3/3", "1", "a/b", "0/0"] {
         let out = xtask(&["run", "specs/quickstart.yaml", "--shard", bad]);

@@ -53,6 +53,10 @@ const GIST: &[(&str, &str)] = &[
         "`seed`: expected an integer, found text \"random\"",
     ),
     (
+        "report-runtime-unknown.yaml",
+        "`report.runtime`: unknown value `acquistion_time`, expected one of `decision_time`, `acquisition_time`, `fit_time`, `cpu_time` (did you mean `acquisition_time`?)",
+    ),
+    (
         "plugin-as-list.yaml",
         "`problem`: expected a mapping with a `type` key, found a list",
     ),

@@ -30,6 +30,7 @@ pub mod study;
 pub mod suggest;
 pub mod summary;
 pub mod sweep;
+pub mod times;
 
 pub use engine::RunId;
 pub use error::SpecError;

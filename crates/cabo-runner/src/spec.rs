@@ -131,6 +131,11 @@ pub const RESERVED_POLICY_NAMES: &[&str] = &[
     "report.md",
     "report.svg",
     "report.png",
+    "runtime.md",
+    "runtime.csv",
+    "runtime-table.csv",
+    "runtime.svg",
+    "runtime.png",
 ];
 
 /// One compared policy: either an acquisition maximised by the standard optimiser or a whole
@@ -315,6 +320,59 @@ pub enum Bands {
     StdErr,
 }
 
+/// A time of `rep-<r>.times.jsonl` that the report's runtime view draws against the
+/// iteration (`report.runtime`, `cargo xtask report --times`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeMetric {
+    /// Wall time of a decision: the model fits and computing and optimising the acquisition
+    /// (a paper's "time per acquisition" of a BoTorch loop).
+    #[default]
+    DecisionTime,
+    /// Wall time of computing and optimising the acquisition alone, the fits excluded (seed
+    /// 000's Fig. 9).
+    AcquisitionTime,
+    /// Wall time of the model fits.
+    FitTime,
+    /// CPU time of the run's thread over the whole iteration: fits, decision and evaluation
+    /// (seed 002's App. C.4); wall time where the platform records no CPU time.
+    CpuTime,
+}
+
+/// The spellings of [`TimeMetric`] (for messages).
+pub const TIME_METRIC_NAMES: &[&str] =
+    &["decision_time", "acquisition_time", "fit_time", "cpu_time"];
+
+impl TimeMetric {
+    /// Every time metric, in the order of [`TIME_METRIC_NAMES`].
+    pub const ALL: [TimeMetric; 4] = [
+        TimeMetric::DecisionTime,
+        TimeMetric::AcquisitionTime,
+        TimeMetric::FitTime,
+        TimeMetric::CpuTime,
+    ];
+
+    /// The YAML spelling.
+    pub fn name(self) -> &'static str {
+        TIME_METRIC_NAMES[self as usize]
+    }
+
+    /// Parses the YAML spelling; an unknown one gets an error naming `key`, the valid
+    /// spellings and the closest of them.
+    pub fn parse(key: &str, s: &str) -> Result<TimeMetric, String> {
+        if let Some(i) = TIME_METRIC_NAMES.iter().position(|n| *n == s) {
+            return Ok(TimeMetric::ALL[i]);
+        }
+        let hint = cabo_core::registry::closest_of(s, TIME_METRIC_NAMES)
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        Err(format!(
+            "{key}: unknown time `{s}`{hint} Expected one of: {}",
+            TIME_METRIC_NAMES.join(", ")
+        ))
+    }
+}
+
 /// How reports aggregate replications.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -343,6 +401,13 @@ pub struct ReportSpec {
     /// quality and cost regrets and the number of evaluations).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<Metric>,
+    /// The runtime view: the per-decision times of `rep-<r>.times.jsonl`, the given one
+    /// against the iteration (median and quartiles over replications) in `runtime.svg/png`
+    /// and `runtime.csv`, and a table per policy of decision, fit and CPU times in
+    /// `runtime.md` and `runtime-table.csv`. Kept out of `report.md` and `summary.csv`,
+    /// which must not depend on the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<TimeMetric>,
 }
 
 /// A spec read from a file, with what error messages need to point back into it.

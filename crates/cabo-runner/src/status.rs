@@ -14,8 +14,8 @@ use crate::checkpoint::{Checkpoint, RunIdentity};
 use crate::store::Completion;
 use crate::study::LoadedStudy;
 use crate::sweep::SpecPrints;
+use crate::times::{self, DecisionTimes};
 use crate::{LoadedSpec, RunOptions};
-use serde::Deserialize;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -135,7 +135,7 @@ fn count_run(s: &LoadedSpec, prints: &SpecPrints, id: crate::RunId, status: &mut
 /// recorded (work it hands to the thread pool is not counted), else wall time; and the wall
 /// time of its fits, decisions and evaluations.
 pub fn run_times(path: &Path) -> (f64, f64) {
-    times(path, u64::MAX)
+    times::read_all(path)
         .iter()
         .fold((0.0, 0.0), |(cpu, wall), t| {
             (cpu + t.seconds(), wall + t.wall())
@@ -145,47 +145,18 @@ pub fn run_times(path: &Path) -> (f64, f64) {
 /// A run's decisions from its times file: their number and their summed wall time (model
 /// fits and the decision, without the evaluation).
 pub fn decision_times(path: &Path) -> (usize, f64) {
-    let t = times(path, u64::MAX);
-    (t.len(), t.iter().map(|t| t.fit_s + t.decide_s).sum())
-}
-
-/// One line of `rep-<r>.times.jsonl`.
-#[derive(Deserialize)]
-struct Times {
-    fit_s: f64,
-    decide_s: f64,
-    evaluate_s: f64,
-    #[serde(default)]
-    cpu_s: Option<f64>,
-}
-
-impl Times {
-    /// The decision's CPU time when recorded, else its wall time (fit, decision, evaluation).
-    fn seconds(&self) -> f64 {
-        self.cpu_s.unwrap_or(self.wall())
-    }
-
-    /// The wall time of the fit, the decision and the evaluation.
-    fn wall(&self) -> f64 {
-        self.fit_s + self.decide_s + self.evaluate_s
-    }
+    let t = times::read_all(path);
+    (t.len(), t.iter().map(DecisionTimes::decision).sum())
 }
 
 /// The time of the decisions in the first `len` bytes of a run's times file, each by
-/// [`Times::seconds`] (0 when the file is missing; unreadable lines are skipped: the times
-/// are informative, never part of a result).
+/// [`DecisionTimes::seconds`] (0 when the file is missing; unreadable lines are skipped: the
+/// times are informative, never part of a result).
 fn run_seconds(path: &Path, len: u64) -> f64 {
-    times(path, len).iter().map(Times::seconds).sum()
-}
-
-/// The readable lines among the first `len` bytes of a run's times file.
-fn times(path: &Path, len: u64) -> Vec<Times> {
-    let bytes = std::fs::read(path).unwrap_or_default();
-    let end = bytes.len().min(usize::try_from(len).unwrap_or(usize::MAX));
-    String::from_utf8_lossy(&bytes[..end])
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Times>(l).ok())
-        .collect()
+    times::read(path, len)
+        .iter()
+        .map(DecisionTimes::seconds)
+        .sum()
 }
 
 /// A table of `specs` (and whether each study is complete): per policy the replications

@@ -3,6 +3,11 @@
 //! App. C.4 reports 38–87 s of CPU for this), a whole TS-PSQ decision (4–232 s there) and a
 //! whole EI-PSQ decision. Also one α-ETC exploitation round (seed 004) on seed 004's
 //! Hartmann-3 + 3 control sets with n = 300.
+//!
+//! Seed 002's App. C.4 table (CPU seconds of one TS-PSQ and one UCB-CVS iteration at n = 100
+//! on each problem) is reproduced last: `c4_iteration` times each whole decision with divan,
+//! and after divan's table the bench prints the paper's numbers beside the median CPU time
+//! of the process (every thread) over three decisions of each.
 
 use cabo_core::{
     Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Objective,
@@ -18,6 +23,10 @@ mod seed004;
 fn main() {
     std::hint::black_box(cabo_cvs::link)();
     divan::main();
+    // Listing or test mode runs nothing worth tabulating.
+    if !std::env::args().any(|a| a == "--list" || a == "--test") {
+        print!("{}", c4::table());
+    }
 }
 
 const N: usize = 100;
@@ -227,4 +236,220 @@ fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
         policy.restore(&explored).unwrap();
         decide(&mut policy, 8)
     });
+}
+
+/// Seed 002's App. C.4: the CPU time of one iteration of TS-PSQ and UCB-CVS with a dataset of
+/// 100 observations, per problem, beside cabo's.
+mod c4 {
+    use super::*;
+
+    /// One column of the paper's table: a problem as the policies see it.
+    pub struct Problem {
+        /// The paper's name.
+        pub name: &'static str,
+        /// Input dimension.
+        pub dim: usize,
+        /// The RBF lengthscale of App. C.1 (the GP's, fixed).
+        pub lengthscale: f64,
+        /// The control sets of App. C.1, 0-based, cheapest first.
+        pub sets: &'static [&'static [usize]],
+        /// The paper's CPU seconds of one TS-PSQ and one UCB-CVS iteration.
+        pub paper: [f64; 2],
+    }
+
+    const SETS_3D: &[&[usize]] = &[&[0], &[1], &[2], &[0, 1], &[0, 2], &[1, 2], &[0, 1, 2]];
+    const SETS_AIRFOIL: &[&[usize]] = &[
+        &[3, 4],
+        &[1, 4],
+        &[0, 3],
+        &[1, 2],
+        &[2, 4],
+        &[0, 1],
+        &[2, 3],
+    ];
+
+    /// The problems of App. C.4 that cabo has (the plant growth simulator is built from
+    /// private data), with the paper's numbers.
+    pub const PROBLEMS: [Problem; 3] = [
+        Problem {
+            name: "GP sample",
+            dim: 3,
+            lengthscale: 0.1,
+            sets: SETS_3D,
+            paper: [6.27, 37.92],
+        },
+        Problem {
+            name: "Hartmann",
+            dim: 3,
+            lengthscale: 0.1,
+            sets: SETS_3D,
+            paper: [4.14, 52.34],
+        },
+        Problem {
+            name: "Airfoil",
+            dim: 5,
+            lengthscale: 0.2,
+            sets: SETS_AIRFOIL,
+            paper: [232.27, 87.09],
+        },
+    ];
+
+    /// The policies of the table, as App. C.2 sets them: βₜ = 2, 1024 random Fourier
+    /// features, 1024 Monte Carlo samples of the open variables.
+    pub const POLICIES: [(&str, &str); 2] = [
+        ("TS-PSQ", r#"{"type": "ts_psq", "features": 1024}"#),
+        (
+            "UCB-CVS",
+            r#"{"type": "ucb_cvs", "beta": 2.0, "mc_samples": 1024}"#,
+        ),
+    ];
+
+    /// Decisions timed per (problem, policy) for the table.
+    const REPEATS: usize = 3;
+
+    /// The problem as a policy sees it: its sets with costs 0.1, …, 0.7 and open variables
+    /// truncated normal with variance 0.04.
+    fn info(p: &Problem) -> ProblemInfo {
+        let mut info = ProblemInfo::continuous("c4", p.dim);
+        info.control_sets = p
+            .sets
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ControlSet {
+                variables: v.to_vec(),
+                known_cost: Some(0.1 * (i + 1) as f64),
+            })
+            .collect();
+        let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
+            .sampler()
+            .unwrap();
+        info.with_extension(InputDistributions {
+            variables: vec![s; p.dim],
+        })
+    }
+
+    /// n = 100 uniform full queries of a smooth function and the GP posterior on them
+    /// (fixed hyperparameters, as App. C.1 fixes the lengthscale): a decision's work depends
+    /// on n, d, the sets and the samples, not on the objective's values.
+    fn data(p: &Problem) -> (Dataset, GpPosterior) {
+        let d = p.dim;
+        let mut rng = Rng::new(1);
+        let x: Vec<f64> = (0..N * d).map(|_| rng.uniform()).collect();
+        let y: Vec<f64> = x
+            .chunks_exact(d)
+            .map(|q| (4.0 * q[0]).sin() * q[1] + q[d - 1])
+            .collect();
+        let mut data = Dataset::new(d);
+        for (q, v) in x.chunks_exact(d).zip(&y) {
+            data.push(Observation::initial(q.to_vec(), *v, 1.0))
+                .unwrap();
+        }
+        let post = GpPosterior::new(
+            Kernel::new(KernelKind::Rbf, vec![p.lengthscale; d], 1.0).unwrap(),
+            1e-4,
+            0.0,
+            TrainingData {
+                dim: d,
+                x: &x,
+                y: &y,
+            },
+            OutputTransform::IDENTITY,
+        )
+        .unwrap();
+        (data, post)
+    }
+
+    /// A closure making one whole decision of `policy` on `problem` (building the policy
+    /// included, which draws its Monte Carlo samples).
+    pub fn decision(problem: &Problem, policy: &str) -> impl Fn() -> Decision {
+        let spec: Box<dyn PolicySpec> = serde_json::from_str(policy).unwrap();
+        let info = info(problem);
+        let (data, post) = data(problem);
+        let budget = BudgetState::new(Budget {
+            cost: Some(100.0),
+            iterations: None,
+        });
+        move || {
+            let mut policy = spec
+                .build(&BuildContext {
+                    problem: &info,
+                    seed: 4,
+                })
+                .unwrap();
+            let ctx = DecisionContext::new(&info, &data, &budget, 1, 9, &SETTINGS)
+                .with_posterior(Box::new(post.clone()));
+            policy.decide(&ctx).unwrap()
+        }
+    }
+
+    /// The median CPU seconds of the process (every thread) over [`REPEATS`] decisions, or
+    /// `None` where the platform has no process CPU clock.
+    fn cpu_median(decide: impl Fn() -> Decision) -> Option<f64> {
+        let mut secs = Vec::with_capacity(REPEATS);
+        for _ in 0..REPEATS {
+            let start = cabo_runner::cpu_time::process_cpu_seconds()?;
+            std::hint::black_box(decide());
+            secs.push(cabo_runner::cpu_time::process_cpu_seconds()? - start);
+        }
+        secs.sort_by(f64::total_cmp);
+        Some(secs[REPEATS / 2])
+    }
+
+    /// The App. C.4 table with cabo's measurements beside the paper's.
+    pub fn table() -> String {
+        use std::fmt::Write;
+        let mut out = String::from(
+            "\nSeed 002, App. C.4: CPU seconds of one iteration at n = 100 (paper: 2 × Xeon Gold \
+             6326, BoTorch; cabo: this machine, median of 3 decisions, every thread counted)\n\
+             problem     policy    paper (s)   cabo (s)   paper / cabo\n",
+        );
+        for p in &PROBLEMS {
+            for ((name, spec), paper) in POLICIES.iter().zip(p.paper) {
+                let cabo = cpu_median(decision(p, spec));
+                let (mine, ratio) = match cabo {
+                    Some(c) => (format!("{c:.3}"), format!("{:.0}×", paper / c)),
+                    None => ("—".into(), "—".into()),
+                };
+                let _ = writeln!(
+                    out,
+                    "{:<11} {name:<9} {paper:>9.2}   {mine:>8}   {ratio:>12}",
+                    p.name
+                );
+            }
+        }
+        // The paper's plant growth simulator is a GP of private data.
+        let _ = writeln!(
+            out,
+            "{:<11} {:<9} {:>9.2}   {:>8}   {:>12}\n{:<11} {:<9} {:>9.2}   {:>8}   {:>12}",
+            "Plant", "TS-PSQ", 8.96, "—", "—", "Plant", "UCB-CVS", 61.96, "—", "—"
+        );
+        out
+    }
+}
+
+/// One whole decision of each policy of seed 002's App. C.4 on each of its problems
+/// (`problem/policy`).
+#[divan::bench(sample_count = 3, args = c4_cases())]
+fn c4_iteration(b: divan::Bencher, case: &C4Case) {
+    let decide = c4::decision(&c4::PROBLEMS[case.problem], c4::POLICIES[case.policy].1);
+    b.bench(decide);
+}
+
+/// A (problem, policy) pair of the App. C.4 table, named for divan's output.
+struct C4Case {
+    problem: usize,
+    policy: usize,
+}
+
+impl std::fmt::Display for C4Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = c4::PROBLEMS[self.problem].name.replace(' ', "-");
+        write!(f, "{name}/{}", c4::POLICIES[self.policy].0)
+    }
+}
+
+fn c4_cases() -> Vec<C4Case> {
+    (0..c4::PROBLEMS.len())
+        .flat_map(|problem| (0..c4::POLICIES.len()).map(move |policy| C4Case { problem, policy }))
+        .collect()
 }

@@ -24,7 +24,11 @@ fn every_spec_parses_in_full_and_smoke_form() {
     cabo_gp::link();
     cabo_benchmarks::link();
     let files = spec_files();
-    assert_eq!(files.len(), 45, "27 known-cost and 18 unknown-cost specs");
+    assert_eq!(
+        files.len(),
+        46,
+        "27 known-cost specs, the App. C.4 runtime spec and 18 unknown-cost specs"
+    );
     for f in files {
         for smoke in [false, true] {
             if let Err(e) = cabo_runner::LoadedSpec::load(&f, smoke) {

@@ -24,8 +24,9 @@ fn pbgi_specs_load_full_and_smoke() {
     };
     let mut files = yaml_in(&dir);
     assert!(
-        files.len() >= 34,
-        "expected the paper's 33 settings and the Figure 3 (left) study, found {}",
+        files.len() >= 37,
+        "expected the paper's 33 settings, the Figure 3 (left) study and the 3 runtime specs, \
+         found {}",
         files.len()
     );
     // App. D.3: two kernels and two lengthscales, each at d = 4, 8, 16, 32, uniform and

@@ -21,7 +21,8 @@ pub fn xtask_in(dir: &Path, args: &[&str]) -> Output {
         .expect("xtask runs")
 }
 
-/// Every file of a results tree except wall times (which differ between runs), with its
+/// Every file of a results tree except times (`*.times.jsonl` and the runtime view, which
+/// differ between runs), with its
 /// bytes, by path relative to `root`, sorted.
 pub fn result_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
@@ -31,7 +32,7 @@ pub fn result_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if !p.to_string_lossy().ends_with(".times.jsonl") {
+            } else if !cabo_runner::times::varies_between_runs(&p) {
                 out.push((
                     p.strip_prefix(root).unwrap().to_path_buf(),
                     std::fs::read(&p).unwrap(),

@@ -6,8 +6,24 @@
 //! the metric and the bands) and every run of that spec that is complete: its marker's
 //! fingerprint matches the spec and its `rep-<r>.jsonl` matches the marker. Runs missing,
 //! damaged or made by another version of the spec count in no figure or table; the report
-//! names them. Nothing in it depends on wall time, thread count or which process wrote it:
-//! numbers are written in Rust's shortest round-trip form or with fixed precision.
+//! names them. Nothing in it but the runtime view (below) depends on wall time, thread
+//! count or which process wrote it: numbers are written in Rust's shortest round-trip form or
+//! with fixed precision.
+//!
+//! **Options** (the spec's `report:` section, [`ReportSpec`]): `x: cumulative_cost |
+//! iteration`; `y: auto | simple_regret | log10_simple_regret | best_y | best_value |
+//! metric:NAME`; `bands: quartiles | std_err`; `also: [METRIC, …]` for one more figure and
+//! table per metric; `marker: NAME` (with `marker_equals: K`) for where a problem metric
+//! settles; `runtime: decision_time | acquisition_time | fit_time | cpu_time` for the
+//! runtime view.
+//!
+//! **The runtime view** ([`runtime`]) is the one part made from `rep-<r>.times.jsonl`: the
+//! chosen time against the iteration (`runtime.svg/png`, `runtime.csv`) and a table per
+//! policy of decision, acquisition, fit and CPU times (`runtime.md`, `runtime-table.csv`).
+//! A spec asks for it with `report: { runtime: <time> }`, and `cargo xtask report --times`
+//! writes it for any results directory, printing one table of every directory given (a
+//! line per spec and policy). It is written beside the report, never into `report.md` or
+//! `summary.csv`, since times differ from machine to machine and run to run.
 //!
 //! **At the budget.** A run's result is its best among the evaluations paid for within the
 //! budget (cumulative cost ≤ B, as seed 001 defines N_B); an evaluation that overshoots a
@@ -17,6 +33,7 @@
 pub mod aggregate;
 pub mod markdown;
 pub mod plot;
+pub mod runtime;
 
 use crate::spec::{Bands, Metric, ReportSpec, XAxis};
 use crate::store::{self, RunFiles};
@@ -149,6 +166,8 @@ pub struct Written {
     pub png: PathBuf,
     /// `report-<metric>.svg` and `.png` for each metric of `report.also`.
     pub extra: Vec<PathBuf>,
+    /// The runtime view's files when the spec asks for it (`report.runtime`).
+    pub runtime: Vec<PathBuf>,
 }
 
 /// The fields of a result line a report reads.
@@ -386,6 +405,8 @@ fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool)
 /// a report of any metric is aggregated.
 #[derive(Debug, Clone)]
 pub struct Runs {
+    /// The results directory.
+    dir: PathBuf,
     input: ReportInput,
     /// (policy, replication, its lines within the budget) of every run that counts.
     runs: Vec<(usize, usize, Vec<Line>)>,
@@ -427,6 +448,7 @@ pub fn load(dir: &Path, spec: &serde_json::Value) -> Result<Runs, String> {
         ));
     }
     Ok(Runs {
+        dir: dir.to_path_buf(),
         input,
         runs,
         left_out,
@@ -449,6 +471,26 @@ impl Runs {
         self.runs
             .iter()
             .map(|(p, r, _)| (self.input.policies[*p].as_str(), *r))
+    }
+
+    /// The spec's name.
+    pub fn name(&self) -> &str {
+        &self.input.name
+    }
+
+    /// The runs that count, as (policy name, its runs' times files in replication order),
+    /// every policy of the spec in spec order.
+    pub fn times_files(&self) -> Vec<(&str, Vec<PathBuf>)> {
+        let files = |p: usize| {
+            self.runs
+                .iter()
+                .filter(|(q, _, _)| *q == p)
+                .map(|(_, r, _)| RunFiles::new(&self.dir, &self.input.policies[p], *r).times)
+                .collect()
+        };
+        (0..self.input.policies.len())
+            .map(|p| (self.input.policies[p].as_str(), files(p)))
+            .collect()
     }
 
     /// Whether no run counts (never: [`load`] fails then).
@@ -586,8 +628,9 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Writes `report` (the report of `runs`, of the spec's own metric) and one figure and table
-/// per metric of `report.also` into `dir`.
+/// Writes `report` (the report of `runs`, of the spec's own metric), one figure and table
+/// per metric of `report.also` and, when the spec asks for it, the runtime view (see
+/// [`runtime`]) into `dir`.
 pub fn write(dir: &Path, runs: &Runs, report: &Report) -> Result<Written, String> {
     let mut w = Written {
         csv: dir.join("summary.csv"),
@@ -595,6 +638,7 @@ pub fn write(dir: &Path, runs: &Runs, report: &Report) -> Result<Written, String
         svg: dir.join("report.svg"),
         png: dir.join("report.png"),
         extra: Vec::new(),
+        runtime: Vec::new(),
     };
     let io = |p: &Path| {
         let p = p.display().to_string();
@@ -620,6 +664,9 @@ pub fn write(dir: &Path, runs: &Runs, report: &Report) -> Result<Written, String
         md.push_str(&markdown::render_extra(&extra, &format!("{stem}.svg")));
     }
     store::write_atomic(&w.markdown, md.as_bytes()).map_err(io(&w.markdown))?;
+    if let Some(metric) = report.input.report.runtime {
+        w.runtime = runtime::write(dir, &runs.runtime(metric))?;
+    }
     Ok(w)
 }
 

@@ -192,14 +192,14 @@ fn report_chart(report: &Report) -> Chart {
     }
 }
 
-/// A study's figure.
-fn study_chart(figure: &Figure) -> Chart {
+/// A study's figure (or a report's runtime figure, on a log y-axis).
+fn study_chart(figure: &Figure, log_y: bool) -> Chart {
     let x = |v: f64| if figure.log_x { v.log10() } else { v };
     Chart {
         caption: figure.title.clone(),
         x_label: figure.x_label.clone(),
         y_label: figure.y_label.clone(),
-        log_y: false,
+        log_y,
         log_x: figure.log_x,
         steps: false,
         series: figure
@@ -366,12 +366,23 @@ pub fn png(report: &Report) -> Result<Vec<u8>, String> {
 
 /// A study's figure as SVG text.
 pub fn figure_svg(figure: &Figure) -> Result<String, String> {
-    chart_svg(&study_chart(figure))
+    chart_svg(&study_chart(figure, false))
 }
 
 /// A study's figure as PNG bytes.
 pub fn figure_png(figure: &Figure) -> Result<Vec<u8>, String> {
-    chart_png(&study_chart(figure))
+    chart_png(&study_chart(figure, false))
+}
+
+/// A figure of times as SVG text: joined points with their bands on a log y-axis, since
+/// the policies compared may differ by orders of magnitude.
+pub fn times_svg(figure: &Figure) -> Result<String, String> {
+    chart_svg(&study_chart(figure, true))
+}
+
+/// A figure of times as PNG bytes (see [`times_svg`]).
+pub fn times_png(figure: &Figure) -> Result<Vec<u8>, String> {
+    chart_png(&study_chart(figure, true))
 }
 
 fn chart_svg(chart: &Chart) -> Result<String, String> {
