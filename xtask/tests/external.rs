@@ -121,6 +121,16 @@ fn an_external_run_writes_the_same_bytes_twice() {
     assert!(records.contains(r#""metrics":{"x_sum":"#), "{records}");
     let log = std::fs::read_to_string(a.join("twice/EI/rep-0.log")).unwrap();
     assert!(log.starts_with("eval 0 at ["), "{log}");
+    // Every request names the run's replication.
+    for rep in 0..2 {
+        let log = std::fs::read_to_string(a.join(format!("twice/EIPC/rep-{rep}.log"))).unwrap();
+        let tagged = format!(", replication {rep})");
+        assert_eq!(
+            log.lines().filter(|l| l.ends_with(&tagged)).count(),
+            10,
+            "{log}"
+        );
+    }
     // 2 policies × 2 replications × 10 evaluations, each asked once.
     let asked = calls(dir.path());
     assert_eq!(asked.values().sum::<usize>(), 2 * 40);

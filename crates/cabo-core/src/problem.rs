@@ -125,6 +125,12 @@ pub trait Problem: Send + Sync {
     /// standard error): called by the runner once, before the first evaluation.
     fn set_log_file(&mut self, _path: &std::path::Path) {}
 
+    /// The index of the replication this instance serves: called by the runner once, right
+    /// after building it, for a problem whose instance depends on the replication's place
+    /// in the spec rather than on its seed alone (an external program choosing one of a
+    /// fixed list of targets by it).
+    fn set_replication(&mut self, _replication: usize) {}
+
     /// Maps a unit-cube point to the problem's own units (for cost functions written in
     /// those units, and for reports). Defaults to the identity.
     fn to_native(&self, x: &[f64]) -> Vec<f64> {

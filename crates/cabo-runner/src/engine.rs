@@ -55,11 +55,12 @@ pub(crate) struct Setup {
 pub(crate) fn build(
     spec: &LoadedSpec,
     entry: &PolicyEntry,
-    pseed: u64,
-    qseed: u64,
+    replication: usize,
+    (pseed, qseed): (u64, u64),
 ) -> Result<Setup> {
     let s = &spec.spec;
-    let problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
+    let mut problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
+    problem.set_replication(replication);
     let cost = known_cost(s.cost.as_deref(), problem.as_ref(), pseed)?;
     let mut info = problem.info().clone();
     if info.dim != spec.dim {
@@ -540,7 +541,7 @@ pub fn execute(
             let _ = fs::remove_file(&files.checkpoint);
             tracing::debug!("run started");
             let sinks = Sinks::new(RecordFiles::create(&files)?, span.clone());
-            let setup = build(spec, entry, pseed, qseed)?;
+            let setup = build(spec, entry, id.replication, (pseed, qseed))?;
             let state = Resumed {
                 data: Dataset::new(spec.dim),
                 budget: BudgetState::new(s.budget.clone()),
@@ -664,7 +665,7 @@ fn resume<'a>(
     let Some(c) = Checkpoint::load(&files.checkpoint, identity) else {
         return Ok(None);
     };
-    let mut setup = build(spec, entry, pseed, qseed)?;
+    let mut setup = build(spec, entry, identity.replication, (pseed, qseed))?;
     let restored = setup.policy.restore(&c.policy).and_then(|()| {
         restore_into(setup.model.as_ref(), c.model.as_ref(), |m, st| {
             m.restore(st)

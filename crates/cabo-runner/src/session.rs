@@ -150,7 +150,7 @@ impl Session {
         })?;
         let pseed = problem_seed(s.seed_name(), replication);
         let qseed = engine::policy_seed(s.seed_name(), &s.policies[entry].name, replication);
-        let setup = engine::build(spec, &s.policies[entry], pseed, qseed)?;
+        let setup = engine::build(spec, &s.policies[entry], replication, (pseed, qseed))?;
         if !setup.info.control_sets.is_empty() {
             return Err(Error::unsupported(format!(
                 "{} has control sets: its queries fix some inputs and the environment draws \

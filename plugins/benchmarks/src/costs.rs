@@ -8,6 +8,8 @@
 //!   point in the problem's own units.
 //! - `uniform`: c(x) = value.
 //! - `bump_cost`: low + (high − low) · bump(x̃), the narrow bump of seed 000 Fig. 2/8.
+//! - `max_input`: c(x) = max over listed inputs i of x̃ᵢ, the point's own coordinates in
+//!   native units (seed 000's robot pushing: the longer of the two robots' durations).
 //!
 //! Every one takes `noise: { std, min, max }`: the charged cost is then
 //! clip(c(x) + std · N(0,1), min, max) (seed 004: std 0.01, min 0.001, max 2), while
@@ -549,6 +551,109 @@ impl CostFunctionSpec for BumpCostSpec {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+
+/// c(x) = max over `inputs` of x̃ᵢ, the point in the problem's native units: the cost of an
+/// evaluation that lasts as long as the longest of some of its inputs (seed 000's two
+/// robots push at once, and pushing takes as long as the longer push).
+#[derive(Debug, Clone)]
+pub struct MaxInputCost {
+    /// The inputs (0-based) whose largest native value is the cost.
+    pub inputs: Vec<usize>,
+    /// Native lower ends.
+    pub lo: Vec<f64>,
+    /// Native widths.
+    pub width: Vec<f64>,
+}
+
+impl MaxInputCost {
+    /// The listed input of largest native value (the first on ties) and that value.
+    fn argmax(&self, x: &[f64]) -> (usize, f64) {
+        let native = |i: usize| self.lo[i] + self.width[i] * x[i];
+        let first = (self.inputs[0], native(self.inputs[0]));
+        self.inputs[1..].iter().fold(first, |best, &i| {
+            let v = native(i);
+            if v > best.1 { (i, v) } else { best }
+        })
+    }
+}
+
+impl CostFunction for MaxInputCost {
+    fn cost(&self, x: &[f64]) -> f64 {
+        self.argmax(x).1
+    }
+    fn cost_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        // The maximum moves with its argmax alone (a subgradient on ties, which have
+        // measure zero).
+        let (i, v) = self.argmax(x);
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        grad[i] = self.width[i];
+        v
+    }
+}
+
+/// Spec of [`MaxInputCost`] (`cost: { type: max_input, inputs: [4, 10] }`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaxInputSpec {
+    /// The inputs (0-based indices) whose largest native value is the cost.
+    pub inputs: Vec<usize>,
+    /// Optional noise on charged costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<CostNoise>,
+}
+
+#[cabo_core::plugin(
+    name = "max_input",
+    summary = "Known cost max of some inputs in native units (seed 000's robot pushing: the longer of two push durations)",
+    paper = "seed 000 App. C",
+    example = "{ type: max_input, inputs: [0, 1] }"
+)]
+impl CostFunctionSpec for MaxInputSpec {
+    fn validate(&self, dim: usize) -> Result<()> {
+        if self.inputs.is_empty() {
+            return Err(Error::invalid(
+                "max_input.inputs: list the inputs (0-based indices) whose largest value is the cost",
+            ));
+        }
+        for (k, &i) in self.inputs.iter().enumerate() {
+            if i >= dim || self.inputs[..k].contains(&i) {
+                return Err(Error::invalid(format!(
+                    "max_input.inputs[{k}]: {i} is repeated or not an input index (the \
+                     problem has inputs 0 to {})",
+                    dim.saturating_sub(1)
+                )));
+            }
+        }
+        if let Some(n) = &self.noise {
+            n.validate("max_input")?;
+        }
+        Ok(())
+    }
+    fn build(&self, problem: &dyn Problem, _seed: u64) -> Result<Box<dyn CostFunction>> {
+        self.validate(problem.info().dim)?;
+        let (lo, width) = native_affine(problem, "max_input")?;
+        // The cost is at least the largest lower end, which must keep it positive.
+        let floor = self
+            .inputs
+            .iter()
+            .map(|&i| lo[i].min(lo[i] + width[i]))
+            .fold(f64::NEG_INFINITY, f64::max);
+        if floor.is_nan() || floor <= 0.0 {
+            return Err(Error::invalid(format!(
+                "max_input.inputs: the cost can be {floor} (the largest lower end of the listed \
+                 inputs in the problem's units), but a cost must be positive"
+            )));
+        }
+        let cost = MaxInputCost {
+            inputs: self.inputs.clone(),
+            lo,
+            width,
+        };
+        with_noise(Box::new(cost), &self.noise, "max_input")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -725,5 +830,44 @@ mod tests {
                 .to_string()
                 .contains("linear_mean.offset")
         );
+    }
+
+    #[test]
+    fn max_input_is_the_largest_listed_input_in_native_units() {
+        // robot_push's native point is (10u₀ − 5, 10u₁ − 5, 29u₂ + 1).
+        let p = problem(r#"{"type":"robot_push"}"#);
+        let c = cost(r#"{"type":"max_input","inputs":[0,2]}"#, p.as_ref(), 0);
+        // Hand evaluations: max(10·0.9 − 5, 29·0.1 + 1) = max(4, 3.9) = 4, and
+        // max(10·0.2 − 5, 29·0.5 + 1) = max(−3, 15.5) = 15.5.
+        assert!((c.cost(&[0.9, 0.3, 0.1]) - 4.0).abs() < 1e-14);
+        assert!((c.cost(&[0.2, 0.3, 0.5]) - 15.5).abs() < 1e-14);
+        let mut g = vec![f64::NAN; 3];
+        c.cost_grad(&[0.9, 0.3, 0.1], &mut g);
+        assert_eq!(g, [10.0, 0.0, 0.0]);
+        c.cost_grad(&[0.2, 0.3, 0.5], &mut g);
+        assert_eq!(g, [0.0, 0.0, 29.0]);
+        check_grad(c.as_ref(), 3);
+    }
+
+    #[test]
+    fn max_input_refuses_bad_inputs_and_costs_that_reach_zero() {
+        let p = problem(r#"{"type":"robot_push"}"#);
+        for (json, expected) in [
+            (r#"{"type":"max_input","inputs":[]}"#, "list the inputs"),
+            (
+                r#"{"type":"max_input","inputs":[3]}"#,
+                "inputs[0]: 3 is repeated or not",
+            ),
+            (
+                r#"{"type":"max_input","inputs":[2,2]}"#,
+                "inputs[1]: 2 is repeated",
+            ),
+            // z₁ ranges over [−5, 5]: its maximum alone can be −5.
+            (r#"{"type":"max_input","inputs":[0]}"#, "the cost can be -5"),
+        ] {
+            let spec: Box<dyn CostFunctionSpec> = serde_json::from_str(json).unwrap();
+            let err = spec.build(p.as_ref(), 0).unwrap_err().to_string();
+            assert!(err.contains(expected), "{json}: {err}");
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! A researcher's training script, simulator or lab robot driver is an objective when it
 //! reads requests on its standard input and answers on its standard output, one JSON line
 //! each ([`protocol`]). One process serves a whole run ([`process`]): started in the spec
-//! file's directory on the run's first evaluation, given the run's seeds and evaluation
-//! indices, and sent end-of-input when the run ends. Costs are what the program reports,
+//! file's directory on the run's first evaluation, given the run's seeds, evaluation
+//! indices and replication index, and sent end-of-input when the run ends. Costs are what the program reports,
 //! the wall-clock seconds an answer took (the hyperparameter-tuning case, with a `log_gp`
 //! cost model), or the spec's own.
 //!
@@ -325,6 +325,8 @@ pub struct ExternalProblem {
     dists: Option<InputDistributions>,
     /// Requests made through [`Problem::evaluate`], which carries no run index.
     asked: AtomicUsize,
+    /// The replication served, sent with every request once the runner has said it.
+    replication: Option<usize>,
 }
 
 impl ExternalProblem {
@@ -356,6 +358,7 @@ impl ExternalProblem {
             program: Program::new(argv, spec.spec_dir.clone(), timeout),
             dists,
             asked: AtomicUsize::new(0),
+            replication: None,
         })
     }
 
@@ -415,6 +418,7 @@ impl ExternalProblem {
             x: &native,
             seed,
             eval: index,
+            replication: self.replication,
             control_set: query.control_set,
         };
         let attempts = self.spec.retries + 1;
@@ -469,6 +473,10 @@ impl Problem for ExternalProblem {
 
     fn set_log_file(&mut self, path: &Path) {
         self.program.set_log(path);
+    }
+
+    fn set_replication(&mut self, replication: usize) {
+        self.replication = Some(replication);
     }
 
     fn optimum(&self) -> Option<f64> {

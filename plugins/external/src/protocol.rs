@@ -6,8 +6,10 @@
 //! {"x": [3.2, -1.5], "seed": 1234567, "eval": 7}
 //! ```
 //!
-//! with `"control_set": i` added when the query is a control-set play (the open variables
-//! are already drawn: `x` is always the full point). The program answers each request with
+//! with `"replication": r` added in a run (the replication's index in the spec, from 0, for
+//! a program whose instance depends on it: the same for every request of the run) and
+//! `"control_set": i` when the query is a control-set play (the open variables are already
+//! drawn: `x` is always the full point). The program answers each request with
 //! one line on its standard output:
 //!
 //! ```json
@@ -33,6 +35,9 @@ pub struct Request<'a> {
     pub seed: u64,
     /// The evaluation's index in the run (the initial design included), from 0.
     pub eval: usize,
+    /// The run's replication index, when the problem serves a run's replication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication: Option<usize>,
     /// The control set played, for a control-set query.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_set: Option<usize>,
@@ -227,11 +232,21 @@ mod tests {
             x: &[0.5, -2.0],
             seed: 7,
             eval: 3,
+            replication: None,
             control_set: Some(1),
         };
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"x":[0.5,-2.0],"seed":7,"eval":3,"control_set":1}"#
+        );
+        let r = Request {
+            replication: Some(4),
+            control_set: None,
+            ..r
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"x":[0.5,-2.0],"seed":7,"eval":3,"replication":4}"#
         );
     }
 }

@@ -10,7 +10,7 @@ fn pbgi_specs_load_full_and_smoke() {
     cabo_benchmarks::link();
     cabo_bmsei::link();
     cabo_pbgi::link();
-    // Lunar Lander is a Python program run through the external problem.
+    // Lunar Lander and Robot Pushing are Python programs run through the external problem.
     cabo_external::link();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/pbgi");
     let yaml_in = |dir: &std::path::Path| -> Vec<PathBuf> {
@@ -24,8 +24,8 @@ fn pbgi_specs_load_full_and_smoke() {
     };
     let mut files = yaml_in(&dir);
     assert!(
-        files.len() >= 37,
-        "expected the paper's 33 settings, the Figure 3 (left) study and the 3 runtime specs, \
+        files.len() >= 40,
+        "expected the paper's 36 settings, the Figure 3 (left) study and the 3 runtime specs, \
          found {}",
         files.len()
     );

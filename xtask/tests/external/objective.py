@@ -22,7 +22,8 @@ for line in sys.stdin:
         asked = sum(1 for c in calls if int(c) == i)
     x0, x1 = request["x"]
     y = -((x0 - 0.5) ** 2 + (x1 - 0.25) ** 2)
-    print(f"eval {i} at {request['x']} (seed {request['seed']})", file=sys.stderr, flush=True)
+    seeds = f"seed {request['seed']}, replication {request.get('replication')}"
+    print(f"eval {i} at {request['x']} ({seeds})", file=sys.stderr, flush=True)
     if mode == "slow":
         time.sleep(0.02)
     if mode == "wall":
