@@ -38,6 +38,8 @@
 //!   finite instances of Theorem 1.
 //! - [`theorem1`]: the study `bmsei_theorem1`, Theorem 1's approximation ratios of EI-PUC and
 //!   EI measured exactly, by simulating the rules, and against the proof's bounds.
+//! - [`figure2`]: the study `bmsei_figure2`, Figure 2's one-dimensional example: EI-PUC and
+//!   B-MS-EI run to the end of a budget on a problem whose cheap half is a trap.
 //!
 //! The crate names no model. Its policies ask the posterior and the cost belief for the
 //! capabilities of `cabo_core::capability`: every tree needs `covariance` of the objective,
@@ -52,6 +54,7 @@ pub(crate) mod dual;
 
 pub mod arms;
 pub mod belief;
+pub mod figure2;
 pub mod kg;
 pub mod policy;
 pub mod q1;

@@ -26,5 +26,5 @@ fn every_spec_parses_with_and_without_smoke() {
             n += 1;
         }
     }
-    assert_eq!(n, 9);
+    assert_eq!(n, 10);
 }

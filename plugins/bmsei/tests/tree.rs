@@ -322,7 +322,7 @@ fn with_gradient<'b>(obj: &'b TreeObjective<'_>, method: GradientMethod) -> Tree
 #[test]
 fn moment_gradients_match_finite_differences_at_d32() {
     for seed in 0..2u64 {
-        for_each_tree(32, 40, seed, |obj, xs, what| fd_check(obj, xs, what));
+        for_each_tree(32, 40, seed, fd_check);
     }
 }
 
