@@ -101,6 +101,9 @@ fn bmsei_ends_higher_than_ei_puc_within_the_budget_on_figure_2s_example() {
             seed: loaded.file.seed,
         })
         .unwrap();
+    for finding in &out.findings {
+        eprintln!("{finding}");
+    }
     let runs = out.data["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["policy"], "EI-PUC");
