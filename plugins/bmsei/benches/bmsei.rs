@@ -4,11 +4,15 @@
 //! 64 fantasies. Then one evaluation of KG's objective with its gradient at the size of the
 //! d = 8 Bayesian-regret run's last decision (n = 217, 64 fantasies), through the general
 //! scenario tree and through the specialised KG objective.
+//!
+//! At d = 32 (the d = 32 Bayesian-regret spec's size, n = 200), where the tree is
+//! differentiated through its paths' moments: one 4-step path decision with the specs'
+//! settings, and one value with gradient of its tree.
 
 use cabo_bmsei::belief::UnitCostPath;
 use cabo_bmsei::{BaseSamples, KgObjective, NodeValue, Tree, TreeObjective};
 use cabo_core::{
-    Budget, BudgetState, Dataset, Decision, DecisionContext, Objective, Observation,
+    Budget, BudgetState, CostBelief, Dataset, Decision, DecisionContext, Objective, Observation,
     OptimizerSettings, Policy, Posterior, ProblemInfo, Rng, TrainingData,
 };
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, LogGp};
@@ -24,8 +28,7 @@ struct Fixture {
     settings: OptimizerSettings,
 }
 
-fn fixture() -> Fixture {
-    let (n, d) = (50, 3);
+fn fixture(n: usize, d: usize, settings: OptimizerSettings) -> Fixture {
     let mut r = Rng::new(1);
     let mut data = Dataset::new(d);
     for _ in 0..n {
@@ -43,11 +46,16 @@ fn fixture() -> Fixture {
         info: ProblemInfo::continuous("bench", d),
         data,
         budget,
-        settings: OptimizerSettings {
-            raw_samples: 200 * d,
-            restarts: 10 * d,
-            max_iters: 200,
-        },
+        settings,
+    }
+}
+
+/// The specs' optimiser settings at dimension `d`.
+fn spec_settings(d: usize) -> OptimizerSettings {
+    OptimizerSettings {
+        raw_samples: 200 * d,
+        restarts: 10 * d,
+        max_iters: 200,
     }
 }
 
@@ -61,8 +69,8 @@ fn fixed_posterior(cfg: &GpConfig, d: usize, x: &[f64], y: &[f64]) -> GpPosterio
         .unwrap()
 }
 
-fn decide(variant: cabo_bmsei::Variant, fantasies: &[usize], bencher: divan::Bencher) {
-    let f = fixture();
+/// The fitted objective posterior and log-GP cost belief of a fixture.
+fn models(f: &Fixture) -> (GpPosterior, cabo_gp::LogGpBelief) {
     let d = f.info.dim;
     let cfg = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.3), 1.0, 1e-4);
     let x = f.data.x_matrix();
@@ -72,6 +80,25 @@ fn decide(variant: cabo_bmsei::Variant, fantasies: &[usize], bencher: divan::Ben
         .unwrap()
         .fit_costs(d, &x, &f.data.costs(), 1)
         .unwrap();
+    (post, cost)
+}
+
+fn decide(variant: cabo_bmsei::Variant, fantasies: &[usize], bencher: divan::Bencher) {
+    decide_on(
+        fixture(50, 3, spec_settings(3)),
+        variant,
+        fantasies,
+        bencher,
+    );
+}
+
+fn decide_on(
+    f: Fixture,
+    variant: cabo_bmsei::Variant,
+    fantasies: &[usize],
+    bencher: divan::Bencher,
+) {
+    let (post, cost) = models(&f);
     bencher.bench_local(|| {
         let ctx = DecisionContext::new(&f.info, &f.data, &f.budget, 1, 9, &f.settings)
             .with_posterior(Box::new(post.clone()))
@@ -129,6 +156,44 @@ fn kg_objective_grad_n217_d8_general_tree(bencher: divan::Bencher) {
 fn kg_objective_grad_n217_d8_specialised(bencher: divan::Bencher) {
     let (post, tree, xs) = kg_fixture(217, 8);
     let obj = KgObjective::new(&tree, post.fantasy_means().unwrap()).unwrap();
+    let mut g = vec![0.0; xs.len()];
+    bencher.bench_local(|| obj.value_grad(&xs, &mut g));
+}
+
+/// The d = 32 fixture at n = 200 with 200·d raw samples, `restarts` restarts and 200
+/// iterations.
+fn fixture_d32(restarts: usize) -> Fixture {
+    let d = 32;
+    fixture(
+        200,
+        d,
+        OptimizerSettings {
+            raw_samples: 200 * d,
+            restarts,
+            max_iters: 200,
+        },
+    )
+}
+
+/// One 4-step path decision (fantasies [1, 1, 1], 128 tree variables) at n = 200, d = 32
+/// with the seeds' settings: 200·d raw samples, 10·d restarts, 200 iterations.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn path_4_step_n200_d32(bencher: divan::Bencher) {
+    decide_on(fixture_d32(320), BMSEI, &[1, 1, 1], bencher);
+}
+
+/// One value and gradient of that decision's tree (through the paths' moments).
+#[divan::bench(sample_count = 50)]
+fn path_4_step_tree_grad_n200_d32(bencher: divan::Bencher) {
+    let f = fixture_d32(32);
+    let (post, cost) = models(&f);
+    let tree = Tree::new(32, &[1, 1, 1], BaseSamples::Seeded(5)).unwrap();
+    let fc = post.covariance().unwrap();
+    let cc = cost.covariance().unwrap();
+    let best = f.data.best_y().unwrap();
+    let obj = TreeObjective::new(&tree, fc, cc, best, 100.0, NodeValue::BudgetedEi).unwrap();
+    let mut r = Rng::new(7);
+    let xs: Vec<f64> = (0..tree.dim()).map(|_| r.uniform()).collect();
     let mut g = vec![0.0; xs.len()];
     bencher.bench_local(|| obj.value_grad(&xs, &mut g));
 }

@@ -2,9 +2,11 @@
 //! scenario tree.
 //!
 //! A tree node's value depends on its own decision point and on its ancestors' (through the
-//! fantasies), i.e. on at most `N·d` numbers. Carrying those derivatives forward through the
-//! node's small joint Cholesky factor is exact and costs `W` flops per operation; `W = 0`
-//! gives plain values at no extra cost (raw-sample scoring).
+//! fantasies), i.e. on at most `N·d` numbers, and through them only on the posterior means
+//! and covariances of its path's points, at most `N(N + 3)` numbers for the two beliefs.
+//! Carrying derivatives with respect to either forward through the node's small joint
+//! Cholesky factor is exact and costs `W` flops per operation; `W = 0` gives plain values at
+//! no extra cost (raw-sample scoring).
 
 use std::ops::{Add, Div, Mul, Sub};
 

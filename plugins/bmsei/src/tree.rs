@@ -17,10 +17,24 @@
 //! scrambled Sobol' set per stage shared by all the stage's nodes ([`BaseSamples`]).
 //!
 //! Gradients are exact: each node's value depends on its own point and its ancestors' only,
-//! so it is computed in forward mode (the `dual` module) with one derivative per coordinate of
-//! its path, through the joint Cholesky factor of the path's posterior covariance — the
-//! dependence of fantasised values and of the conditioned posterior on earlier decision points
-//! included.
+//! through the joint Cholesky factor of the path's posterior covariance — the dependence of
+//! fantasised values and of the conditioned posterior on earlier decision points included.
+//! It is differentiated in forward mode (the `dual` module) in one of two ways
+//! ([`GradientMethod`]):
+//!
+//! - **with respect to the path's coordinates**: one derivative per coordinate of the path's
+//!   `len ≤ N` points, `len·d` in all. Used while `N·d ≤ 64` ([`MAX_PATH_VARIABLES`]).
+//! - **with respect to the path's posterior moments**: a node's value is a function of the
+//!   means `μ_a` and covariances `Σ_ab` (a ≥ b) of its path's points under the objective's
+//!   and ln c's beliefs, `len + len(len+1)/2` numbers per belief whatever `d`. The duals carry
+//!   derivatives with respect to those, and the chain rule to the coordinates is applied
+//!   once per node: `∂v/∂x_a = Σ ∂v/∂μ_a ∇μ_a + Σ ∂v/∂Σ_ab ∇_{x_a}Σ_ab`, the `∇` being what
+//!   `Covariance::prepare` and `Covariance::cov` return (reverse accumulation over the
+//!   moments). Used above `N·d = 64`, so every tree gets exact gradients at any dimension.
+//!
+//! The two are the same derivative computed in a different order, equal to rounding (a test
+//! holds them within 1e-12); keeping the coordinate duals where they suffice keeps every
+//! result computed before the moments existed bit for bit.
 
 // Dense small-matrix and row-major kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
@@ -34,8 +48,25 @@ use std::cell::RefCell;
 
 /// Largest number of look-ahead steps `N`.
 pub const MAX_STEPS: usize = 8;
-/// Largest `N·d` (derivatives carried per node).
+/// Largest `N·d` differentiated with respect to the path's coordinates under
+/// [`GradientMethod::Auto`]; larger trees are differentiated through the path's moments.
 pub const MAX_PATH_VARIABLES: usize = 64;
+
+/// How a [`TreeObjective`] computes its gradient (both are exact; see the module doc).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GradientMethod {
+    /// [`GradientMethod::Coordinates`] while `N·d ≤` [`MAX_PATH_VARIABLES`], else
+    /// [`GradientMethod::Moments`].
+    #[default]
+    Auto,
+    /// Forward duals with one derivative per coordinate of a node's path (`len·d` wide); only
+    /// for trees with `N·d ≤` [`MAX_PATH_VARIABLES`].
+    Coordinates,
+    /// Forward duals with respect to the path's posterior means and covariances
+    /// (`len(len + 3)` wide for the two beliefs, independent of `d`), chained to the
+    /// coordinates once per node.
+    Moments,
+}
 
 /// How the fantasies' standard-normal base samples are chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,7 +126,8 @@ pub struct Tree {
 
 impl Tree {
     /// A tree over points of dimension `d` with fantasy counts `fantasies` (`N − 1` stages).
-    /// Fails when a count is 0, `N > MAX_STEPS` or `N·d > MAX_PATH_VARIABLES`.
+    /// Fails when `d` or a count is 0, `N > MAX_STEPS` or the tree has more than 100 000
+    /// nodes.
     pub fn new(d: usize, fantasies: &[usize], base: BaseSamples) -> Result<Tree> {
         check_shape(d, fantasies)?;
         let mut rng = match base {
@@ -247,12 +279,6 @@ fn check_shape(d: usize, fantasies: &[usize]) -> Result<()> {
             "{n} look-ahead steps; at most {MAX_STEPS} are supported"
         )));
     }
-    if n * d > MAX_PATH_VARIABLES {
-        return Err(Error::invalid(format!(
-            "{n} steps × dimension {d} = {} path variables; at most {MAX_PATH_VARIABLES} are supported",
-            n * d
-        )));
-    }
     let nodes: f64 = (1..=fantasies.len())
         .map(|k| fantasies[..k].iter().map(|&m| m as f64).product::<f64>())
         .sum();
@@ -272,8 +298,43 @@ pub fn validate_fantasies(d: usize, fantasies: &[usize]) -> Result<()> {
 struct Scratch {
     fc: Vec<PreparedPoint>,
     cc: Vec<PreparedPoint>,
+    work: Work,
+}
+
+/// Buffers of one node's path algebra.
+#[derive(Default)]
+struct Work {
+    /// `∇_{x_a} Σ_ab` of the covariance last asked for.
     ga: Vec<f64>,
+    /// `∇_{x_b} Σ_ab` of the covariance last asked for.
     gb: Vec<f64>,
+    /// Under moment duals, every `(∇_{x_a} Σ_ab, ∇_{x_b} Σ_ab)` (a > b) of the objective's
+    /// path covariance, pair after pair in the order the factor visits them: what the chain
+    /// rule to the coordinates needs once the node's value is known.
+    jf: Vec<f64>,
+    /// The same for ln c.
+    jc: Vec<f64>,
+}
+
+/// Which variables a node's duals carry derivatives with respect to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wrt {
+    /// The path's coordinates: the `d` derivatives of slot `a` are those in `x_a`.
+    Coordinates,
+    /// One belief's path moments from index `offset` on: its means `μ_a`, then the lower
+    /// triangle of its covariance `Σ_ab` (a ≥ b) row by row ([`moment_index`]).
+    Moments(usize),
+}
+
+/// How many moments one belief has on a path of `len` points: `len` means and
+/// `len(len + 1)/2` covariances.
+const fn moment_count(len: usize) -> usize {
+    len * (len + 3) / 2
+}
+
+/// Where `Σ_ab` (a ≥ b) sits among a path's moments of length `len` (after the means).
+const fn moment_index(len: usize, a: usize, b: usize) -> usize {
+    len + a * (a + 1) / 2 + b
 }
 
 /// The tree value `Q̂_N` as a function of the concatenated decision vector.
@@ -284,6 +345,7 @@ pub struct TreeObjective<'a> {
     best: f64,
     budget: f64,
     kind: NodeValue,
+    gradient: GradientMethod,
     scratch: RefCell<Scratch>,
 }
 
@@ -324,13 +386,42 @@ impl<'a> TreeObjective<'a> {
             best,
             budget,
             kind,
+            gradient: GradientMethod::Auto,
             scratch: RefCell::new(Scratch {
                 fc: vec![PreparedPoint::default(); n],
                 cc: vec![PreparedPoint::default(); n],
-                ga: vec![0.0; tree.d],
-                gb: vec![0.0; tree.d],
+                work: Work {
+                    ga: vec![0.0; tree.d],
+                    gb: vec![0.0; tree.d],
+                    ..Work::default()
+                },
             }),
         })
+    }
+
+    /// The same objective computing its gradient by `method` (values do not depend on it).
+    /// Fails when [`GradientMethod::Coordinates`] is asked of a tree with `N·d` above
+    /// [`MAX_PATH_VARIABLES`].
+    pub fn with_gradient(mut self, method: GradientMethod) -> Result<Self> {
+        let n_d = self.tree.steps() * self.tree.d;
+        if method == GradientMethod::Coordinates && n_d > MAX_PATH_VARIABLES {
+            return Err(Error::invalid(format!(
+                "scenario tree: gradients with respect to coordinates carry at most \
+                 {MAX_PATH_VARIABLES} derivatives, and this tree's paths have {n_d}; use the \
+                 moments"
+            )));
+        }
+        self.gradient = method;
+        Ok(self)
+    }
+
+    /// Whether gradients go through the path moments.
+    fn through_moments(&self) -> bool {
+        match self.gradient {
+            GradientMethod::Auto => self.tree.steps() * self.tree.d > MAX_PATH_VARIABLES,
+            GradientMethod::Coordinates => false,
+            GradientMethod::Moments => true,
+        }
     }
 
     /// The tree.
@@ -354,7 +445,7 @@ impl<'a> TreeObjective<'a> {
         let s = &mut *s;
         self.prepare_all(xs, false, s);
         (0..t.nodes())
-            .map(|node| self.node_at::<0>(node, s).v)
+            .map(|node| self.node_at::<0>(node, s, false).v)
             .collect()
     }
 
@@ -392,21 +483,26 @@ impl<'a> TreeObjective<'a> {
         match grad {
             None => {
                 for node in 0..t.nodes() {
-                    total += t.weight[node] * self.node_at::<0>(node, s).v;
+                    total += t.weight[node] * self.node_at::<0>(node, s, false).v;
                 }
             }
             Some(g) => {
                 g.fill(0.0);
+                let moments = self.through_moments();
                 let mut path = [0usize; MAX_STEPS];
                 for node in 0..t.nodes() {
                     let len = t.path(node, &mut path);
                     let path = &path[..len];
-                    let v = match len * d {
-                        0..=4 => self.add_node_grad::<4>(node, path, s, g),
-                        5..=8 => self.add_node_grad::<8>(node, path, s, g),
-                        9..=16 => self.add_node_grad::<16>(node, path, s, g),
-                        17..=32 => self.add_node_grad::<32>(node, path, s, g),
-                        _ => self.add_node_grad::<64>(node, path, s, g),
+                    let v = if moments {
+                        self.add_node_grad_moments(node, path, s, g)
+                    } else {
+                        match len * d {
+                            0..=4 => self.add_node_grad::<4>(node, path, s, g),
+                            5..=8 => self.add_node_grad::<8>(node, path, s, g),
+                            9..=16 => self.add_node_grad::<16>(node, path, s, g),
+                            17..=32 => self.add_node_grad::<32>(node, path, s, g),
+                            _ => self.add_node_grad::<64>(node, path, s, g),
+                        }
                     };
                     total += t.weight[node] * v;
                 }
@@ -425,7 +521,7 @@ impl<'a> TreeObjective<'a> {
     ) -> f64 {
         let d = self.tree.d;
         let w = self.tree.weight[node];
-        let r = self.node_at::<W>(node, s);
+        let r = self.node_at::<W>(node, s, false);
         for (gn, &p) in r.g.chunks_exact(d).zip(path) {
             for (gi, gn) in g[p * d..(p + 1) * d].iter_mut().zip(gn) {
                 *gi += w * gn;
@@ -434,7 +530,47 @@ impl<'a> TreeObjective<'a> {
         r.v
     }
 
-    fn node_at<const W: usize>(&self, node: usize, s: &mut Scratch) -> D<W> {
+    /// [`Self::add_node_grad`] through the path's moments: duals just wide enough for the
+    /// path's length (two beliefs' [`moment_count`]), whatever `d`.
+    fn add_node_grad_moments(
+        &self,
+        node: usize,
+        path: &[usize],
+        s: &mut Scratch,
+        g: &mut [f64],
+    ) -> f64 {
+        match path.len() {
+            1 => self.add_moment_grad::<4>(node, path, s, g),
+            2 => self.add_moment_grad::<10>(node, path, s, g),
+            3 => self.add_moment_grad::<18>(node, path, s, g),
+            4 => self.add_moment_grad::<28>(node, path, s, g),
+            5 => self.add_moment_grad::<40>(node, path, s, g),
+            6 => self.add_moment_grad::<54>(node, path, s, g),
+            7 => self.add_moment_grad::<70>(node, path, s, g),
+            _ => self.add_moment_grad::<88>(node, path, s, g),
+        }
+    }
+
+    /// The value of `node` with its derivatives in the path's moments, chained to the
+    /// coordinates and added, weighted, into `g`.
+    fn add_moment_grad<const W: usize>(
+        &self,
+        node: usize,
+        path: &[usize],
+        s: &mut Scratch,
+        g: &mut [f64],
+    ) -> f64 {
+        let (d, w) = (self.tree.d, self.tree.weight[node]);
+        let r = self.node_at::<W>(node, s, true);
+        let (adj_f, adj_c) = r.g[..2 * moment_count(path.len())].split_at(moment_count(path.len()));
+        chain_moments(&s.fc, path, adj_f, &s.work.jf, w, d, g);
+        chain_moments(&s.cc, path, adj_c, &s.work.jc, w, d, g);
+        r.v
+    }
+
+    /// The value of `node` as a dual in the path's coordinates, or in its moments when
+    /// `moments` (then the covariances' gradients are kept in the scratch's work).
+    fn node_at<const W: usize>(&self, node: usize, s: &mut Scratch, moments: bool) -> D<W> {
         let t = self.tree;
         let mut path = [0usize; MAX_STEPS];
         let len = t.path(node, &mut path);
@@ -451,11 +587,11 @@ impl<'a> TreeObjective<'a> {
             }
         }
         let leaf = t.level[node] + 1 == t.steps();
-        let (pf, pc, ga, gb) = (&pf[..len], &pc[..len], &mut s.ga, &mut s.gb);
+        let (pf, pc, work) = (&pf[..len], &pc[..len], &mut s.work);
         match len {
-            0..=2 => node_value::<W, 2>(self, pf, pc, &ey, &ec, leaf, ga, gb),
-            3..=4 => node_value::<W, 4>(self, pf, pc, &ey, &ec, leaf, ga, gb),
-            _ => node_value::<W, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, ga, gb),
+            0..=2 => node_value::<W, 2>(self, pf, pc, &ey, &ec, leaf, moments, work),
+            3..=4 => node_value::<W, 4>(self, pf, pc, &ey, &ec, leaf, moments, work),
+            _ => node_value::<W, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, moments, work),
         }
     }
 
@@ -477,20 +613,16 @@ impl<'a> TreeObjective<'a> {
             self.c.prepare(x, false, &mut cc[i]);
         }
         let mut chosen = Vec::with_capacity(MAX_STEPS);
-        let mut ga = Vec::new();
-        let mut gb = Vec::new();
-        Ok(self.dp(0, &fc, &cc, &mut chosen, &mut ga, &mut gb))
+        Ok(self.dp(0, &fc, &cc, &mut chosen, &mut Work::default()))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn dp(
         &self,
         node: usize,
         fc: &[PreparedPoint],
         cc: &[PreparedPoint],
         chosen: &mut Vec<usize>,
-        ga: &mut Vec<f64>,
-        gb: &mut Vec<f64>,
+        work: &mut Work,
     ) -> (f64, usize) {
         let t = self.tree;
         let mut path = [0usize; MAX_STEPS];
@@ -511,13 +643,13 @@ impl<'a> TreeObjective<'a> {
                 pf[i] = &fc[c];
                 pc[i] = &cc[c];
             }
-            let mut v =
-                node_value::<0, MAX_STEPS>(self, &pf[..len], &pc[..len], &ey, &ec, leaf, ga, gb).v;
+            let (pf, pc) = (&pf[..len], &pc[..len]);
+            let mut v = node_value::<0, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, false, work).v;
             let kids = t.children(node);
             if !kids.is_empty() {
                 let m = kids.len() as f64;
                 for k in kids {
-                    v += self.dp(k, fc, cc, chosen, ga, gb).0 / m;
+                    v += self.dp(k, fc, cc, chosen, work).0 / m;
                 }
             }
             chosen.pop();
@@ -559,13 +691,69 @@ fn at_slot<const W: usize>(value: f64, grad: &[f64], slot: usize, d: usize) -> D
     r
 }
 
+/// A dual of value `value` that is the variable `index` itself.
+#[inline]
+fn variable<const W: usize>(value: f64, index: usize) -> D<W> {
+    let mut r = D::c(value);
+    r.g[index] = 1.0;
+    r
+}
+
+/// `y += s·x`.
+#[inline]
+fn axpy(s: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += s * xi;
+    }
+}
+
+/// Adds `w · Σ_m (∂v/∂m) ∇m` into `g` for one belief's moments `m` of the path `path` (node
+/// indices into `points`), given the adjoints `adj = ∂v/∂m` in [`Wrt::Moments`]' order and
+/// the covariances' gradients `pairs` as [`Work::jf`] keeps them.
+fn chain_moments(
+    points: &[PreparedPoint],
+    path: &[usize],
+    adj: &[f64],
+    pairs: &[f64],
+    w: f64,
+    d: usize,
+    g: &mut [f64],
+) {
+    // A belief the node never read (ln c without a budget, KG's costs) has no adjoint, and
+    // left no covariance gradients to read.
+    if adj.iter().all(|&a| a == 0.0) {
+        return;
+    }
+    let len = path.len();
+    let block = |node: usize| node * d..(node + 1) * d;
+    let mut pair = pairs.chunks_exact(2 * d);
+    for a in 0..len {
+        let p = &points[path[a]];
+        axpy(w * adj[a], &p.dmean, &mut g[block(path[a])]);
+        axpy(
+            w * adj[moment_index(len, a, a)],
+            &p.dvar,
+            &mut g[block(path[a])],
+        );
+        for b in 0..a {
+            let s = w * adj[moment_index(len, a, b)];
+            let j = pair.next().expect("one kept gradient per covariance pair");
+            axpy(s, &j[..d], &mut g[block(path[a])]);
+            axpy(s, &j[d..], &mut g[block(path[b])]);
+        }
+    }
+}
+
 /// The joint posterior covariance of the path points plus fantasy noise on all but the last,
-/// and its (semi-definite) Cholesky factor.
+/// and its (semi-definite) Cholesky factor, as duals with respect to `wrt`. Under
+/// [`Wrt::Moments`] the covariances' gradients are kept in `kept` for [`chain_moments`].
 fn path_factor<const W: usize, const S: usize>(
     b: &dyn Covariance,
     p: &[&PreparedPoint],
+    wrt: Wrt,
     ga: &mut Vec<f64>,
     gb: &mut Vec<f64>,
+    kept: &mut Vec<f64>,
 ) -> (Mat<W, S>, [D<W>; S]) {
     let len = p.len();
     let d = p[0].x.len();
@@ -574,27 +762,38 @@ fn path_factor<const W: usize, const S: usize>(
     let want = W > 0;
     ga.resize(if want { d } else { 0 }, 0.0);
     gb.resize(if want { d } else { 0 }, 0.0);
+    kept.clear();
     let noise = b.fantasy_noise();
     for a in 0..len {
-        mean[a] = if want {
-            at_slot(p[a].mean, &p[a].dmean, a, d)
-        } else {
-            D::c(p[a].mean)
-        };
         let diag = p[a].var + if a + 1 < len { noise } else { 0.0 };
-        m[a][a] = if want {
-            at_slot(diag, &p[a].dvar, a, d)
-        } else {
-            D::c(diag)
+        (mean[a], m[a][a]) = match wrt {
+            Wrt::Moments(o) => (
+                variable(p[a].mean, o + a),
+                variable(diag, o + moment_index(len, a, a)),
+            ),
+            Wrt::Coordinates if want => (
+                at_slot(p[a].mean, &p[a].dmean, a, d),
+                at_slot(diag, &p[a].dvar, a, d),
+            ),
+            Wrt::Coordinates => (D::c(p[a].mean), D::c(diag)),
         };
         for c in 0..a {
             let v = b.cov(p[a], p[c], ga, gb);
-            let mut e = D::c(v);
-            if want {
-                e.g[a * d..(a + 1) * d].copy_from_slice(ga);
-                e.g[c * d..(c + 1) * d].copy_from_slice(gb);
-            }
-            m[a][c] = e;
+            m[a][c] = match wrt {
+                Wrt::Moments(o) => {
+                    kept.extend_from_slice(ga);
+                    kept.extend_from_slice(gb);
+                    variable(v, o + moment_index(len, a, c))
+                }
+                Wrt::Coordinates => {
+                    let mut e = D::c(v);
+                    if want {
+                        e.g[a * d..(a + 1) * d].copy_from_slice(ga);
+                        e.g[c * d..(c + 1) * d].copy_from_slice(gb);
+                    }
+                    e
+                }
+            };
         }
     }
     // Cholesky; a pivot that is numerically zero (a repeated point without noise, a known
@@ -622,6 +821,9 @@ fn path_factor<const W: usize, const S: usize>(
     (l, mean)
 }
 
+/// The value of a node whose path has the prepared points `pf` (objective) and `pc` (ln c)
+/// and the base samples `ey`, `ec`, as a dual in the path's coordinates or, when `moments`,
+/// in its moments (the objective's first, then ln c's).
 #[allow(clippy::too_many_arguments)]
 fn node_value<const W: usize, const S: usize>(
     o: &TreeObjective<'_>,
@@ -630,15 +832,24 @@ fn node_value<const W: usize, const S: usize>(
     ey: &[f64; MAX_STEPS],
     ec: &[f64; MAX_STEPS],
     leaf: bool,
-    ga: &mut Vec<f64>,
-    gb: &mut Vec<f64>,
+    moments: bool,
+    work: &mut Work,
 ) -> D<W> {
     let len = pf.len();
     let k = len - 1;
+    // Kept gradients must be this node's: a belief not read below leaves none.
+    work.jf.clear();
+    work.jc.clear();
     if o.kind == NodeValue::LeafMean && !leaf {
         return D::c(0.0);
     }
-    let (lf, mf) = path_factor::<W, S>(o.f, pf, ga, gb);
+    let (wrt_f, wrt_c) = if moments {
+        (Wrt::Moments(0), Wrt::Moments(moment_count(len)))
+    } else {
+        (Wrt::Coordinates, Wrt::Coordinates)
+    };
+    let Work { ga, gb, jf, jc } = work;
+    let (lf, mf) = path_factor::<W, S>(o.f, pf, wrt_f, ga, gb, jf);
     // Latent value at the node's point given the path's fantasies.
     let mut mean = mf[k];
     for i in 0..k {
@@ -662,7 +873,7 @@ fn node_value<const W: usize, const S: usize>(
     // Budget left after the path's fantasised costs.
     let mut prob = D::c(1.0);
     if o.budget.is_finite() {
-        let (lc, mc) = path_factor::<W, S>(o.c, pc, ga, gb);
+        let (lc, mc) = path_factor::<W, S>(o.c, pc, wrt_c, ga, gb, jc);
         let mut left = D::c(o.budget);
         for j in 0..k {
             let mut z = mc[j];

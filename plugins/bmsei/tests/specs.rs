@@ -28,5 +28,5 @@ fn every_spec_parses_with_and_without_smoke() {
             n += 1;
         }
     }
-    assert_eq!(n, 14);
+    assert_eq!(n, 15);
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use cabo_bmsei::belief::UnitCostPath;
-use cabo_bmsei::{BaseSamples, NodeValue, Tree, TreeObjective, q1_value};
+use cabo_bmsei::{BaseSamples, GradientMethod, NodeValue, Tree, TreeObjective, q1_value};
 use cabo_core::{CostBelief, Objective, Posterior, Rng, normal};
 use cabo_gp::GpPosterior;
 
@@ -199,7 +199,8 @@ fn mv_at(p: &GpPosterior, x: &[f64]) -> f64 {
 fn bad_shapes_are_errors() {
     assert!(Tree::new(2, &[0, 1], BaseSamples::Quantiles).is_err());
     assert!(Tree::new(0, &[1], BaseSamples::Quantiles).is_err());
-    assert!(Tree::new(20, &[1, 1, 1, 1], BaseSamples::Quantiles).is_err());
+    // Any dimension: N·d = 100 is differentiated through the path's moments.
+    assert!(Tree::new(20, &[1, 1, 1, 1], BaseSamples::Quantiles).is_ok());
     assert!(Tree::new(2, &[1; 9], BaseSamples::Quantiles).is_err());
     let (post, cost, _) = common::posteriors(5, 2, 1);
     let fp = post.covariance().unwrap();
@@ -273,4 +274,135 @@ fn shared_sobol_samples_are_shared_by_every_node_of_a_stage() {
     for n in path.children(1) {
         assert_eq!((path.base_sample_y(n), path.base_sample_c(n)), (0.0, 0.0));
     }
+}
+
+/// Every tree of one dimension `d` the gradient tests cover, with its objective's beliefs:
+/// B-MS-EI trees with a budget that binds on some branches, multi-step EI (unit costs, no
+/// budget) and knowledge gradient.
+fn for_each_tree(
+    d: usize,
+    n: usize,
+    seed: u64,
+    mut check: impl FnMut(&TreeObjective<'_>, &[f64], &str),
+) {
+    let (post, cost, best) = common::posteriors(n, d, seed);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
+    for fantasies in [vec![3usize, 2], vec![1, 1, 1], vec![2, 1, 2], vec![]] {
+        let tree = Tree::new(d, &fantasies, BaseSamples::Seeded(seed)).unwrap();
+        let xs = random_xs(tree.dim(), 40 + seed);
+        let budget = 3.0 * cost.ln_cost(&xs[..d]).expected();
+        let obj = TreeObjective::new(&tree, fp, cp, best, budget, NodeValue::BudgetedEi).unwrap();
+        check(&obj, &xs, &format!("d {d} seed {seed} bmsei {fantasies:?}"));
+    }
+    let unit = UnitCostPath { dim: d };
+    let tree = Tree::new(d, &[4, 2], BaseSamples::Seeded(seed)).unwrap();
+    let xs = random_xs(tree.dim(), 60 + seed);
+    let obj =
+        TreeObjective::new(&tree, fp, &unit, best, f64::INFINITY, NodeValue::BudgetedEi).unwrap();
+    check(&obj, &xs, &format!("d {d} seed {seed} ms_ei"));
+    let tree = Tree::new(d, &[8], BaseSamples::Seeded(seed)).unwrap();
+    let xs = random_xs(tree.dim(), 70 + seed);
+    let obj =
+        TreeObjective::new(&tree, fp, &unit, best, f64::INFINITY, NodeValue::LeafMean).unwrap();
+    check(&obj, &xs, &format!("d {d} seed {seed} kg"));
+}
+
+/// The same objective differentiated by `method`.
+fn with_gradient<'b>(obj: &'b TreeObjective<'_>, method: GradientMethod) -> TreeObjective<'b> {
+    obj.with_tree(obj.tree())
+        .unwrap()
+        .with_gradient(method)
+        .unwrap()
+}
+
+/// Above `N·d = 64` the tree is differentiated through its paths' moments (the default
+/// there): the gradient of every kind of tree at d = 32 (4·32 = 128 path coordinates)
+/// against central differences, relative error below 1e-5 of the gradient's norm.
+#[test]
+fn moment_gradients_match_finite_differences_at_d32() {
+    for seed in 0..2u64 {
+        for_each_tree(32, 40, seed, fd_check);
+    }
+}
+
+/// The moments asked for explicitly at small `d` also match central differences.
+#[test]
+fn moment_gradients_match_finite_differences_at_small_d() {
+    for d in [1, 3] {
+        for_each_tree(d, 10, 7, |obj, xs, what| {
+            let f = with_gradient(obj, GradientMethod::Moments);
+            fd_check(&f, xs, what)
+        });
+    }
+}
+
+/// Where both can (N·d ≤ 64, up to d = 16 with four steps) the two exact gradients agree to
+/// 1e-12 of the gradient's largest entry, and their values are the same bits.
+#[test]
+fn moment_and_coordinate_gradients_agree() {
+    let mut worst: f64 = 0.0;
+    for (d, n) in [(1, 8), (2, 10), (3, 12), (16, 30)] {
+        for_each_tree(d, n, 3, |obj, xs, what| {
+            let coords = with_gradient(obj, GradientMethod::Coordinates);
+            let moments = with_gradient(obj, GradientMethod::Moments);
+            let mut ga = vec![0.0; xs.len()];
+            let mut gb = vec![0.0; xs.len()];
+            let va = coords.value_grad(xs, &mut ga);
+            let vb = moments.value_grad(xs, &mut gb);
+            assert_eq!(va.to_bits(), vb.to_bits(), "{what}: values differ");
+            let scale = ga.iter().fold(0.0f64, |m, g| m.max(g.abs()));
+            if scale == 0.0 {
+                // A node out of budget: both must say so exactly.
+                assert_eq!(ga, gb, "{what}");
+                return;
+            }
+            let err = ga
+                .iter()
+                .zip(&gb)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
+                / scale;
+            worst = worst.max(err);
+            assert!(
+                err < 1e-12,
+                "{what}: coordinates and moments differ by {err:e}"
+            );
+        });
+    }
+    eprintln!("coordinates against moments: largest relative difference {worst:.1e}");
+}
+
+/// Coordinates cannot carry a tree above `N·d = 64`; `Auto` picks each side's method, so a
+/// tree of 64 keeps the coordinates' bits.
+#[test]
+fn coordinate_duals_are_refused_above_64_and_auto_keeps_them_below() {
+    let (post, cost, best) = common::posteriors(10, 17, 1);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
+    let tree = Tree::new(17, &[1, 1, 1], BaseSamples::Seeded(1)).unwrap();
+    let obj = TreeObjective::new(&tree, fp, cp, best, 5.0, NodeValue::BudgetedEi).unwrap();
+    let err = obj
+        .with_gradient(GradientMethod::Coordinates)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("68"), "{err}");
+    let (post, cost, best) = common::posteriors(10, 16, 1);
+    let fp = post.covariance().unwrap();
+    let cp = cost.covariance().unwrap();
+    let tree = Tree::new(16, &[1, 1, 1], BaseSamples::Seeded(1)).unwrap();
+    let xs = random_xs(tree.dim(), 2);
+    let grad = |m: GradientMethod| {
+        let o = TreeObjective::new(&tree, fp, cp, best, 5.0, NodeValue::BudgetedEi)
+            .unwrap()
+            .with_gradient(m)
+            .unwrap();
+        let mut g = vec![0.0; xs.len()];
+        o.value_grad(&xs, &mut g);
+        g.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        grad(GradientMethod::Auto),
+        grad(GradientMethod::Coordinates)
+    );
+    assert_ne!(grad(GradientMethod::Auto), grad(GradientMethod::Moments));
 }
