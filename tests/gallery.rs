@@ -112,7 +112,16 @@ fn rewriting_a_page_without_its_results_keeps_what_it_publishes() {
     }
     let written = cabo_runner::gallery::write_pages(root, &gallery.papers, &out, &pages, "test")
         .expect("pages written");
+    // A page made from specs that changed since keeps nothing of theirs by design (its old
+    // numbers belong to other specs); the staleness test above reports it.
+    let stale = cabo_runner::gallery::stale_pages(root, &committed_dir).expect("readable");
     for (paper, page) in gallery.papers.iter().zip(&written) {
+        if stale
+            .iter()
+            .any(|s| s.page.file_name() == page.path.file_name())
+        {
+            continue;
+        }
         let before = std::fs::read_to_string(committed_dir.join(&paper.page)).unwrap();
         let after = std::fs::read_to_string(&page.path).unwrap();
         let published = |text: &str| -> Vec<String> {

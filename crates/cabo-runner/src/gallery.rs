@@ -437,7 +437,8 @@ fn study_seconds(dir: &Path) -> f64 {
             m.iter()
                 .filter(|(k, _)| k.ends_with("_s") || k.contains("seconds"))
                 .map(|(_, v)| v)
-                .sum()
+                // A fold from +0.0: `sum` of nothing is −0.0, which a page would print.
+                .fold(0.0, |a, v| a + v)
         })
 }
 
@@ -1396,7 +1397,8 @@ pub fn mark_stale(root: &Path, pages_dir: &Path) -> Result<Vec<PathBuf>, String>
 }
 
 /// The specs of `papers`, with the replications a reproduction runs: the gallery's quick
-/// count, or the spec's own with `full`.
+/// count (the spec's own where it sets none), or the paper's with `full` (a spec file may
+/// run fewer by default, as seed 001's do; studies ignore the count).
 pub fn plan(papers: &[Paper], full: bool) -> Vec<(String, Option<usize>)> {
     let mut specs: Vec<(String, Option<usize>)> = Vec::new();
     for p in papers {
@@ -1406,7 +1408,11 @@ pub fn plan(papers: &[Paper], full: bool) -> Vec<(String, Option<usize>)> {
             }
             specs.push((
                 s.path.clone(),
-                if full { None } else { s.quick_replications },
+                if full {
+                    Some(s.paper_replications)
+                } else {
+                    s.quick_replications
+                },
             ));
         }
     }
@@ -1434,6 +1440,25 @@ mod tests {
             data: serde_json::Value::Null,
             measurements: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_full_reproduction_runs_the_papers_replications_and_a_quick_one_the_gallerys() {
+        let gallery: Gallery = serde_saphyr::from_str(
+            "papers:
+  - { id: '001', title: t, seed: s, page: p.md, claims: [],
+      specs: [{ path: a.yaml, paper_replications: 200, quick_replications: 5 },
+              { path: b.yaml, paper_replications: 16 }] }
+",
+        )
+        .expect("a gallery");
+        let full = plan(&gallery.papers, true);
+        assert_eq!(
+            full,
+            [("a.yaml".into(), Some(200)), ("b.yaml".into(), Some(16))]
+        );
+        let quick = plan(&gallery.papers, false);
+        assert_eq!(quick, [("a.yaml".into(), Some(5)), ("b.yaml".into(), None)]);
     }
 
     #[test]
