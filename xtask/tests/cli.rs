@@ -593,6 +593,12 @@ fn a_study_runs_once_writes_its_report_and_is_skipped_when_complete() {
     ] {
         assert!(d.join(f).is_file(), "{f} missing");
     }
+    let times: std::collections::BTreeMap<String, f64> =
+        serde_json::from_str(&std::fs::read_to_string(d.join("study.times.json")).unwrap())
+            .unwrap();
+    for key in ["study_wall_s", "study_cpu_s"] {
+        assert!(times.get(key).is_some_and(|s| *s > 0.0), "{key}: {times:?}");
+    }
     let json = std::fs::read_to_string(d.join("study.json")).unwrap();
     let md = std::fs::read_to_string(d.join("report.md")).unwrap();
     assert!(

@@ -300,7 +300,7 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
         Loaded::Study(s) => {
             let dir = crate::study::result_dir(&s, out);
             let complete = crate::study::is_complete(&s, out);
-            let seconds = study_seconds(&dir);
+            let (cpu_seconds, wall_seconds) = study_seconds(&dir);
             return Ok(SpecResult {
                 spec: spec.clone(),
                 name: s.file.name.clone(),
@@ -312,8 +312,8 @@ fn spec_result(root: &Path, spec: &GallerySpec, out: &Path) -> Result<SpecResult
                 runs_complete: usize::from(complete),
                 runs_total: 1,
                 decision_seconds: Vec::new(),
-                cpu_seconds: seconds,
-                wall_seconds: seconds,
+                cpu_seconds,
+                wall_seconds,
                 kept: None,
             });
         }
@@ -427,19 +427,27 @@ impl Loaded {
     }
 }
 
-/// A study's computing time: the sum of the seconds `study.times.json` records (its wall
-/// times; studies record no CPU time).
-fn study_seconds(dir: &Path) -> f64 {
-    std::fs::read_to_string(dir.join("study.times.json"))
+/// A study's CPU and wall seconds: as the runner measured them ([`crate::study::STUDY_CPU`],
+/// [`crate::study::STUDY_WALL`]), or for results written before it did, the sum of the
+/// seconds the plugin measured (its wall times, as both).
+fn study_seconds(dir: &Path) -> (f64, f64) {
+    let Some(m) = std::fs::read_to_string(dir.join("study.times.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<std::collections::BTreeMap<String, f64>>(&t).ok())
-        .map_or(0.0, |m| {
-            m.iter()
-                .filter(|(k, _)| k.ends_with("_s") || k.contains("seconds"))
-                .map(|(_, v)| v)
-                // A fold from +0.0: `sum` of nothing is −0.0, which a page would print.
-                .fold(0.0, |a, v| a + v)
-        })
+    else {
+        return (0.0, 0.0);
+    };
+    if let Some(&wall) = m.get(crate::study::STUDY_WALL) {
+        let cpu = m.get(crate::study::STUDY_CPU).copied().unwrap_or(wall);
+        return (cpu, wall);
+    }
+    let measured = m
+        .iter()
+        .filter(|(k, _)| k.ends_with("_s") || k.contains("seconds"))
+        .map(|(_, v)| v)
+        // A fold from +0.0: `sum` of nothing is −0.0, which a page would print.
+        .fold(0.0, |a, v| a + v);
+    (measured, measured)
 }
 
 /// The fingerprint the gallery records for the spec file at `path`.

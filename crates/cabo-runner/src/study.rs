@@ -11,8 +11,9 @@
 //! A file is a study when it has a top-level `study:` key. Its results go to
 //! `<out>/<name>/`: `study.json` (the resolved spec and the whole [`StudyOutput`], written
 //! atomically when the study finishes, so an interrupted study leaves nothing half-written
-//! and a finished one is never recomputed), `study.times.json` (wall times and memory, which
-//! depend on the machine) and the report: `report.md`, one `<figure>.svg`
+//! and a finished one is never recomputed), `study.times.json` (the study's wall and CPU seconds as the runner measured them,
+//! [`STUDY_WALL`] and [`STUDY_CPU`], and the plugin's own measurements, which depend on the
+//! machine) and the report: `report.md`, one `<figure>.svg`
 //! and `<figure>.png` per figure and one `<table>.csv` per table.
 
 use crate::error::SpecError;
@@ -138,6 +139,19 @@ pub struct StudyOutcome {
     pub report: Vec<PathBuf>,
 }
 
+/// The key of `study.times.json` that holds the study's wall seconds, as the runner measured.
+pub const STUDY_WALL: &str = "study_wall_s";
+
+/// The key of `study.times.json` that holds the study's CPU seconds: every thread of the
+/// process while it ran (studies run one at a time, after a sweep's runs, and may hand work
+/// to the pool).
+pub const STUDY_CPU: &str = "study_cpu_s";
+
+/// The process's CPU seconds so far, where the platform says.
+fn process_cpu() -> Option<f64> {
+    crate::cpu_time::process_cpu_seconds()
+}
+
 /// Runs one study unless `<dir>/study.json` already holds the results of the same spec,
 /// then writes its report.
 pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
@@ -158,16 +172,21 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
         })?;
     }
     if !done {
+        let (started, cpu_before) = (std::time::Instant::now(), process_cpu());
         let output = s
             .file
             .study
             .run(&StudyContext { seed: s.file.seed })
             .map_err(|e| format!("{}: study {}: {e}", s.path.display(), s.file.name))?;
-        let times: BTreeMap<&str, f64> = output
+        let mut times: BTreeMap<&str, f64> = output
             .measurements
             .iter()
             .map(|(k, v)| (k.as_str(), *v))
             .collect();
+        times.insert(STUDY_WALL, started.elapsed().as_secs_f64());
+        if let (Some(before), Some(after)) = (cpu_before, process_cpu()) {
+            times.insert(STUDY_CPU, after - before);
+        }
         let times = serde_json::to_vec_pretty(&times).map_err(|e| e.to_string())?;
         let json =
             serde_json::to_vec_pretty(&Stored { spec, output }).map_err(|e| e.to_string())?;
