@@ -120,21 +120,30 @@ fn dataset() -> Dataset {
 fn bench_decision(b: divan::Bencher, spec: &str) {
     let spec: Box<dyn PolicySpec> = serde_json::from_str(spec).unwrap();
     let (info, data, post) = (problem(), dataset(), posterior());
+    b.bench(|| decide_once(spec.as_ref(), &info, &data, &post));
+}
+
+/// One whole decision of `spec` with 100 units of budget left, building the policy included
+/// (which draws its Monte Carlo samples).
+fn decide_once(
+    spec: &dyn PolicySpec,
+    info: &ProblemInfo,
+    data: &Dataset,
+    post: &GpPosterior,
+) -> Decision {
     let budget = BudgetState::new(Budget {
         cost: Some(100.0),
         iterations: None,
     });
-    b.bench(|| {
-        let mut policy = spec
-            .build(&BuildContext {
-                problem: &info,
-                seed: 4,
-            })
-            .unwrap();
-        let ctx = DecisionContext::new(&info, &data, &budget, 1, 9, &SETTINGS)
-            .with_posterior(Box::new(post.clone()));
-        policy.decide(&ctx).unwrap()
-    });
+    let mut policy = spec
+        .build(&BuildContext {
+            problem: info,
+            seed: 4,
+        })
+        .unwrap();
+    let ctx = DecisionContext::new(info, data, &budget, 1, 9, &SETTINGS)
+        .with_posterior(Box::new(post.clone()));
+    policy.decide(&ctx).unwrap()
 }
 
 /// The whole decision: 7 multi-start maximisations, parallel over sets.
@@ -365,21 +374,7 @@ mod c4 {
         let spec: Box<dyn PolicySpec> = serde_json::from_str(policy).unwrap();
         let info = info(problem);
         let (data, post) = data(problem);
-        let budget = BudgetState::new(Budget {
-            cost: Some(100.0),
-            iterations: None,
-        });
-        move || {
-            let mut policy = spec
-                .build(&BuildContext {
-                    problem: &info,
-                    seed: 4,
-                })
-                .unwrap();
-            let ctx = DecisionContext::new(&info, &data, &budget, 1, 9, &SETTINGS)
-                .with_posterior(Box::new(post.clone()));
-            policy.decide(&ctx).unwrap()
-        }
+        move || super::decide_once(spec.as_ref(), &info, &data, &post)
     }
 
     /// The median CPU seconds of the process (every thread) over [`REPEATS`] decisions, or
