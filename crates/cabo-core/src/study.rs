@@ -134,3 +134,13 @@ impl From<String> for Cell {
         Cell::Text(v)
     }
 }
+
+/// `v` rounded to `digits` significant digits and written back as a plain number
+/// (`0.20833333333333304` → `0.2083` for 4), for legends and findings where grid levels
+/// carry rounding noise.
+pub fn significant(v: f64, digits: usize) -> String {
+    let decimals = digits.saturating_sub(1);
+    format!("{v:.decimals$e}")
+        .parse::<f64>()
+        .map_or_else(|_| v.to_string(), |x| x.to_string())
+}

@@ -147,11 +147,6 @@ pub const STUDY_WALL: &str = "study_wall_s";
 /// to the pool).
 pub const STUDY_CPU: &str = "study_cpu_s";
 
-/// The process's CPU seconds so far, where the platform says.
-fn process_cpu() -> Option<f64> {
-    crate::cpu_time::process_cpu_seconds()
-}
-
 /// Runs one study unless `<dir>/study.json` already holds the results of the same spec,
 /// then writes its report.
 pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
@@ -172,7 +167,10 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
         })?;
     }
     if !done {
-        let (started, cpu_before) = (std::time::Instant::now(), process_cpu());
+        let (started, cpu_before) = (
+            std::time::Instant::now(),
+            crate::cpu_time::process_cpu_seconds(),
+        );
         let output = s
             .file
             .study
@@ -184,7 +182,7 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
             .map(|(k, v)| (k.as_str(), *v))
             .collect();
         times.insert(STUDY_WALL, started.elapsed().as_secs_f64());
-        if let (Some(before), Some(after)) = (cpu_before, process_cpu()) {
+        if let (Some(before), Some(after)) = (cpu_before, crate::cpu_time::process_cpu_seconds()) {
             times.insert(STUDY_CPU, after - before);
         }
         let times = serde_json::to_vec_pretty(&times).map_err(|e| e.to_string())?;

@@ -25,7 +25,9 @@ use crate::grid::Grid;
 use crate::prior::Prior;
 use crate::reward::Reward;
 use crate::sim::{History, PolicyRule};
-use cabo_core::study::{Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table};
+use cabo_core::study::{
+    Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table, significant,
+};
 use cabo_core::{Error, Result, Rng, StudySpec, derive_seed};
 use serde::{Deserialize, Serialize};
 
@@ -555,13 +557,6 @@ fn lengths_table(map: &PolicyMap) -> Table {
     }
 }
 
-/// Six significant digits: grid levels carry rounding noise (−0.20833333333333304).
-fn sig6(v: f64) -> String {
-    format!("{v:.5e}")
-        .parse::<f64>()
-        .map_or_else(|_| v.to_string(), |x| x.to_string())
-}
-
 fn findings(map: &PolicyMap) -> Vec<String> {
     let g = &map.setup.grid;
     let mut out = Vec::new();
@@ -615,7 +610,11 @@ fn findings(map: &PolicyMap) -> Vec<String> {
     ));
     if let Some(whole) = map.lengths.last() {
         let band = whole.diagonal_band.map_or("nowhere".to_string(), |(a, b)| {
-            format!("for y_L = y_R = y in [{}, {}]", sig6(a), sig6(b))
+            format!(
+                "for y_L = y_R = y in [{}, {}]",
+                significant(a, 6),
+                significant(b, 6)
+            )
         });
         out.push(format!(
             "With equal endpoint values the policy samples the whole interval {band}; the shortest interval with Y = 0 at both ends where it samples is {}.",
@@ -625,7 +624,7 @@ fn findings(map: &PolicyMap) -> Vec<String> {
                 .map_or("none".to_string(), |l| format!(
                     "{} grid steps long ({})",
                     l.steps,
-                    sig6(g.x(l.steps))
+                    significant(g.x(l.steps), 6)
                 ))
         ));
     }

@@ -22,7 +22,9 @@
 use crate::index::{gittins_index, gittins_index_grad};
 use cabo_baselines::numerics::{ei, log_h_grad};
 use cabo_core::normal;
-use cabo_core::study::{Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table};
+use cabo_core::study::{
+    Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table, significant,
+};
 use cabo_core::{Error, Result, StudySpec};
 use serde::{Deserialize, Serialize};
 
@@ -365,7 +367,7 @@ fn contour_figure(
     let series = contour_levels(values, spec.levels)
         .into_iter()
         .map(|level| Series {
-            name: format!("{label} = {}", sig4(level)),
+            name: format!("{label} = {}", significant(level, 4)),
             points: contour_line(f, level, means, spec.sd_range)
                 .into_iter()
                 .map(|(x, y)| SeriesPoint {
@@ -386,13 +388,6 @@ fn contour_figure(
         log_x: false,
         series,
     }
-}
-
-/// Four significant digits, for legends and findings.
-fn sig4(v: f64) -> String {
-    format!("{v:.3e}")
-        .parse::<f64>()
-        .map_or_else(|_| v.to_string(), |x| x.to_string())
 }
 
 /// A file-name-safe rendering of λ (`0.0001` → `1e-4`).
@@ -501,10 +496,10 @@ fn describe(grid: &AcquisitionGrid, g: &[f64], k: usize) -> String {
     let (m, s) = grid.point(k);
     format!(
         "(μ = {}, σ = {}: EI {}, g {})",
-        sig4(m),
-        sig4(s),
-        sig4(grid.ei[k]),
-        sig4(g[k])
+        significant(m, 4),
+        significant(s, 4),
+        significant(grid.ei[k], 4),
+        significant(g[k], 4)
     )
 }
 
