@@ -1,7 +1,9 @@
-//! One PBGI decision against one EI decision with identical settings (seed 000 App. C:
-//! n = 100 observations, d = 16, 200·d raw samples, 10·d L-BFGS-B restarts, a
-//! fixed-hyperparameter Matérn-5/2 GP), both through `maximize_acquisition`.
-//! Run with `cargo bench -p cabo-pbgi`.
+//! PBGI and EI decisions with the seeds' optimiser settings (seed 000 App. C: 200·d raw
+//! samples, 10·d L-BFGS-B restarts, 200 iterations) on a fixed-hyperparameter Matérn-5/2 GP
+//! (the Bayesian-regret specs' model: lengthscale 0.1, outputscale 1, noise 1e-4) with
+//! n = 100, 400 or 800 observations in d = 8, 16 or 32 dimensions, both through
+//! `maximize_acquisition`.
+//! Run with `cargo bench -p cabo-pbgi`; one size with e.g. `-- pbgi_decision --args 32`.
 
 use cabo_baselines::acquisitions::Ei;
 use cabo_core::{
@@ -12,9 +14,6 @@ use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale};
 use cabo_optim::acquisition::maximize_acquisition;
 use cabo_pbgi::Pbgi;
 use std::sync::Arc;
-
-const N: usize = 100;
-const D: usize = 16;
 
 fn main() {
     divan::main();
@@ -42,37 +41,38 @@ struct Setup {
     posterior: GpPosterior,
 }
 
-fn setup() -> Setup {
+/// `n` observations of a smooth function in `[0,1]^d`, the posterior of the specs' model.
+fn setup(n: usize, d: usize) -> Setup {
     let mut rng = Rng::new(5);
-    let x: Vec<f64> = (0..N * D).map(|_| rng.uniform()).collect();
+    let x: Vec<f64> = (0..n * d).map(|_| rng.uniform()).collect();
     let y: Vec<f64> = x
-        .chunks(D)
+        .chunks(d)
         .map(|p| {
             p.iter()
                 .enumerate()
                 .map(|(i, v)| ((i + 1) as f64 * v).sin())
                 .sum::<f64>()
-                / D as f64
+                / (d as f64).sqrt()
         })
         .collect();
-    let config = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.5), 1.0, 1e-4);
+    let config = GpConfig::fixed(KernelKind::Matern52, Lengthscale::Scalar(0.1), 1.0, 1e-4);
     let posterior = ExactGp::new(config)
         .unwrap()
         .fit(
             TrainingData {
-                dim: D,
+                dim: d,
                 x: &x,
                 y: &y,
             },
             1,
         )
         .unwrap();
-    let mut data = Dataset::new(D);
-    for (p, &v) in x.chunks(D).zip(&y) {
+    let mut data = Dataset::new(d);
+    for (p, &v) in x.chunks(d).zip(&y) {
         data.push(Observation::initial(p.to_vec(), v, LinearCost.cost(p)))
             .unwrap();
     }
-    let mut info = ProblemInfo::continuous("bench", D);
+    let mut info = ProblemInfo::continuous("bench", d);
     info.known_cost = Some(Arc::new(LinearCost));
     Setup {
         info,
@@ -82,8 +82,8 @@ fn setup() -> Setup {
             iterations: None,
         }),
         settings: OptimizerSettings {
-            raw_samples: 200 * D,
-            restarts: 10 * D,
+            raw_samples: 200 * d,
+            restarts: 10 * d,
             max_iters: 200,
         },
         posterior,
@@ -99,16 +99,16 @@ fn decide(s: &Setup, acq: &dyn Acquisition) -> Vec<f64> {
         .x
 }
 
-#[divan::bench(sample_count = 5, sample_size = 1)]
-fn pbgi_decision_n100_d16(bencher: divan::Bencher) {
-    let s = setup();
+#[divan::bench(consts = [100, 400, 800], args = [8, 16, 32], sample_count = 3, sample_size = 1)]
+fn pbgi_decision<const N: usize>(bencher: divan::Bencher, d: usize) {
+    let s = setup(N, d);
     let acq = Pbgi::new(1e-4, false).unwrap();
     bencher.bench(|| decide(&s, &acq));
 }
 
-#[divan::bench(sample_count = 5, sample_size = 1)]
-fn ei_decision_n100_d16(bencher: divan::Bencher) {
-    let s = setup();
+#[divan::bench(consts = [100, 400, 800], args = [8, 16, 32], sample_count = 3, sample_size = 1)]
+fn ei_decision<const N: usize>(bencher: divan::Bencher, d: usize) {
+    let s = setup(N, d);
     let acq = Ei { best_f: None };
     bencher.bench(|| decide(&s, &acq));
 }
