@@ -77,6 +77,17 @@ pub trait Posterior: Send + Sync {
     /// Mean and variance with gradients with respect to `x`.
     fn mean_var_grad(&self, x: &[f64]) -> Result<MeanVarGrad>;
 
+    /// [`Posterior::mean_var_grad`] at many points (`xs` row-major), one result per point.
+    /// Each result must be bitwise what `mean_var_grad` returns at that point, so an
+    /// implementation may only share work between the points (the exact GP shares each load
+    /// of its Cholesky factor among them); the optimiser evaluates all its active searches at
+    /// once through this, and decisions must not depend on how the points were grouped.
+    fn mean_var_grads(&self, xs: &[f64]) -> Vec<Result<MeanVarGrad>> {
+        xs.chunks_exact(self.dim().max(1))
+            .map(|x| self.mean_var_grad(x))
+            .collect()
+    }
+
     /// Variance of the observation noise, in y units.
     fn noise_variance(&self) -> f64;
 

@@ -176,6 +176,16 @@ fn add4(a: [f64; 4], x: [&[f64]; 4], y: &mut [f64]) {
 /// pivot is not positive and finite, with `packed` partly written. Runs with 256-bit vectors
 /// where the processor has AVX2, with bitwise identical results.
 pub fn factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+    factor_from(a, n, 0, jitter, packed)
+}
+
+/// Continues a factorisation of `A + jitter·I` of order `n` whose rows `0..first` are
+/// already in `packed` (as [`factor`] with the same jitter left them): `rows` holds rows
+/// `first..n` of `A` (row-major `(n − first) × n`, entries `0..=i` of row i read), and rows
+/// `first..n` of the factor are written — bitwise the rows [`factor`] of the whole matrix
+/// computes, since each row depends only on `A`'s row and the rows above it. False as soon as
+/// a pivot is not positive and finite.
+pub fn factor_from(rows: &[f64], n: usize, first: usize, jitter: f64, packed: &mut [f64]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if allows(Isa::Avx2) {
@@ -184,32 +194,50 @@ pub fn factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
             /// # Safety
             /// The processor must support AVX2.
             #[target_feature(enable = "avx2")]
-            unsafe fn avx2(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+            unsafe fn avx2(
+                rows: &[f64],
+                n: usize,
+                first: usize,
+                jitter: f64,
+                packed: &mut [f64],
+            ) -> bool {
                 // SAFETY: AVX2, which this build requires, includes AVX.
-                unsafe { factor_rows::<AVX2>(a, n, jitter, packed) }
+                unsafe { factor_rows::<AVX2>(rows, n, first, jitter, packed) }
             }
             // SAFETY: the processor supports AVX2 (`allows` checks it).
-            return unsafe { avx2(a, n, jitter, packed) };
+            return unsafe { avx2(rows, n, first, jitter, packed) };
         }
         if allows(Isa::Baseline) {
             // SAFETY: the SSE2 build needs only the x86-64 baseline.
-            return unsafe { factor_rows::<BASELINE>(a, n, jitter, packed) };
+            return unsafe { factor_rows::<BASELINE>(rows, n, first, jitter, packed) };
         }
     }
     // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { factor_rows::<PORTABLE>(a, n, jitter, packed) }
+    unsafe { factor_rows::<PORTABLE>(rows, n, first, jitter, packed) }
 }
 
-/// The body of [`factor`] in the build `ISA` (of its [`dot4`]).
+/// The body of [`factor_from`] in the build `ISA` (of its [`dot4`]).
 ///
 /// # Safety
 /// The processor must support the instructions of `ISA` (see [`dot4`]).
 #[inline(always)]
-unsafe fn factor_rows<const ISA: u8>(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+unsafe fn factor_rows<const ISA: u8>(
+    rows: &[f64],
+    n: usize,
+    first: usize,
+    jitter: f64,
+    packed: &mut [f64],
+) -> bool {
     // Reciprocal pivots: the block's four unknowns depend on each other in sequence, and a
-    // multiply is several times shorter on that critical path than a division.
+    // multiply is several times shorter on that critical path than a division. Those of the
+    // rows already factored are recomputed as they were made.
     let mut inv_pivot = vec![0.0; n];
-    for i in 0..n {
+    for (j, p) in inv_pivot[..first].iter_mut().enumerate() {
+        *p = 1.0 / packed[row_start(j) + j];
+    }
+    // Row i of A, whichever block of rows `rows` starts at.
+    let a = |i: usize, j: usize| rows[(i - first) * n + j];
+    for i in first..n {
         let si = row_start(i);
         // Off-diagonal entries four at a time: one pass over the prefix of row i gives the
         // four dot products, and the triangle inside the block is finished by hand.
@@ -226,11 +254,11 @@ unsafe fn factor_rows<const ISA: u8>(a: &[f64], n: usize, jitter: f64, packed: &
             // contract).
             let s = unsafe { dot4::<ISA>(&cur[..j], rj) };
             let p = &inv_pivot[j..j + 4];
-            let l0 = (a[i * n + j] - s[0]) * p[0];
-            let l1 = (a[i * n + j + 1] - s[1] - l0 * rj[1][j]) * p[1];
-            let l2 = (a[i * n + j + 2] - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) * p[2];
+            let l0 = (a(i, j) - s[0]) * p[0];
+            let l1 = (a(i, j + 1) - s[1] - l0 * rj[1][j]) * p[1];
+            let l2 = (a(i, j + 2) - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) * p[2];
             let l3 =
-                (a[i * n + j + 3] - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2])
+                (a(i, j + 3) - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2])
                     * p[3];
             cur[j] = l0;
             cur[j + 1] = l1;
@@ -242,14 +270,14 @@ unsafe fn factor_rows<const ISA: u8>(a: &[f64], n: usize, jitter: f64, packed: &
             let sj = row_start(j);
             let s = dot(&packed[si..si + j], &packed[sj..sj + j]);
             if i == j {
-                let p = a[i * n + i] + jitter - s;
+                let p = a(i, i) + jitter - s;
                 if !(p.is_finite() && p > 0.0) {
                     return false;
                 }
                 packed[si + i] = p.sqrt();
                 inv_pivot[i] = 1.0 / packed[si + i];
             } else {
-                packed[si + j] = (a[i * n + j] - s) * inv_pivot[j];
+                packed[si + j] = (a(i, j) - s) * inv_pivot[j];
             }
         }
     }

@@ -136,6 +136,20 @@ impl Cholesky {
         cholesky::solve_upper(&self.packed, b);
     }
 
+    /// Solves `L z = b` for every row of `bs` (row-major, `n` values per right-hand side).
+    pub fn solve_lower_many_in_place(&self, bs: &mut [f64]) {
+        for b in bs.chunks_exact_mut(self.n.max(1)) {
+            self.solve_lower_in_place(b);
+        }
+    }
+
+    /// Solves `Lᵀ z = b` for every row of `bs` (row-major, `n` values per right-hand side).
+    pub fn solve_upper_many_in_place(&self, bs: &mut [f64]) {
+        for b in bs.chunks_exact_mut(self.n.max(1)) {
+            self.solve_upper_in_place(b);
+        }
+    }
+
     /// Solves `(L Lᵀ) z = b` in place.
     pub fn solve_in_place(&self, b: &mut [f64]) {
         self.solve_lower_in_place(b);
@@ -147,6 +161,38 @@ impl Cholesky {
     pub fn solve_lower_matrix_in_place(&self, b: &mut [f64], m: usize) {
         debug_assert_eq!(b.len(), self.n * m);
         cholesky::solve_lower_rows(&self.packed, self.n, b, m);
+    }
+
+    /// Grows a factor made without jitter to the factor of a larger matrix whose leading
+    /// block is this factor's matrix: `rows` holds the new rows `n..n + m` of the grown
+    /// matrix (row-major `m × (n + m)`, entries `0..=i` of row i read). The new rows are
+    /// exactly those [`Cholesky::factor`] of the grown matrix computes when it needs no
+    /// jitter, so the result is the same factor, bit for bit, in O((n + m)² m) instead of
+    /// O((n + m)³).
+    ///
+    /// Returns false, leaving the factor as it was, when that would not be so: this factor
+    /// needed jitter (the grown matrix's jitter would differ), or a new pivot is not positive
+    /// (the grown matrix needs jitter); refactorise the grown matrix then.
+    pub fn extend_rows_in_place(&mut self, rows: &[f64], m: usize) -> Result<bool> {
+        let total = self.n + m;
+        if rows.len() != m * total {
+            return Err(Error::invalid(format!(
+                "Cholesky extension: {} entries for {m} new rows of a matrix of order {total}",
+                rows.len()
+            )));
+        }
+        if self.jitter != 0.0 {
+            return Ok(false);
+        }
+        let old = self.packed.len();
+        self.packed.resize(row_start(total), 0.0);
+        if cholesky::factor_from(rows, total, self.n, 0.0, &mut self.packed) {
+            self.n = total;
+            Ok(true)
+        } else {
+            self.packed.truncate(old);
+            Ok(false)
+        }
     }
 
     /// The factor of the matrix grown by one row/column `[A c; cᵀ d]`, given `c` (length n)
@@ -297,6 +343,37 @@ mod tests {
             }
         }
         a
+    }
+
+    #[test]
+    fn extending_by_rows_gives_the_bits_of_factorising_the_grown_matrix() {
+        // Orders on both sides of the four-row blocks and of the parallel split.
+        for (n0, m) in [(0, 1), (1, 1), (5, 3), (8, 4), (13, 1), (30, 7), (170, 5)] {
+            let n = n0 + m;
+            let a = spd(n, 3 + n as u64);
+            let leading: Vec<f64> = (0..n0).flat_map(|i| a[i * n..i * n + n0].to_vec()).collect();
+            let mut grown = Cholesky::factor(&leading, n0).unwrap();
+            assert!(grown.extend_rows_in_place(&a[n0 * n..], m).unwrap(), "n0 = {n0}");
+            assert_eq!(grown, Cholesky::factor(&a, n).unwrap(), "n0 = {n0}, m = {m}");
+        }
+    }
+
+    #[test]
+    fn extending_by_rows_refuses_what_factorising_would_jitter() {
+        let n = 6;
+        let mut a = spd(n, 8);
+        // Row 5 duplicates row 4: the grown matrix is singular.
+        for j in 0..n {
+            a[5 * n + j] = a[4 * n + j];
+            a[j * n + 5] = a[j * n + 4];
+        }
+        a[5 * n + 5] = a[4 * n + 4];
+        let leading: Vec<f64> = (0..5).flat_map(|i| a[i * n..i * n + 5].to_vec()).collect();
+        let mut grown = Cholesky::factor(&leading, 5).unwrap();
+        let before = grown.clone();
+        assert!(!grown.extend_rows_in_place(&a[5 * n..], 1).unwrap());
+        assert_eq!(grown, before);
+        assert!(grown.extend_rows_in_place(&a[5 * n..5 * n + 3], 1).is_err());
     }
 
     #[test]

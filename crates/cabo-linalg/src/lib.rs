@@ -8,6 +8,8 @@
 //!   solves, `L⁻¹` and the lower triangle of `(L Lᵀ)⁻¹`; [`factor`]: the factor every model
 //!   uses ([`Cholesky`]), with its jitter retries, errors, O(n²) extension by a row and
 //!   rank-one update, and the split of large inversions between two threads;
+//! - [`distance`]: squared distances from one row to a block of points laid out by
+//!   coordinate (a posterior's kernel rows at many points);
 //! - [`dense`]: tiled products `A Bᵀ` of row-major matrices (a random-feature fit's);
 //! - [`panel`]: the register-blocked triangular products of the expected confidence bounds;
 //! - [`profile`]: stationary kernel profiles and the `exp` they use; [`gram`]: the row blocks
@@ -31,6 +33,7 @@
 
 pub mod cholesky;
 pub mod dense;
+pub mod distance;
 pub mod factor;
 pub mod gram;
 pub mod lu;

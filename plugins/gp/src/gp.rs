@@ -313,6 +313,10 @@ pub struct ExactGp {
     config: GpConfig,
     warm: Option<(usize, Vec<f64>)>,
     last: Option<Hyperparameters>,
+    /// The last posterior when its hyperparameters were not fitted: the next fit extends
+    /// its factor ([`GpPosterior::grown`]). Not checkpointed: a resumed run factorises
+    /// once, with the same bits.
+    previous: Option<GpPosterior>,
 }
 
 impl ExactGp {
@@ -323,6 +327,7 @@ impl ExactGp {
             config,
             warm: None,
             last: None,
+            previous: None,
         })
     }
 
@@ -383,7 +388,15 @@ impl ExactGp {
             hp.lengthscales.clone(),
             hp.outputscale,
         )?;
-        let mut post = GpPosterior::new(kernel, hp.noise, hp.mean, data, transform)?;
+        // Without fitted hyperparameters consecutive fits share the kernel, and the factor of
+        // the last one extends to this one's (bit for bit what a new factorisation gives).
+        let grown = (self.previous.as_ref())
+            .and_then(|p| p.grown(&kernel, hp.noise, hp.mean, data, transform));
+        let mut post = match grown {
+            Some(post) => post?,
+            None => GpPosterior::new(kernel, hp.noise, hp.mean, data, transform)?,
+        };
+        self.previous = diag.is_none().then(|| post.clone());
         if let Some((value, iters, evals)) = diag {
             post.set_diagnostic("gp.fit.neg_log_posterior_per_point", value);
             post.set_diagnostic("gp.fit.iterations", iters as f64);

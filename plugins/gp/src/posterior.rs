@@ -17,6 +17,7 @@ use cabo_core::{
     Diagnostics, Error, MeanVar, MeanVarGrad, Objective, Posterior, Result, Rng, TrainingData,
 };
 use cabo_linalg::Cholesky;
+use cabo_linalg::distance::{scaled_by_coordinate, squared_distances};
 use cabo_linalg::{axpy, dot};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -41,6 +42,11 @@ fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
         Err(_) => f(&mut vec![0.0; len]),
     })
 }
+
+/// Points [`Posterior::mean_var_grads`] evaluates together: enough to share each load of the
+/// Cholesky factor among many right-hand sides, few enough that their kernel rows and
+/// weights (2 · 16 · n values, 200 KB at n = 800) stay in the L2 cache.
+const GRAD_BLOCK: usize = 16;
 
 /// Number of random Fourier features of posterior sample paths (seed 002, App. C.2).
 pub const SAMPLE_PATH_FEATURES: usize = 1024;
@@ -163,31 +169,90 @@ impl GpPosterior {
                 "GP: mean and output transform must be finite",
             ));
         }
+        let inv_ls: Vec<f64> = kernel.lengthscales.iter().map(|l| 1.0 / l).collect();
+        let x_scaled = scale_rows(data.x, &inv_ls);
+        let n = data.len();
+        let gram = gram_rows(&kernel, noise, &x_scaled, data.dim, 0..n);
+        let chol = Cholesky::factor(&gram, n)?;
+        Ok(Self::assemble(
+            kernel, inv_ls, noise, mean, data, x_scaled, chol, transform,
+        ))
+    }
+
+    /// The posterior of the same kernel, noise and mean given `data`, whose first points are
+    /// this posterior's training inputs, computed by extending this posterior's Cholesky
+    /// factor by the new rows instead of factorising afresh: bitwise the posterior
+    /// [`GpPosterior::new`] returns (see [`Cholesky::extend_rows_in_place`]). `None` when
+    /// that does not apply (other hyperparameters or inputs, a factor that needed jitter, a
+    /// grown matrix that would), and the caller factorises.
+    pub fn grown(
+        &self,
+        kernel: &Kernel,
+        noise: f64,
+        mean: f64,
+        data: TrainingData<'_>,
+        transform: OutputTransform,
+    ) -> Option<Result<GpPosterior>> {
+        let (d, n0) = (self.train.dim, self.len());
+        let same_model = *kernel == self.kernel
+            && noise.to_bits() == self.noise.to_bits()
+            && mean.to_bits() == self.mean.to_bits();
+        if !same_model || data.dim != d || data.len() < n0 || data.x.len() != data.y.len() * d {
+            return None;
+        }
+        let same_inputs =
+            (data.x[..n0 * d].iter().zip(&self.train.x)).all(|(a, b)| a.to_bits() == b.to_bits());
+        if !same_inputs {
+            return None;
+        }
+        if let Err(e) = check_data(&data) {
+            return Some(Err(e));
+        }
+        if !(transform.scale > 0.0 && transform.shift.is_finite()) {
+            return None;
+        }
+        let mut x_scaled = self.train.x_scaled.clone();
+        x_scaled.extend(scale_rows(&data.x[n0 * d..], &self.inv_ls));
+        let n = data.len();
+        let rows = gram_rows(kernel, noise, &x_scaled, d, n0..n);
+        let mut chol = self.chol.clone();
+        match chol.extend_rows_in_place(&rows, n - n0) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => return Some(Err(e)),
+        }
+        let inv_ls = self.inv_ls.clone();
+        Some(Ok(Self::assemble(
+            kernel.clone(),
+            inv_ls,
+            noise,
+            mean,
+            data,
+            x_scaled,
+            chol,
+            transform,
+        )))
+    }
+
+    /// The posterior from its validated parts and factor.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        kernel: Kernel,
+        inv_ls: Vec<f64>,
+        noise: f64,
+        mean: f64,
+        data: TrainingData<'_>,
+        x_scaled: Vec<f64>,
+        chol: Cholesky,
+        transform: OutputTransform,
+    ) -> GpPosterior {
         let y: Vec<f64> = data
             .y
             .iter()
             .map(|v| (v - transform.shift) / transform.scale)
             .collect();
-        let inv_ls: Vec<f64> = kernel.lengthscales.iter().map(|l| 1.0 / l).collect();
-        let x_scaled = scale_rows(data.x, &inv_ls);
-        let n = data.len();
-        let mut gram = vec![0.0; n * n];
-        let d = data.dim;
-        for i in 0..n {
-            let xi = &x_scaled[i * d..(i + 1) * d];
-            for j in 0..=i {
-                let k = kernel.outputscale
-                    * kernel
-                        .kind
-                        .profile(sqdist(xi, &x_scaled[j * d..(j + 1) * d]))
-                        .0;
-                gram[i * n + j] = k;
-            }
-            gram[i * n + i] += noise;
-        }
-        let chol = Cholesky::factor(&gram, n)?;
         let train = Train {
-            dim: d,
+            dim: data.dim,
             x: data.x.to_vec(),
             x_scaled,
             y,
@@ -205,7 +270,7 @@ impl GpPosterior {
         };
         post.update_alpha();
         post.diagnostics = post.base_diagnostics();
-        Ok(post)
+        post
     }
 
     fn update_alpha(&mut self) {
@@ -364,6 +429,93 @@ impl GpPosterior {
             let var = self.kernel.outputscale - dot(k, k);
             (mean, var.max(MIN_VARIANCE))
         })
+    }
+
+    /// Means, variances and their gradients at the rows of `xs` (at most [`GRAD_BLOCK`]
+    /// points), pushed onto `out` in y units.
+    ///
+    /// Both gradients are sums over training points of a weight times the scaled difference
+    /// row `t_i = (x − X_i)/ℓ`, rescaled by `1/ℓ` once at the end: `∂mean/∂x = Σ α_i c_i t_i/ℓ`
+    /// and `∂var/∂x = −2 Σ u_i c_i t_i/ℓ` with `c_i = 2 s κ'(r_i²)` and `u = K⁻¹k`, so `∂k/∂x`
+    /// is never stored. The block's kernel rows are computed training row by training row and
+    /// its triangular solves share each load of the factor; per point the operations and
+    /// their order are those of one point alone, so grouping never changes a bit.
+    fn mean_var_grad_block(&self, xs: &[f64], out: &mut Vec<Result<MeanVarGrad>>) {
+        let (d, n) = (self.train.dim, self.len());
+        let b = xs.len() / d;
+        debug_assert!(b <= GRAD_BLOCK);
+        let s = self.kernel.outputscale;
+        with_scratch(d * b + 2 * b * n, |buf| {
+            let (points, rest) = buf.split_at_mut(d * b);
+            let (k, c) = rest.split_at_mut(b * n);
+            for ((o, x), il) in points.iter_mut().zip(xs).zip(self.inv_ls.iter().cycle()) {
+                *o = x * il;
+            }
+            // Row by row, so each training input is loaded once for the whole block.
+            for (i, xi) in self.train.x_scaled.chunks_exact(d).enumerate() {
+                for (p, xp) in points.chunks_exact(d).enumerate() {
+                    k[p * n + i] = sqdist(xp, xi);
+                }
+            }
+            let mut mean = [0.0; GRAD_BLOCK];
+            for (p, m) in mean[..b].iter_mut().enumerate() {
+                let kp = &mut k[p * n..(p + 1) * n];
+                scaled_profiles(self.kernel.kind, s, kp, &mut c[p * n..(p + 1) * n]);
+                *m = self.mean + dot(kp, &self.alpha);
+            }
+            // v = L⁻¹k gives the variance; u = L⁻ᵀv = K⁻¹k gives its gradient.
+            self.chol.solve_lower_many_in_place(k);
+            let mut raw_var = [0.0; GRAD_BLOCK];
+            for (p, v) in raw_var[..b].iter_mut().enumerate() {
+                let kp = &k[p * n..(p + 1) * n];
+                *v = s - dot(kp, kp);
+            }
+            let with_var = |p: usize| raw_var[p] > MIN_VARIANCE;
+            if (0..b).all(with_var) {
+                self.chol.solve_upper_many_in_place(k);
+            } else {
+                for p in (0..b).filter(|&p| with_var(p)) {
+                    self.chol.solve_upper_in_place(&mut k[p * n..(p + 1) * n]);
+                }
+            }
+            for (p, xp) in points.chunks_exact(d).enumerate() {
+                let (u, cp) = (&k[p * n..(p + 1) * n], &c[p * n..(p + 1) * n]);
+                let (dmean, dvar) = self.moment_gradients(xp, u, cp, with_var(p));
+                out.push(Ok(self
+                    .transform
+                    .mean_var_grad(mean[p], raw_var[p], dmean, dvar)));
+            }
+        });
+    }
+
+    /// `(∂mean/∂x, ∂var/∂x)` in model units at the scaled point `xp` from `u = K⁻¹k` and the
+    /// weights `c` of [`GpPosterior::mean_var_grad_block`]; the variance's gradient is zero
+    /// when the variance sits at its floor.
+    fn moment_gradients(
+        &self,
+        xp: &[f64],
+        u: &[f64],
+        c: &[f64],
+        with_var: bool,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let d = self.train.dim;
+        let mut dmean = vec![0.0; d];
+        let mut dvar = vec![0.0; d];
+        let rows = self.train.x_scaled.chunks_exact(d);
+        for (((ui, ci), ai), xi) in u.iter().zip(c).zip(&self.alpha).zip(rows) {
+            let wm = ai * ci;
+            let wv = if with_var { -2.0 * ui * ci } else { 0.0 };
+            for (((gm, gv), a), b) in dmean.iter_mut().zip(dvar.iter_mut()).zip(xp).zip(xi) {
+                let t = a - b;
+                *gm += wm * t;
+                *gv += wv * t;
+            }
+        }
+        for ((gm, gv), il) in dmean.iter_mut().zip(dvar.iter_mut()).zip(&self.inv_ls) {
+            *gm *= il;
+            *gv *= il;
+        }
+        (dmean, dvar)
     }
 
     /// The posterior after observing `ys` (y units) at the rows of `xs` with the model's
@@ -570,13 +722,20 @@ impl Posterior for GpPosterior {
         }
         // Kᵀ laid out n × m so the mean is a sum of rows and the triangular solve updates
         // whole contiguous rows.
-        let xsc = scale_rows(&xs[..m * d], &self.inv_ls);
+        if m == 0 {
+            return;
+        }
+        // The points laid out by coordinate, so each row's distances run side by side.
+        let mut points = vec![0.0; m * d];
+        scaled_by_coordinate(&xs[..m * d], &self.inv_ls, &mut points);
         let mut kt = vec![0.0; n * m];
-        for (i, row) in kt.chunks_exact_mut(m).enumerate() {
-            let xi = &self.train.x_scaled[i * d..(i + 1) * d];
-            for (o, p) in row.iter_mut().zip(xsc.chunks_exact(d)) {
-                *o = s * self.kernel.kind.profile(sqdist(p, xi)).0;
-            }
+        let mut weights = vec![0.0; m];
+        for (row, xi) in kt
+            .chunks_exact_mut(m)
+            .zip(self.train.x_scaled.chunks_exact(d))
+        {
+            squared_distances(&points, m, xi, row);
+            scaled_profiles(self.kernel.kind, s, row, &mut weights);
         }
         let mut mean = vec![self.mean; m];
         for (i, row) in kt.chunks_exact(m).enumerate() {
@@ -605,57 +764,22 @@ impl Posterior for GpPosterior {
                 x.len()
             )));
         }
-        let n = self.len();
-        let t = self.transform;
-        let mut dmean = vec![0.0; d];
-        let mut dvar = vec![0.0; d];
-        // Both gradients are sums over training points of a weight times the scaled
-        // difference row t_i = (x − X_i)/ℓ, rescaled by 1/ℓ once at the end:
-        // ∂mean/∂x = Σ α_i c_i t_i/ℓ and ∂var/∂x = −2 Σ u_i c_i t_i/ℓ with
-        // c_i = 2 s κ'(r_i²) and u = K⁻¹k, so ∂k/∂x is never stored.
-        let (mean, raw_var) = with_scratch(n * (d + 2) + d, |buf| {
-            let (xs, rest) = buf.split_at_mut(d);
-            let (k, rest) = rest.split_at_mut(n);
-            let (c, tmat) = rest.split_at_mut(n);
-            for ((o, a), il) in xs.iter_mut().zip(x).zip(&self.inv_ls) {
-                *o = a * il;
-            }
-            let s = self.kernel.outputscale;
-            let rows = self.train.x_scaled.chunks_exact(d);
-            for ((ki, ti), xi) in k.iter_mut().zip(tmat.chunks_exact_mut(d)).zip(rows) {
-                let mut r2 = 0.0;
-                for ((tj, a), b) in ti.iter_mut().zip(&*xs).zip(xi) {
-                    let v = a - b;
-                    *tj = v;
-                    r2 += v * v;
-                }
-                *ki = r2;
-            }
-            scaled_profiles(self.kernel.kind, s, k, c);
-            let mean = self.mean + dot(k, &self.alpha);
-            // v = L⁻¹k gives the variance; u = L⁻ᵀv = K⁻¹k gives its gradient.
-            self.chol.solve_lower_in_place(k);
-            let raw_var = self.kernel.outputscale - dot(k, k);
-            let with_var = raw_var > MIN_VARIANCE;
-            if with_var {
-                self.chol.solve_upper_in_place(k);
-            }
-            for (((ui, ci), ai), ti) in k.iter().zip(&*c).zip(&self.alpha).zip(tmat.chunks_exact(d))
-            {
-                let wm = ai * ci;
-                let wv = if with_var { -2.0 * ui * ci } else { 0.0 };
-                for ((gm, gv), tj) in dmean.iter_mut().zip(dvar.iter_mut()).zip(ti) {
-                    *gm += wm * tj;
-                    *gv += wv * tj;
-                }
-            }
-            for ((gm, gv), il) in dmean.iter_mut().zip(dvar.iter_mut()).zip(&self.inv_ls) {
-                *gm *= il;
-                *gv *= il;
-            }
-            (mean, raw_var)
-        });
-        Ok(t.mean_var_grad(mean, raw_var, dmean, dvar))
+        let mut out = Vec::with_capacity(1);
+        self.mean_var_grad_block(x, &mut out);
+        out.pop().expect("one point gives one result")
+    }
+
+    /// Blocks of [`GRAD_BLOCK`] points share each load of the Cholesky factor; every result
+    /// has the bits of [`GpPosterior::mean_var_grad`] at its point (one code path serves
+    /// both).
+    fn mean_var_grads(&self, xs: &[f64]) -> Vec<Result<MeanVarGrad>> {
+        let d = self.train.dim;
+        let points = xs.len() / d;
+        let mut out = Vec::with_capacity(points);
+        for block in xs[..points * d].chunks(GRAD_BLOCK * d) {
+            self.mean_var_grad_block(block, &mut out);
+        }
+        out
     }
 
     fn noise_variance(&self) -> f64 {
@@ -801,6 +925,35 @@ pub(crate) fn check_data(data: &TrainingData<'_>) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Rows `rows` of `K + noise·I` for the scaled inputs `x_scaled` (`d` per point): row-major
+/// `rows.len() × n` with `n` the number of points, entries `0..=i` of row i filled (the rest
+/// zero), each `s·κ(|x_i − x_j|²)` with the noise on the diagonal, as every factorisation of
+/// the exact GP reads them.
+fn gram_rows(
+    kernel: &Kernel,
+    noise: f64,
+    x_scaled: &[f64],
+    d: usize,
+    rows: std::ops::Range<usize>,
+) -> Vec<f64> {
+    let n = x_scaled.len() / d;
+    let first = rows.start;
+    let mut gram = vec![0.0; rows.len() * n];
+    for i in rows {
+        let xi = &x_scaled[i * d..(i + 1) * d];
+        let row = &mut gram[(i - first) * n..(i - first + 1) * n];
+        for (j, g) in row[..=i].iter_mut().enumerate() {
+            *g = kernel.outputscale
+                * kernel
+                    .kind
+                    .profile(sqdist(xi, &x_scaled[j * d..(j + 1) * d]))
+                    .0;
+        }
+        row[i] += noise;
+    }
+    gram
 }
 
 #[inline]
