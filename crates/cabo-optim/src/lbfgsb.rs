@@ -189,7 +189,8 @@ pub fn try_minimize(
 ) -> Result<Minimum> {
     validate(x0, lower, upper, opts)?;
     let slot = RefCell::new(Slot::default());
-    let search = Solver::new(x0.len(), opts.memory, lower, upper).run(&slot, x0, opts);
+    let scratch = RefCell::new(Scratch::new(x0.len(), opts.memory));
+    let search = Solver::new(x0.len(), opts.memory, lower, upper).run(&slot, &scratch, x0, opts);
     Ok(drive(search, &slot, f))
 }
 
@@ -247,6 +248,7 @@ pub fn minimize_lockstep<S: AsRef<[f64]>>(
     opts: &LbfgsbOptions,
 ) -> Vec<Minimum> {
     let slots: Vec<RefCell<Slot>> = starts.iter().map(|_| RefCell::default()).collect();
+    let scratch = RefCell::new(Scratch::new(lower.len(), opts.memory.max(1)));
     let mut results: Vec<Option<Minimum>> = vec![None; starts.len()];
     let mut searches: Vec<(usize, Search<'_>)> = Vec::with_capacity(starts.len());
     for (i, (x0, slot)) in starts.iter().zip(&slots).enumerate() {
@@ -254,7 +256,7 @@ pub fn minimize_lockstep<S: AsRef<[f64]>>(
         match validate(x0, lower, upper, opts) {
             Ok(()) => {
                 let solver = Solver::new(x0.len(), opts.memory, lower, upper);
-                searches.push((i, Box::pin(solver.run(slot, x0, opts))));
+                searches.push((i, Box::pin(solver.run(slot, &scratch, x0, opts))));
             }
             Err(_) => results[i] = Some(invalid_minimum(x0, lower, upper)),
         }
@@ -371,7 +373,66 @@ const WOLFE_C2: f64 = 0.9;
 /// Function evaluations one line search may spend.
 const MAX_LINE_EVALS: usize = 30;
 
-/// All buffers of one run, allocated once so that iterations do not allocate.
+/// The buffers a search needs only within one model step (middle matrix, Cauchy point,
+/// subspace step) and rewrites before reading: searches run in lockstep share one, which
+/// keeps their combined working set small (each search keeps only its pairs, their inner
+/// products and its line-search vectors).
+struct Scratch {
+    w: Vec<f64>,
+    order: Vec<usize>,
+    mmat: Vec<f64>,
+    kmat: Vec<f64>,
+    piv: Vec<usize>,
+    lmat: Vec<f64>,
+    schur: Vec<f64>,
+    schur_inv: Vec<f64>,
+    two_loop: Vec<f64>,
+    xc: Vec<f64>,
+    dvec: Vec<f64>,
+    c: Vec<f64>,
+    p: Vec<f64>,
+    v: Vec<f64>,
+    v2: Vec<f64>,
+    mw: Vec<f64>,
+    nmat: Vec<f64>,
+    wzzw: Vec<f64>,
+    r: Vec<f64>,
+    free: Vec<usize>,
+    breaks: Vec<(f64, usize)>,
+}
+
+impl Scratch {
+    fn new(n: usize, m: usize) -> Self {
+        let m2 = 2 * m;
+        Scratch {
+            w: vec![0.0; n * m2],
+            order: Vec::with_capacity(m),
+            mmat: vec![0.0; m2 * m2],
+            kmat: vec![0.0; m2 * m2],
+            piv: vec![0; m2],
+            lmat: vec![0.0; m * m],
+            schur: vec![0.0; m * m],
+            schur_inv: vec![0.0; m * m],
+            two_loop: vec![0.0; m],
+            xc: vec![0.0; n],
+            dvec: vec![0.0; n],
+            c: vec![0.0; m2],
+            p: vec![0.0; m2],
+            v: vec![0.0; m2],
+            v2: vec![0.0; m2],
+            mw: vec![0.0; m2],
+            nmat: vec![0.0; m2 * m2],
+            wzzw: vec![0.0; m2 * m2],
+            r: vec![0.0; n],
+            free: Vec::with_capacity(n),
+            breaks: Vec::with_capacity(n),
+        }
+    }
+}
+
+/// All buffers of one run, allocated once so that iterations do not allocate. The fields
+/// from `w` to `breaks` except `sty`, `sts` and `xbar` are the [`Scratch`] buffers: empty
+/// except while [`Solver::with_scratch`] lends them.
 struct Solver<'b> {
     n: usize,
     m: usize,
@@ -427,8 +488,9 @@ struct Solver<'b> {
 }
 
 impl<'b> Solver<'b> {
+    /// A solver with no pairs; its scratch buffers come from a [`Scratch`] lent for each
+    /// model step ([`Solver::with_scratch`]).
     fn new(n: usize, m: usize, lower: &'b [f64], upper: &'b [f64]) -> Self {
-        let m2 = 2 * m;
         Solver {
             n,
             m,
@@ -439,29 +501,29 @@ impl<'b> Solver<'b> {
             head: 0,
             k: 0,
             theta: 1.0,
-            w: vec![0.0; n * m2],
-            order: Vec::with_capacity(m),
-            mmat: vec![0.0; m2 * m2],
-            kmat: vec![0.0; m2 * m2],
-            piv: vec![0; m2],
+            w: Vec::new(),
+            order: Vec::new(),
+            mmat: Vec::new(),
+            kmat: Vec::new(),
+            piv: Vec::new(),
             sty: vec![0.0; m * m],
             sts: vec![0.0; m * m],
-            lmat: vec![0.0; m * m],
-            schur: vec![0.0; m * m],
-            schur_inv: vec![0.0; m * m],
-            two_loop: vec![0.0; m],
-            xc: vec![0.0; n],
-            dvec: vec![0.0; n],
-            c: vec![0.0; m2],
-            p: vec![0.0; m2],
-            v: vec![0.0; m2],
-            v2: vec![0.0; m2],
-            mw: vec![0.0; m2],
-            nmat: vec![0.0; m2 * m2],
-            wzzw: vec![0.0; m2 * m2],
-            r: vec![0.0; n],
-            free: Vec::with_capacity(n),
-            breaks: Vec::with_capacity(n),
+            lmat: Vec::new(),
+            schur: Vec::new(),
+            schur_inv: Vec::new(),
+            two_loop: Vec::new(),
+            xc: Vec::new(),
+            dvec: Vec::new(),
+            c: Vec::new(),
+            p: Vec::new(),
+            v: Vec::new(),
+            v2: Vec::new(),
+            mw: Vec::new(),
+            nmat: Vec::new(),
+            wzzw: Vec::new(),
+            r: Vec::new(),
+            free: Vec::new(),
+            breaks: Vec::new(),
             xbar: vec![0.0; n],
             dir: vec![0.0; n],
             t_bound: vec![0.0; n],
@@ -472,8 +534,54 @@ impl<'b> Solver<'b> {
         }
     }
 
+    /// Runs `step` with the buffers of `scratch` in place of this solver's (empty) scratch
+    /// fields, and gives them back. Moves no data, only the buffers' handles; the methods
+    /// using scratch buffers rewrite every entry they read, so whatever another search left
+    /// there does not matter.
+    fn with_scratch<R>(
+        &mut self,
+        scratch: &RefCell<Scratch>,
+        step: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let mut sc = scratch.borrow_mut();
+        self.swap_scratch(&mut sc);
+        let r = step(self);
+        self.swap_scratch(&mut sc);
+        r
+    }
+
+    fn swap_scratch(&mut self, sc: &mut Scratch) {
+        std::mem::swap(&mut self.w, &mut sc.w);
+        std::mem::swap(&mut self.order, &mut sc.order);
+        std::mem::swap(&mut self.mmat, &mut sc.mmat);
+        std::mem::swap(&mut self.kmat, &mut sc.kmat);
+        std::mem::swap(&mut self.piv, &mut sc.piv);
+        std::mem::swap(&mut self.lmat, &mut sc.lmat);
+        std::mem::swap(&mut self.schur, &mut sc.schur);
+        std::mem::swap(&mut self.schur_inv, &mut sc.schur_inv);
+        std::mem::swap(&mut self.two_loop, &mut sc.two_loop);
+        std::mem::swap(&mut self.xc, &mut sc.xc);
+        std::mem::swap(&mut self.dvec, &mut sc.dvec);
+        std::mem::swap(&mut self.c, &mut sc.c);
+        std::mem::swap(&mut self.p, &mut sc.p);
+        std::mem::swap(&mut self.v, &mut sc.v);
+        std::mem::swap(&mut self.v2, &mut sc.v2);
+        std::mem::swap(&mut self.mw, &mut sc.mw);
+        std::mem::swap(&mut self.nmat, &mut sc.nmat);
+        std::mem::swap(&mut self.wzzw, &mut sc.wzzw);
+        std::mem::swap(&mut self.r, &mut sc.r);
+        std::mem::swap(&mut self.free, &mut sc.free);
+        std::mem::swap(&mut self.breaks, &mut sc.breaks);
+    }
+
     /// The search from `x0`, evaluating the objective through `slot` (see [`evaluate`]).
-    async fn run(mut self, slot: &RefCell<Slot>, x0: &[f64], opts: &LbfgsbOptions) -> Minimum {
+    async fn run(
+        mut self,
+        slot: &RefCell<Slot>,
+        scratch: &RefCell<Scratch>,
+        x0: &[f64],
+        opts: &LbfgsbOptions,
+    ) -> Minimum {
         let n = self.n;
         let mut x: Vec<f64> = x0
             .iter()
@@ -502,12 +610,18 @@ impl<'b> Solver<'b> {
             if iterations >= opts.max_iters {
                 break;
             }
-            if self.k > 0 && !self.form_middle_matrix() {
+            let stepped = self.with_scratch(scratch, |s| {
+                if s.k > 0 && !s.form_middle_matrix() {
+                    return false;
+                }
+                s.cauchy_point(&x, &g);
+                s.subspace_step(&x, &g);
+                true
+            });
+            if !stepped {
                 self.reset();
                 continue;
             }
-            self.cauchy_point(&x, &g);
-            self.subspace_step(&x, &g);
             let mut dphi0 = 0.0;
             let mut dnorm2 = 0.0;
             for i in 0..n {
