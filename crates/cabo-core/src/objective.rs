@@ -26,6 +26,27 @@ pub trait Objective {
         }
     }
 
+    /// Values and gradients at many points: `xs` row-major (`values.len()` rows), `grads`
+    /// in the same layout as `xs`. Multi-start optimisers call it with every point their
+    /// concurrent local searches request at once; override to share work between the
+    /// points, as posteriors can through one pass over their Cholesky factor.
+    ///
+    /// Contract: each row's value and gradient must be **bitwise** what
+    /// [`value_grad`](Objective::value_grad) gives at that point (NaN for a failed
+    /// evaluation included), whatever the other rows and however many there are. An override
+    /// may share work, never change results: optimisers rely on it to return bit-identical
+    /// decisions whether points are evaluated one at a time or together. The default loops
+    /// `value_grad` over the rows.
+    fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+        let d = (xs.len() / values.len().max(1)).max(1);
+        for ((v, x), g) in (values.iter_mut())
+            .zip(xs.chunks_exact(d))
+            .zip(grads.chunks_exact_mut(d))
+        {
+            *v = self.value_grad(x, g);
+        }
+    }
+
     /// True when every value is ≥ 0 with a meaningful zero (EI-type), which selects
     /// BoTorch's non-negative initial-condition heuristic when maximising.
     fn non_negative(&self) -> bool {
@@ -45,6 +66,10 @@ impl<T: Objective + ?Sized> Objective for Box<T> {
 
     fn values(&self, xs: &[f64], out: &mut [f64]) {
         (**self).values(xs, out);
+    }
+
+    fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+        (**self).value_grads(xs, values, grads);
     }
 
     fn non_negative(&self) -> bool {

@@ -20,6 +20,28 @@
 //! plain L-BFGS, which is what hyperparameter fitting in log space needs.
 //!
 //! Everything is deterministic: no randomness, and ties among breakpoints are broken by index.
+//!
+//! ## Resumable searches and lockstep evaluation
+//!
+//! A search is an `async fn` over the solver's state: where it needs `f` and `∇f` at a point
+//! it lends its point and gradient buffers to a one-request slot and yields; a small
+//! hand-written executor (polling with [`Waker::noop`], no threads, no dependencies)
+//! evaluates the request and resumes it. [`minimize`] answers each request with its closure
+//! as it comes. [`minimize_lockstep`] runs many searches over one box together: each round
+//! it resumes every search still running, gathers the points they request (in the order of
+//! the starts) and evaluates all of them through one call of a [`BatchObjectiveFn`], so
+//! that an objective can share work between the points (a posterior's Cholesky factor is
+//! loaded once for all of them).
+//!
+//! Why the bits do not change: the solver's arithmetic is the same code whichever way it is
+//! driven, and a search depends only on its start, the box, the options and the values and
+//! gradients it receives; it shares nothing with the other searches. When the batched
+//! objective gives each point bitwise what the single-point one gives (as
+//! [`cabo_core::Objective::value_grads`] promises), every search of
+//! [`minimize_lockstep`] makes the same trial points, takes the same steps and ends with
+//! the same [`Minimum`] — evaluation count included — as [`minimize`] from its start. Only
+//! the moment each evaluation happens differs. The gradient buffer the objective writes
+//! into even holds the same stale entries in both drivers (the search's own buffer).
 
 // Linear algebra over several parallel arrays reads best with explicit indices.
 #![allow(clippy::needless_range_loop)]
@@ -27,6 +49,9 @@
 use cabo_core::{Error, Result};
 use cabo_linalg::lu::{lu_factor, lu_solve};
 use cabo_linalg::rows::{accumulate_rows, free_gram};
+use std::cell::RefCell;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll, Waker};
 
 /// Stopping tolerances of [`minimize`], defined here once for every L-BFGS-B run in cabo.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,21 +155,27 @@ pub fn minimize(
 ) -> Minimum {
     match try_minimize(f, x0, lower, upper, opts) {
         Ok(m) => m,
-        Err(_) => Minimum {
-            x: x0
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    let lo = lower.get(i).copied().unwrap_or(f64::NEG_INFINITY);
-                    let hi = upper.get(i).copied().unwrap_or(f64::INFINITY);
-                    if lo <= hi { v.clamp(lo, hi) } else { v }
-                })
-                .collect(),
-            value: f64::NAN,
-            iterations: 0,
-            evaluations: 0,
-            converged: false,
-        },
+        Err(_) => invalid_minimum(x0, lower, upper),
+    }
+}
+
+/// What [`minimize`] returns for invalid input: the projected start, `value = NaN`, no
+/// evaluations.
+fn invalid_minimum(x0: &[f64], lower: &[f64], upper: &[f64]) -> Minimum {
+    Minimum {
+        x: x0
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let lo = lower.get(i).copied().unwrap_or(f64::NEG_INFINITY);
+                let hi = upper.get(i).copied().unwrap_or(f64::INFINITY);
+                if lo <= hi { v.clamp(lo, hi) } else { v }
+            })
+            .collect(),
+        value: f64::NAN,
+        iterations: 0,
+        evaluations: 0,
+        converged: false,
     }
 }
 
@@ -156,6 +187,15 @@ pub fn try_minimize(
     upper: &[f64],
     opts: &LbfgsbOptions,
 ) -> Result<Minimum> {
+    validate(x0, lower, upper, opts)?;
+    let slot = RefCell::new(Slot::default());
+    let scratch = RefCell::new(Scratch::new(x0.len(), opts.memory));
+    let search = Solver::new(x0.len(), opts.memory, lower, upper).run(&slot, &scratch, x0, opts);
+    Ok(drive(search, &slot, f))
+}
+
+/// Rejects what [`try_minimize`] rejects.
+fn validate(x0: &[f64], lower: &[f64], upper: &[f64], opts: &LbfgsbOptions) -> Result<()> {
     let n = x0.len();
     if lower.len() != n || upper.len() != n {
         return Err(Error::invalid(format!(
@@ -181,7 +221,145 @@ pub fn try_minimize(
     if opts.memory == 0 {
         return Err(Error::invalid("L-BFGS-B: memory must be at least 1"));
     }
-    Ok(Solver::new(n, opts.memory, lower, upper).run(f, x0, opts))
+    Ok(())
+}
+
+/// The objective of [`minimize_lockstep`]: values and gradients at many points at once.
+/// Called as `f(xs, values, grads)` with `xs` row-major (`values.len()` rows of the bounds'
+/// length) and `grads` in the same layout; it writes `values` and `grads`. On entry each
+/// row of `grads` holds what that search's gradient buffer held, exactly as the slice given
+/// to an [`ObjectiveFn`] by [`minimize`] does.
+pub type BatchObjectiveFn<'a> = dyn FnMut(&[f64], &mut [f64], &mut [f64]) + 'a;
+
+/// Runs [`minimize`] from every start in `starts` over the same box, in lockstep: each round
+/// every search that still runs requests one point, and all of them are evaluated through
+/// one call of `f` (in the order of `starts`), until every search has ended.
+///
+/// Returns one [`Minimum`] per start, in order. As long as each row `f` evaluates is bitwise
+/// what the single-point objective gives there, result `i` is bitwise
+/// `minimize(single, &starts[i], lower, upper, opts)`: every search runs the solver's
+/// arithmetic unchanged and sees the same values, only when its evaluations happen differs.
+/// Invalid input for a start gives what [`minimize`] gives for it, with no evaluation.
+pub fn minimize_lockstep<S: AsRef<[f64]>>(
+    f: &mut BatchObjectiveFn<'_>,
+    starts: &[S],
+    lower: &[f64],
+    upper: &[f64],
+    opts: &LbfgsbOptions,
+) -> Vec<Minimum> {
+    let slots: Vec<RefCell<Slot>> = starts.iter().map(|_| RefCell::default()).collect();
+    let scratch = RefCell::new(Scratch::new(lower.len(), opts.memory.max(1)));
+    let mut results: Vec<Option<Minimum>> = vec![None; starts.len()];
+    let mut searches: Vec<(usize, Search<'_>)> = Vec::with_capacity(starts.len());
+    for (i, (x0, slot)) in starts.iter().zip(&slots).enumerate() {
+        let x0 = x0.as_ref();
+        match validate(x0, lower, upper, opts) {
+            Ok(()) => {
+                let solver = Solver::new(x0.len(), opts.memory, lower, upper);
+                searches.push((i, Box::pin(solver.run(slot, &scratch, x0, opts))));
+            }
+            Err(_) => results[i] = Some(invalid_minimum(x0, lower, upper)),
+        }
+    }
+    let n = lower.len();
+    let mut xs = Vec::with_capacity(searches.len() * n);
+    let mut grads = Vec::with_capacity(searches.len() * n);
+    let mut values = Vec::with_capacity(searches.len());
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        // Resume every search; the ones that end leave, the others have requested a point.
+        searches.retain_mut(|(i, search)| match search.as_mut().poll(&mut cx) {
+            Poll::Ready(m) => {
+                results[*i] = Some(m);
+                false
+            }
+            Poll::Pending => true,
+        });
+        if searches.is_empty() {
+            break;
+        }
+        xs.clear();
+        grads.clear();
+        for (i, _) in &searches {
+            let slot = slots[*i].borrow();
+            xs.extend_from_slice(&slot.x);
+            grads.extend_from_slice(&slot.g);
+        }
+        values.clear();
+        values.resize(searches.len(), 0.0);
+        f(&xs, &mut values, &mut grads);
+        for (r, (i, _)) in searches.iter().enumerate() {
+            let mut slot = slots[*i].borrow_mut();
+            slot.g.copy_from_slice(&grads[r * n..(r + 1) * n]);
+            slot.value = values[r];
+            slot.pending = false;
+        }
+    }
+    results.into_iter().flatten().collect()
+}
+
+/// One running search of [`minimize_lockstep`].
+type Search<'a> = Pin<Box<dyn Future<Output = Minimum> + 'a>>;
+
+/// Where a search and its driver exchange one evaluation. The search lends its point and
+/// gradient buffers (swapped in, so nothing is copied), marks the request pending and
+/// yields; the driver writes the value and the gradient and clears the mark; the search
+/// takes its buffers back.
+#[derive(Default)]
+struct Slot {
+    /// The point requested.
+    x: Vec<f64>,
+    /// The gradient there, written by the driver (on request, what the search's buffer
+    /// held).
+    g: Vec<f64>,
+    /// The value there, written by the driver.
+    value: f64,
+    /// True from the request until the driver has evaluated it.
+    pending: bool,
+}
+
+/// Requests `f(x)` (and `∇f(x)` into `g`) through `slot` and waits for the driver: the
+/// one suspension point of a search, standing where the solver used to call `f`.
+async fn evaluate(slot: &RefCell<Slot>, x: &mut Vec<f64>, g: &mut Vec<f64>) -> f64 {
+    {
+        let mut s = slot.borrow_mut();
+        std::mem::swap(&mut s.x, x);
+        std::mem::swap(&mut s.g, g);
+        s.pending = true;
+    }
+    std::future::poll_fn(|_| {
+        if slot.borrow().pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    let mut s = slot.borrow_mut();
+    std::mem::swap(&mut s.x, x);
+    std::mem::swap(&mut s.g, g);
+    s.value
+}
+
+/// Runs one search to its end, answering each of its requests with `f`.
+fn drive(
+    search: impl Future<Output = Minimum>,
+    slot: &RefCell<Slot>,
+    f: &mut ObjectiveFn<'_>,
+) -> Minimum {
+    let mut search = pin!(search);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        match search.as_mut().poll(&mut cx) {
+            Poll::Ready(m) => return m,
+            Poll::Pending => {
+                let mut s = slot.borrow_mut();
+                let s = &mut *s;
+                s.value = f(&s.x, &mut s.g);
+                s.pending = false;
+            }
+        }
+    }
 }
 
 /// Correction pairs below this relative curvature are skipped (they would make `B` nearly
@@ -195,7 +373,66 @@ const WOLFE_C2: f64 = 0.9;
 /// Function evaluations one line search may spend.
 const MAX_LINE_EVALS: usize = 30;
 
-/// All buffers of one run, allocated once so that iterations do not allocate.
+/// The buffers a search needs only within one model step (middle matrix, Cauchy point,
+/// subspace step) and rewrites before reading: searches run in lockstep share one, which
+/// keeps their combined working set small (each search keeps only its pairs, their inner
+/// products and its line-search vectors).
+struct Scratch {
+    w: Vec<f64>,
+    order: Vec<usize>,
+    mmat: Vec<f64>,
+    kmat: Vec<f64>,
+    piv: Vec<usize>,
+    lmat: Vec<f64>,
+    schur: Vec<f64>,
+    schur_inv: Vec<f64>,
+    two_loop: Vec<f64>,
+    xc: Vec<f64>,
+    dvec: Vec<f64>,
+    c: Vec<f64>,
+    p: Vec<f64>,
+    v: Vec<f64>,
+    v2: Vec<f64>,
+    mw: Vec<f64>,
+    nmat: Vec<f64>,
+    wzzw: Vec<f64>,
+    r: Vec<f64>,
+    free: Vec<usize>,
+    breaks: Vec<(f64, usize)>,
+}
+
+impl Scratch {
+    fn new(n: usize, m: usize) -> Self {
+        let m2 = 2 * m;
+        Scratch {
+            w: vec![0.0; n * m2],
+            order: Vec::with_capacity(m),
+            mmat: vec![0.0; m2 * m2],
+            kmat: vec![0.0; m2 * m2],
+            piv: vec![0; m2],
+            lmat: vec![0.0; m * m],
+            schur: vec![0.0; m * m],
+            schur_inv: vec![0.0; m * m],
+            two_loop: vec![0.0; m],
+            xc: vec![0.0; n],
+            dvec: vec![0.0; n],
+            c: vec![0.0; m2],
+            p: vec![0.0; m2],
+            v: vec![0.0; m2],
+            v2: vec![0.0; m2],
+            mw: vec![0.0; m2],
+            nmat: vec![0.0; m2 * m2],
+            wzzw: vec![0.0; m2 * m2],
+            r: vec![0.0; n],
+            free: Vec::with_capacity(n),
+            breaks: Vec::with_capacity(n),
+        }
+    }
+}
+
+/// All buffers of one run, allocated once so that iterations do not allocate. The fields
+/// from `w` to `breaks` except `sty`, `sts` and `xbar` are the [`Scratch`] buffers: empty
+/// except while [`Solver::with_scratch`] lends them.
 struct Solver<'b> {
     n: usize,
     m: usize,
@@ -251,8 +488,9 @@ struct Solver<'b> {
 }
 
 impl<'b> Solver<'b> {
+    /// A solver with no pairs; its scratch buffers come from a [`Scratch`] lent for each
+    /// model step ([`Solver::with_scratch`]).
     fn new(n: usize, m: usize, lower: &'b [f64], upper: &'b [f64]) -> Self {
-        let m2 = 2 * m;
         Solver {
             n,
             m,
@@ -263,29 +501,29 @@ impl<'b> Solver<'b> {
             head: 0,
             k: 0,
             theta: 1.0,
-            w: vec![0.0; n * m2],
-            order: Vec::with_capacity(m),
-            mmat: vec![0.0; m2 * m2],
-            kmat: vec![0.0; m2 * m2],
-            piv: vec![0; m2],
+            w: Vec::new(),
+            order: Vec::new(),
+            mmat: Vec::new(),
+            kmat: Vec::new(),
+            piv: Vec::new(),
             sty: vec![0.0; m * m],
             sts: vec![0.0; m * m],
-            lmat: vec![0.0; m * m],
-            schur: vec![0.0; m * m],
-            schur_inv: vec![0.0; m * m],
-            two_loop: vec![0.0; m],
-            xc: vec![0.0; n],
-            dvec: vec![0.0; n],
-            c: vec![0.0; m2],
-            p: vec![0.0; m2],
-            v: vec![0.0; m2],
-            v2: vec![0.0; m2],
-            mw: vec![0.0; m2],
-            nmat: vec![0.0; m2 * m2],
-            wzzw: vec![0.0; m2 * m2],
-            r: vec![0.0; n],
-            free: Vec::with_capacity(n),
-            breaks: Vec::with_capacity(n),
+            lmat: Vec::new(),
+            schur: Vec::new(),
+            schur_inv: Vec::new(),
+            two_loop: Vec::new(),
+            xc: Vec::new(),
+            dvec: Vec::new(),
+            c: Vec::new(),
+            p: Vec::new(),
+            v: Vec::new(),
+            v2: Vec::new(),
+            mw: Vec::new(),
+            nmat: Vec::new(),
+            wzzw: Vec::new(),
+            r: Vec::new(),
+            free: Vec::new(),
+            breaks: Vec::new(),
             xbar: vec![0.0; n],
             dir: vec![0.0; n],
             t_bound: vec![0.0; n],
@@ -296,7 +534,54 @@ impl<'b> Solver<'b> {
         }
     }
 
-    fn run(mut self, f: &mut ObjectiveFn<'_>, x0: &[f64], opts: &LbfgsbOptions) -> Minimum {
+    /// Runs `step` with the buffers of `scratch` in place of this solver's (empty) scratch
+    /// fields, and gives them back. Moves no data, only the buffers' handles; the methods
+    /// using scratch buffers rewrite every entry they read, so whatever another search left
+    /// there does not matter.
+    fn with_scratch<R>(
+        &mut self,
+        scratch: &RefCell<Scratch>,
+        step: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let mut sc = scratch.borrow_mut();
+        self.swap_scratch(&mut sc);
+        let r = step(self);
+        self.swap_scratch(&mut sc);
+        r
+    }
+
+    fn swap_scratch(&mut self, sc: &mut Scratch) {
+        std::mem::swap(&mut self.w, &mut sc.w);
+        std::mem::swap(&mut self.order, &mut sc.order);
+        std::mem::swap(&mut self.mmat, &mut sc.mmat);
+        std::mem::swap(&mut self.kmat, &mut sc.kmat);
+        std::mem::swap(&mut self.piv, &mut sc.piv);
+        std::mem::swap(&mut self.lmat, &mut sc.lmat);
+        std::mem::swap(&mut self.schur, &mut sc.schur);
+        std::mem::swap(&mut self.schur_inv, &mut sc.schur_inv);
+        std::mem::swap(&mut self.two_loop, &mut sc.two_loop);
+        std::mem::swap(&mut self.xc, &mut sc.xc);
+        std::mem::swap(&mut self.dvec, &mut sc.dvec);
+        std::mem::swap(&mut self.c, &mut sc.c);
+        std::mem::swap(&mut self.p, &mut sc.p);
+        std::mem::swap(&mut self.v, &mut sc.v);
+        std::mem::swap(&mut self.v2, &mut sc.v2);
+        std::mem::swap(&mut self.mw, &mut sc.mw);
+        std::mem::swap(&mut self.nmat, &mut sc.nmat);
+        std::mem::swap(&mut self.wzzw, &mut sc.wzzw);
+        std::mem::swap(&mut self.r, &mut sc.r);
+        std::mem::swap(&mut self.free, &mut sc.free);
+        std::mem::swap(&mut self.breaks, &mut sc.breaks);
+    }
+
+    /// The search from `x0`, evaluating the objective through `slot` (see [`evaluate`]).
+    async fn run(
+        mut self,
+        slot: &RefCell<Slot>,
+        scratch: &RefCell<Scratch>,
+        x0: &[f64],
+        opts: &LbfgsbOptions,
+    ) -> Minimum {
         let n = self.n;
         let mut x: Vec<f64> = x0
             .iter()
@@ -304,7 +589,7 @@ impl<'b> Solver<'b> {
             .map(|(i, &v)| v.clamp(self.lower[i], self.upper[i]))
             .collect();
         let mut g = vec![0.0; n];
-        let mut fx = f(&x, &mut g);
+        let mut fx = evaluate(slot, &mut x, &mut g).await;
         let mut evaluations = 1;
         let mut iterations = 0;
         if !fx.is_finite() || g.iter().any(|v| !v.is_finite()) {
@@ -325,12 +610,18 @@ impl<'b> Solver<'b> {
             if iterations >= opts.max_iters {
                 break;
             }
-            if self.k > 0 && !self.form_middle_matrix() {
+            let stepped = self.with_scratch(scratch, |s| {
+                if s.k > 0 && !s.form_middle_matrix() {
+                    return false;
+                }
+                s.cauchy_point(&x, &g);
+                s.subspace_step(&x, &g);
+                true
+            });
+            if !stepped {
                 self.reset();
                 continue;
             }
-            self.cauchy_point(&x, &g);
-            self.subspace_step(&x, &g);
             let mut dphi0 = 0.0;
             let mut dnorm2 = 0.0;
             for i in 0..n {
@@ -355,7 +646,9 @@ impl<'b> Solver<'b> {
             } else {
                 1.0f64.min(t_max)
             };
-            let Some((_, f_new)) = self.line_search(f, &x, fx, dphi0, t0, t_max, &mut evaluations)
+            let Some((_, f_new)) = self
+                .line_search(slot, &x, fx, dphi0, t0, t_max, &mut evaluations)
+                .await
             else {
                 if self.k > 0 {
                     self.reset();
@@ -872,9 +1165,9 @@ impl<'b> Solver<'b> {
     /// Strong-Wolfe line search along `dir` from `x`; on success returns `(t, f)` and leaves
     /// the accepted point and its gradient in `xlo` / `glo`.
     #[allow(clippy::too_many_arguments)]
-    fn line_search(
+    async fn line_search(
         &mut self,
-        f: &mut ObjectiveFn<'_>,
+        slot: &RefCell<Slot>,
         x: &[f64],
         fx: f64,
         dphi0: f64,
@@ -912,7 +1205,7 @@ impl<'b> Solver<'b> {
                     (x[i] + t * d).clamp(self.lower[i], self.upper[i])
                 };
             }
-            let ft = f(&self.xt, &mut self.gt);
+            let ft = evaluate(slot, &mut self.xt, &mut self.gt).await;
             *evaluations += 1;
             let dphi: f64 = (0..n).map(|i| self.gt[i] * self.dir[i]).sum();
             if !ft.is_finite() || !dphi.is_finite() {
@@ -1349,5 +1642,98 @@ mod tests {
             (vec![-1.2, 1.0], 0, 1)
         );
         assert!(!m.converged);
+    }
+
+    /// Bitwise equality of two results (NaN values included).
+    fn same_minimum(a: &Minimum, b: &Minimum) -> bool {
+        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+        bits(&a.x) == bits(&b.x)
+            && a.value.to_bits() == b.value.to_bits()
+            && (a.iterations, a.evaluations, a.converged)
+                == (b.iterations, b.evaluations, b.converged)
+    }
+
+    /// Multimodal, +∞ with a NaN gradient where `x₀ > 1.5`, and with a NaN gradient (finite
+    /// value) where `x₁ < −1.5`.
+    fn awkward(x: &[f64], g: &mut [f64]) -> f64 {
+        if x[0] > 1.5 {
+            g.fill(f64::NAN);
+            return f64::INFINITY;
+        }
+        let mut v = 0.0;
+        for i in 0..x.len() {
+            let t = x[i] - 0.3 * i as f64;
+            v += t * t - 3.0 * (2.0 * t).cos() + 0.1 * x[i] * x[(i + 1) % x.len()];
+            g[i] = 2.0 * t + 6.0 * (2.0 * t).sin();
+        }
+        for i in 0..x.len() {
+            let n = x.len();
+            g[i] += 0.1 * x[(i + 1) % n] + 0.1 * x[(i + n - 1) % n];
+        }
+        if x.len() > 1 && x[1] < -1.5 {
+            g[1] = f64::NAN;
+        }
+        v
+    }
+
+    /// Every search of the lockstep driver ends where `minimize` from its start ends, bit for
+    /// bit, with the same counts; invalid starts give `minimize`'s invalid result.
+    #[test]
+    fn lockstep_searches_equal_minimize_from_each_start() {
+        let mut rng = Rng::new(3);
+        for (n, lo, hi) in [(2, -2.0, 2.0), (5, -3.0, 1.0), (12, -2.0, 3.0)] {
+            let lower = vec![lo; n];
+            let mut upper = vec![hi; n];
+            upper[n - 1] = f64::INFINITY;
+            let mut starts: Vec<Vec<f64>> = (0..25)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| lo + (hi - lo + 1.0) * rng.uniform())
+                        .collect()
+                })
+                .collect();
+            starts[3][0] = f64::NAN;
+            starts[7] = vec![0.5; n + 1];
+            for memory in [1, 5] {
+                let opts = LbfgsbOptions {
+                    max_iters: 60,
+                    memory,
+                    tolerances: Tolerances::TIGHT,
+                };
+                let (mut calls, mut points, mut widest) = (0, 0, 0);
+                let mut batch = |xs: &[f64], values: &mut [f64], grads: &mut [f64]| {
+                    calls += 1;
+                    points += values.len();
+                    widest = widest.max(values.len());
+                    for r in 0..values.len() {
+                        values[r] =
+                            awkward(&xs[r * n..(r + 1) * n], &mut grads[r * n..(r + 1) * n]);
+                    }
+                };
+                let together = minimize_lockstep(&mut batch, &starts, &lower, &upper, &opts);
+                assert_eq!(together.len(), starts.len());
+                let mut sequential = 0;
+                for (i, x0) in starts.iter().enumerate() {
+                    let alone = minimize(&mut awkward, x0, &lower, &upper, &opts);
+                    sequential += alone.evaluations;
+                    assert!(
+                        same_minimum(&together[i], &alone),
+                        "n = {n}, start {i}: {:?} vs {alone:?}",
+                        together[i]
+                    );
+                }
+                assert_eq!(points, sequential);
+                assert!(
+                    widest > 1 && calls < points,
+                    "{calls} calls, {points} points"
+                );
+            }
+        }
+        let mut never = |_: &[f64], _: &mut [f64], _: &mut [f64]| panic!("no search to run");
+        let none: [Vec<f64>; 0] = [];
+        assert!(
+            minimize_lockstep(&mut never, &none, &[0.0], &[1.0], &LbfgsbOptions::default())
+                .is_empty()
+        );
     }
 }

@@ -10,7 +10,7 @@
 //! | --- | --- | --- |
 //! | [`lbfgsb`] | box-constrained local minimisation | L-BFGS-B: generalised Cauchy point, subspace minimisation, strong-Wolfe line search |
 //! | [`sobol`] | space-filling raw samples | Joe–Kuo Sobol' (≤ 256 dims) with linear-matrix scrambling + digital shift; Latin hypercube above |
-//! | [`multistart`] | global maximisation, [`maximize`] | BoTorch's `optimize_acqf`: Sobol' raw samples → `initialize_q_batch(_nonneg)` → L-BFGS-B restarts, plus the caller's warm and partial starts |
+//! | [`multistart`] | global maximisation, [`maximize`] | BoTorch's `optimize_acqf`: Sobol' raw samples → `initialize_q_batch(_nonneg)` → L-BFGS-B restarts, plus the caller's warm and partial starts, searched in lockstep with batched evaluations |
 //! | [`acquisition`] | acquisition → decision | [`acquisition::maximize_acquisition`] and [`acquisition::AcquisitionPolicy`] |
 //! | [`roots`] | scalar equations | Brent's method and bisection on a bracket |
 //!

@@ -12,6 +12,24 @@
 //!
 //! Every step is seeded from the `seed` argument, so the result is a deterministic function
 //! of the objective, the settings, the options and the seed.
+//!
+//! ## Lockstep local searches
+//!
+//! Step 3 spends most of a decision's time evaluating the objective one point at a time.
+//! The local searches (restarts, then warm starts, then partial starts) therefore run
+//! together as resumable L-BFGS-B state machines ([`lbfgsb::minimize_lockstep`]): each round
+//! every search still running requests one point, and all those points, in that fixed
+//! order, go to **one** call of [`Objective::value_grads`], whose values and gradients are
+//! negated one by one exactly as a search of −f negates them. Models override
+//! `value_grads` to evaluate many points much faster than one by one.
+//!
+//! The result does not move by a bit. `value_grads` must give every point bitwise what
+//! [`Objective::value_grad`] gives there; each search then receives the numbers it would
+//! have received running alone, so it follows the same trajectory to the same end point
+//! (the searches share no state). The end points are compared in the old order —
+//! restarts, warm starts, partial starts, and the best raw sample last — and the first of
+//! equal values still wins. So [`maximize`] returns what running the searches one after
+//! another returns; the crate's tests keep that sequential recipe as their reference.
 
 use crate::lbfgsb::{self, LbfgsbOptions, Tolerances};
 use crate::sobol;
@@ -101,25 +119,26 @@ pub fn maximize(
         derive_seed(&[&seed, &"initial_conditions"]),
     );
     let opts = LbfgsbOptions::new(settings.max_iters, options.tolerances);
-    let search = |x0: &[f64]| local_search(f, x0, lower, upper, &opts);
-    // The searches run in a fixed order and the first of equal end values wins: restarts,
-    // warm starts, then partial starts completed by the last of the best raw samples.
-    let mut best = None;
-    for &s in &starts {
-        let (x, v) = search(raw.row(s));
-        consider(&mut best, x, v, Start::Raw);
-    }
-    for (i, x0) in options.warm_starts.iter().enumerate() {
-        let (x, v) = search(x0);
-        consider(&mut best, x, v, Start::Warm(i));
-    }
+    // The searches start, in this order, from the restarts, the warm starts, then the partial
+    // starts completed by the last of the best raw samples; they run in lockstep and the
+    // first of equal end values wins.
     let base = match options.partial_starts {
         [] => None,
         _ => last_best_finite(&raw.values).map(|i| raw.row(i)),
     };
-    for (i, lead) in options.partial_starts.iter().enumerate() {
-        let (x, v) = search(&completed(lead, base, dim));
-        consider(&mut best, x, v, Start::Partial(i));
+    let mut x0s: Vec<&[f64]> = starts.iter().map(|&s| raw.row(s)).collect();
+    x0s.extend(options.warm_starts.iter().map(|w| &w[..]));
+    let partial: Vec<Vec<f64>> = (options.partial_starts.iter())
+        .map(|lead| completed(lead, base, dim))
+        .collect();
+    x0s.extend(partial.iter().map(|p| &p[..]));
+    let ends = local_searches(f, &x0s, lower, upper, &opts);
+    let labels = (starts.iter().map(|_| Start::Raw))
+        .chain((0..options.warm_starts.len()).map(Start::Warm))
+        .chain((0..options.partial_starts.len()).map(Start::Partial));
+    let mut best = None;
+    for (m, start) in ends.into_iter().zip(labels) {
+        consider(&mut best, m.x, -m.value, start);
     }
     // The raw samples compete too: an objective whose gradient path fails everywhere still
     // yields its best scored point.
@@ -136,23 +155,27 @@ pub fn maximize(
     })
 }
 
-/// L-BFGS-B on −f from `x0` inside the box: the end point and f there.
-fn local_search(
+/// L-BFGS-B on −f from each of `x0s` inside the box, in lockstep: every round, the points
+/// requested by all searches still running go to one call of [`Objective::value_grads`],
+/// whose values and gradients are negated one by one, exactly as a search of −f one point
+/// at a time would negate them. The minima of −f, in the order of `x0s`.
+fn local_searches(
     f: &dyn Objective,
-    x0: &[f64],
+    x0s: &[&[f64]],
     lower: &[f64],
     upper: &[f64],
     opts: &LbfgsbOptions,
-) -> (Vec<f64>, f64) {
-    let mut neg = |x: &[f64], g: &mut [f64]| {
-        let v = f.value_grad(x, g);
-        for gi in g.iter_mut() {
+) -> Vec<lbfgsb::Minimum> {
+    let mut neg = |xs: &[f64], values: &mut [f64], grads: &mut [f64]| {
+        f.value_grads(xs, values, grads);
+        for v in values.iter_mut() {
+            *v = -*v;
+        }
+        for gi in grads.iter_mut() {
             *gi = -*gi;
         }
-        -v
     };
-    let m = lbfgsb::minimize(&mut neg, x0, lower, upper, opts);
-    (m.x, -m.value)
+    lbfgsb::minimize_lockstep(&mut neg, x0s, lower, upper, opts)
 }
 
 /// A partial start's whole point: `lead` followed by the rest of `base`, or, without a base,
@@ -446,4 +469,354 @@ fn weighted_without_replacement(weights: &[f64], n: usize, rng: &mut Rng) -> Vec
         picks.extend(random_subset(weights.len(), n - taken.len(), rng, &taken));
     }
     picks
+}
+
+#[cfg(test)]
+mod tests {
+    //! The lockstep searches against the sequential recipe they replaced: equal bits.
+
+    use super::*;
+    use std::cell::Cell;
+
+    /// [`maximize`] as it was before the searches ran in lockstep: one L-BFGS-B run after
+    /// another through [`lbfgsb::minimize`] and [`Objective::value_grad`], restarts first,
+    /// then warm starts, then partial starts. The reference every lockstep result must match
+    /// bit for bit.
+    fn sequential_maximize(
+        f: &dyn Objective,
+        dim: usize,
+        settings: &OptimizerSettings,
+        seed: u64,
+        options: &MaximizeOptions<'_>,
+    ) -> Result<Maximum> {
+        let unit;
+        let (lower, upper) = match options.bounds {
+            Some(b) => b,
+            None => {
+                unit = (vec![0.0; dim], vec![1.0; dim]);
+                (&unit.0[..], &unit.1[..])
+            }
+        };
+        check(dim, lower, upper, settings, options)?;
+        let free: Vec<usize> = (0..dim).filter(|&i| lower[i] < upper[i]).collect();
+        if free.is_empty() {
+            return only_point(f, lower);
+        }
+        let raw = RawSamples::scored(f, settings.raw_samples, lower, upper, &free, seed);
+        let starts = initial_conditions(
+            &raw.values,
+            settings.restarts,
+            f.non_negative(),
+            derive_seed(&[&seed, &"initial_conditions"]),
+        );
+        let opts = LbfgsbOptions::new(settings.max_iters, options.tolerances);
+        let search = |x0: &[f64]| sequential_search(f, x0, lower, upper, &opts);
+        let mut best = None;
+        for &s in &starts {
+            let (x, v) = search(raw.row(s));
+            consider(&mut best, x, v, Start::Raw);
+        }
+        for (i, x0) in options.warm_starts.iter().enumerate() {
+            let (x, v) = search(x0);
+            consider(&mut best, x, v, Start::Warm(i));
+        }
+        let base = match options.partial_starts {
+            [] => None,
+            _ => last_best_finite(&raw.values).map(|i| raw.row(i)),
+        };
+        for (i, lead) in options.partial_starts.iter().enumerate() {
+            let (x, v) = search(&completed(lead, base, dim));
+            consider(&mut best, x, v, Start::Partial(i));
+        }
+        if let Some((i, v)) = best_finite(&raw.values) {
+            consider(&mut best, raw.row(i).to_vec(), v, Start::Raw);
+        }
+        best.ok_or_else(|| Error::numerical("optimizer: nothing finite"))
+    }
+
+    /// One L-BFGS-B run on −f from `x0`, one point at a time.
+    fn sequential_search(
+        f: &dyn Objective,
+        x0: &[f64],
+        lower: &[f64],
+        upper: &[f64],
+        opts: &LbfgsbOptions,
+    ) -> (Vec<f64>, f64) {
+        let mut neg = |x: &[f64], g: &mut [f64]| {
+            let v = f.value_grad(x, g);
+            for gi in g.iter_mut() {
+                *gi = -*gi;
+            }
+            -v
+        };
+        let m = lbfgsb::minimize(&mut neg, x0, lower, upper, opts);
+        (m.x, -m.value)
+    }
+
+    /// A closure-backed objective that counts its single-point evaluations and its batched
+    /// calls, and evaluates batches row by row through the closure (an override of
+    /// [`Objective::value_grads`] that honours the contract).
+    struct Counted<F: Fn(&[f64], &mut [f64]) -> f64> {
+        f: F,
+        non_negative: bool,
+        singles: Cell<usize>,
+        batches: Cell<usize>,
+        batch_points: Cell<usize>,
+        widest: Cell<usize>,
+    }
+
+    impl<F: Fn(&[f64], &mut [f64]) -> f64> Counted<F> {
+        fn new(f: F) -> Self {
+            Counted {
+                f,
+                non_negative: false,
+                singles: Cell::new(0),
+                batches: Cell::new(0),
+                batch_points: Cell::new(0),
+                widest: Cell::new(0),
+            }
+        }
+    }
+
+    impl<F: Fn(&[f64], &mut [f64]) -> f64> Objective for Counted<F> {
+        fn value(&self, x: &[f64]) -> f64 {
+            (self.f)(x, &mut vec![0.0; x.len()])
+        }
+        fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+            self.singles.set(self.singles.get() + 1);
+            (self.f)(x, grad)
+        }
+        fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+            let rows = values.len();
+            self.batches.set(self.batches.get() + 1);
+            self.batch_points.set(self.batch_points.get() + rows);
+            self.widest.set(self.widest.get().max(rows));
+            let d = xs.len() / rows;
+            for r in 0..rows {
+                let x = &xs[r * d..(r + 1) * d];
+                values[r] = (self.f)(x, &mut grads[r * d..(r + 1) * d]);
+            }
+        }
+        fn non_negative(&self) -> bool {
+            self.non_negative
+        }
+    }
+
+    /// Smooth, multimodal and not separable: a sum of sines of each coordinate and of their
+    /// sum.
+    fn sines(x: &[f64], g: &mut [f64]) -> f64 {
+        let mut v = 0.0;
+        let mut sum = 0.0;
+        for i in 0..x.len() {
+            let a = 3.0 + 2.0 * i as f64;
+            let b = 0.7 * i as f64;
+            v += (a * x[i] + b).sin();
+            g[i] = a * (a * x[i] + b).cos();
+            sum += x[i];
+        }
+        v += 0.5 * (5.0 * sum).sin();
+        let gs = 2.5 * (5.0 * sum).cos();
+        for gi in g.iter_mut() {
+            *gi += gs;
+        }
+        v
+    }
+
+    /// [`sines`], NaN (value and gradient) where `x₀ + x₁ > 1.3`.
+    fn sines_nan_region(x: &[f64], g: &mut [f64]) -> f64 {
+        if x[0] + x[1] > 1.3 {
+            g.fill(f64::NAN);
+            return f64::NAN;
+        }
+        sines(x, g)
+    }
+
+    /// [`sines`] whose gradient is NaN (the value finite) where `x₀ < 0.3`: restarts there end
+    /// after their first evaluation, line-search trials there count as too long.
+    fn sines_failing_gradient(x: &[f64], g: &mut [f64]) -> f64 {
+        let v = sines(x, g);
+        if x[0] < 0.3 {
+            g[0] = f64::NAN;
+        }
+        v
+    }
+
+    /// Non-negative (EI-like): a bump with flat zeros far from it.
+    fn bump(x: &[f64], g: &mut [f64]) -> f64 {
+        let r2: f64 = x.iter().map(|&t| (t - 0.6) * (t - 0.6)).sum();
+        let e = if r2 < 0.3 { (-8.0 * r2).exp() } else { 0.0 };
+        for i in 0..x.len() {
+            g[i] = -16.0 * (x[i] - 0.6) * e;
+        }
+        e
+    }
+
+    fn settings(d: usize) -> OptimizerSettings {
+        OptimizerSettings {
+            raw_samples: 40 * d,
+            restarts: 4 * d,
+            max_iters: 200,
+        }
+    }
+
+    fn same_bits(a: &Maximum, b: &Maximum, what: &str) {
+        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a.x), bits(&b.x), "{what}: x {a:?} vs {b:?}");
+        assert_eq!(a.value.to_bits(), b.value.to_bits(), "{what}: value");
+        assert_eq!(a.start, b.start, "{what}: start");
+    }
+
+    /// Runs both drivers and checks equal bits, equal evaluation counts and real batching.
+    fn compare<F: Fn(&[f64], &mut [f64]) -> f64>(
+        f: &Counted<F>,
+        dim: usize,
+        seed: u64,
+        options: &MaximizeOptions<'_>,
+        what: &str,
+    ) -> Maximum {
+        let s = settings(dim);
+        let reference = sequential_maximize(f, dim, &s, seed, options).unwrap();
+        let sequential_points = f.singles.replace(0);
+        let lockstep = maximize(f, dim, &s, seed, options).unwrap();
+        assert_eq!(
+            f.singles.get(),
+            0,
+            "{what}: maximize evaluated points one at a time"
+        );
+        same_bits(&lockstep, &reference, what);
+        assert_eq!(
+            f.batch_points.get(),
+            sequential_points,
+            "{what}: the lockstep searches evaluated a different number of points"
+        );
+        assert!(
+            f.widest.get() > 1,
+            "{what}: no batch had more than one point"
+        );
+        assert!(
+            f.batches.get() < f.batch_points.get(),
+            "{what}: batches {} for {} points",
+            f.batches.get(),
+            f.batch_points.get()
+        );
+        lockstep
+    }
+
+    #[test]
+    fn lockstep_equals_sequential_on_smooth_multimodal_objectives() {
+        for (d, seed) in [(2, 1), (5, 2), (12, 3)] {
+            let f = Counted::new(sines);
+            compare(
+                &f,
+                d,
+                seed,
+                &MaximizeOptions::default(),
+                &format!("d = {d}"),
+            );
+        }
+    }
+
+    #[test]
+    fn lockstep_equals_sequential_with_non_finite_regions() {
+        for d in [2, 5] {
+            let f = Counted::new(sines_nan_region);
+            compare(
+                &f,
+                d,
+                11,
+                &MaximizeOptions::default(),
+                &format!("NaN, d = {d}"),
+            );
+        }
+    }
+
+    #[test]
+    fn lockstep_equals_sequential_when_gradients_fail_at_starts() {
+        for d in [2, 5] {
+            let f = Counted::new(sines_failing_gradient);
+            compare(
+                &f,
+                d,
+                5,
+                &MaximizeOptions::default(),
+                &format!("grad, d = {d}"),
+            );
+        }
+    }
+
+    #[test]
+    fn lockstep_equals_sequential_on_non_negative_objectives() {
+        let mut f = Counted::new(bump);
+        f.non_negative = true;
+        compare(&f, 4, 9, &MaximizeOptions::default(), "non-negative");
+    }
+
+    #[test]
+    fn lockstep_equals_sequential_with_fixed_coordinates_and_starts() {
+        let d = 6;
+        let lower = [0.0, 0.25, 0.0, 0.5, 0.1, 0.0];
+        let upper = [1.0, 0.25, 0.8, 0.5, 0.9, 1.0];
+        let warm = vec![
+            vec![0.9, 0.25, 0.1, 0.5, 0.2, 0.3],
+            // Outside the box: projected onto it.
+            vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+            // Not finite: no search, as with `lbfgsb::minimize`.
+            vec![f64::NAN, 0.25, 0.5, 0.5, 0.5, 0.5],
+        ];
+        let partial = vec![vec![0.05], vec![0.7, 0.25, 0.4]];
+        let options = MaximizeOptions {
+            bounds: Some((&lower, &upper)),
+            warm_starts: &warm,
+            partial_starts: &partial,
+            tolerances: Tolerances::TIGHT,
+        };
+        let f = Counted::new(sines);
+        let m = compare(&f, d, 21, &options, "box with starts");
+        assert_eq!((m.x[1], m.x[3]), (0.25, 0.5));
+        let f = Counted::new(sines_failing_gradient);
+        compare(&f, d, 22, &options, "box with starts, failing gradients");
+        let scipy = MaximizeOptions {
+            tolerances: Tolerances::SCIPY,
+            ..options
+        };
+        let f = Counted::new(sines_nan_region);
+        compare(
+            &f,
+            d,
+            23,
+            &scipy,
+            "box with starts, NaN region, SciPy tolerances",
+        );
+    }
+
+    /// A warm or partial start wins only when it is strictly better: a wide objective whose
+    /// restarts all miss the narrow peak a warm start sits on, so the start label is tested.
+    #[test]
+    fn lockstep_keeps_the_start_of_the_winner() {
+        let peak = |x: &[f64], g: &mut [f64]| {
+            let mut v = 0.0;
+            for i in 0..x.len() {
+                let t = x[i] - 0.123;
+                v -= 400.0 * t * t;
+                g[i] = -800.0 * t;
+            }
+            let wide: f64 = x.iter().map(|t| (t - 0.9) * (t - 0.9)).sum();
+            let e = (-400.0 * v.abs()).exp();
+            for gi in g.iter_mut() {
+                *gi *= 400.0 * e;
+            }
+            for i in 0..x.len() {
+                g[i] -= 0.02 * (x[i] - 0.9);
+            }
+            e - 0.01 * wide
+        };
+        let warm = vec![vec![0.4; 3], vec![0.123; 3]];
+        let options = MaximizeOptions {
+            warm_starts: &warm,
+            ..MaximizeOptions::default()
+        };
+        let f = Counted::new(peak);
+        let m = compare(&f, 3, 4, &options, "narrow peak");
+        assert_eq!(m.start, Start::Warm(1), "{m:?}");
+    }
 }
