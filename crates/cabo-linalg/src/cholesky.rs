@@ -298,22 +298,188 @@ unsafe fn forward_substitution<const ISA: u8>(packed: &[f64], b: &mut [f64]) {
         let r = [row(i), row(i + 1), row(i + 2), row(i + 3)];
         // SAFETY: the caller guarantees the instructions of `ISA` (this function's contract).
         let s = unsafe { dot4::<ISA>(&b[..i], r) };
-        let z0 = (b[i] - s[0]) / r[0][i];
-        let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
-        let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
-        let z3 =
-            (b[i + 3] - s[3] - r[3][i] * z0 - r[3][i + 1] * z1 - r[3][i + 2] * z2) / r[3][i + 3];
-        b[i] = z0;
-        b[i + 1] = z1;
-        b[i + 2] = z2;
-        b[i + 3] = z3;
+        lower_block(r, i, s, b);
+        i += 4;
+    }
+    for i in i..n {
+        lower_row(row(i), i, b);
+    }
+}
+
+/// The triangle of one four-row block of [`forward_substitution`]: `b[i..i + 4]` from the
+/// rows `r` of the block and their dot products `s` with the solved prefix `b[..i]`.
+#[inline(always)]
+fn lower_block(r: [&[f64]; 4], i: usize, s: [f64; 4], b: &mut [f64]) {
+    let z0 = (b[i] - s[0]) / r[0][i];
+    let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
+    let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
+    let z3 = (b[i + 3] - s[3] - r[3][i] * z0 - r[3][i + 1] * z1 - r[3][i + 2] * z2) / r[3][i + 3];
+    b[i] = z0;
+    b[i + 1] = z1;
+    b[i + 2] = z2;
+    b[i + 3] = z3;
+}
+
+/// One row `i` past the last whole block of [`forward_substitution`], with the row `r` of L.
+#[inline(always)]
+fn lower_row(r: &[f64], i: usize, b: &mut [f64]) {
+    let s = b[i] - dot(&r[..i], &b[..i]);
+    b[i] = s / r[i];
+}
+
+/// The number of right-hand sides in `bs`, each of order `n` (none when `n` is 0).
+fn rhs_count(n: usize, bs: &[f64]) -> usize {
+    if n == 0 {
+        assert!(bs.is_empty(), "right-hand sides of order 0 must be empty");
+        return 0;
+    }
+    assert!(
+        bs.len().is_multiple_of(n),
+        "{} values are not a whole number of right-hand sides of order {n}",
+        bs.len()
+    );
+    bs.len() / n
+}
+
+/// Solves `L z = b` in place for every row `b` of the row-major `m × n` matrix `bs`
+/// (`m = bs.len() / n` right-hand sides of order `n`) with the row-packed factor `packed`:
+/// each row ends up bitwise equal to what [`solve_lower`] makes of it. The right-hand sides
+/// share the loads of L: each block of four rows of L is applied to all of them while it is
+/// in cache, and the AVX2 build takes two right-hand sides per pass over the block (one
+/// 256-bit accumulator per row and right-hand side, the lanes of [`solve_lower`]'s). For
+/// orders whose factor does not fit in the core's cache this is several times faster per
+/// right-hand side than solving them one at a time.
+pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
+    rhs_count(n, bs);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if allows(Isa::Avx2) {
+            /// [`forward_substitution_many`] compiled for AVX2.
+            ///
+            /// # Safety
+            /// The processor must support AVX2.
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(packed: &[f64], n: usize, bs: &mut [f64]) {
+                // SAFETY: AVX2, which this build requires, includes AVX.
+                unsafe { forward_substitution_many::<AVX2>(packed, n, bs) }
+            }
+            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            return unsafe { avx2(packed, n, bs) };
+        }
+        if allows(Isa::Baseline) {
+            // SAFETY: the SSE2 build needs only the x86-64 baseline.
+            return unsafe { forward_substitution_many::<BASELINE>(packed, n, bs) };
+        }
+    }
+    // SAFETY: the portable build needs nothing beyond the target's baseline.
+    unsafe { forward_substitution_many::<PORTABLE>(packed, n, bs) }
+}
+
+/// The body of [`solve_lower_many`] in the build `ISA` (of its [`dot4`] and [`dot4x2`]):
+/// [`forward_substitution`]'s operations for each right-hand side, block by block of L.
+///
+/// # Safety
+/// The processor must support the instructions of `ISA` (see [`dot4`]).
+#[inline(always)]
+unsafe fn forward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs: &mut [f64]) {
+    if n == 0 {
+        return;
+    }
+    let row = |i: usize| &packed[row_start(i)..row_start(i + 1)];
+    // The dot products of every right-hand side with a block come first, then the
+    // triangles: each triangle is a chain of four divisions, and the chains of different
+    // right-hand sides overlap when they run back to back.
+    let mut sums = vec![[0.0; 4]; bs.len() / n];
+    let mut i = 0;
+    while i + 4 <= n {
+        let r = [row(i), row(i + 1), row(i + 2), row(i + 3)];
+        let mut pairs = bs.chunks_exact(2 * n);
+        let mut pair_sums = sums.chunks_exact_mut(2);
+        for (pair, s) in (&mut pairs).zip(&mut pair_sums) {
+            let (b0, b1) = pair.split_at(n);
+            // SAFETY: the caller guarantees the instructions of `ISA` (this function's
+            // contract).
+            let [s0, s1] = unsafe { dot4x2::<ISA>([&b0[..i], &b1[..i]], r) };
+            s[0] = s0;
+            s[1] = s1;
+        }
+        let single = pairs.remainder().chunks_exact(n);
+        for (b, s) in single.zip(pair_sums.into_remainder()) {
+            // SAFETY: as above.
+            *s = unsafe { dot4::<ISA>(&b[..i], r) };
+        }
+        for (b, s) in bs.chunks_exact_mut(n).zip(&sums) {
+            lower_block(r, i, *s, b);
+        }
         i += 4;
     }
     for i in i..n {
         let r = row(i);
-        let s = b[i] - dot(&r[..i], &b[..i]);
-        b[i] = s / r[i];
+        for b in bs.chunks_exact_mut(n) {
+            lower_row(r, i, b);
+        }
     }
+}
+
+/// [`dot4`] of two vectors `x[0]`, `x[1]` of equal length with the same four rows `r`, in
+/// the build `ISA`: each result is bitwise the one [`dot4`] gives. The AVX build shares each
+/// load of `r` between the two; the others compute the two one after the other.
+///
+/// # Safety
+/// The processor must support the instructions of `ISA` (see [`dot4`]).
+#[inline(always)]
+unsafe fn dot4x2<const ISA: u8>(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2] {
+    #[cfg(target_arch = "x86_64")]
+    if ISA >= AVX2 {
+        // SAFETY: the caller guarantees AVX (this function's contract).
+        return unsafe { dot4x2_avx(x, r) };
+    }
+    // SAFETY: the caller guarantees the instructions of `ISA` (this function's contract).
+    unsafe { [dot4::<ISA>(x[0], r), dot4::<ISA>(x[1], r)] }
+}
+
+/// [`dot4x2`] in AVX code: eight 256-bit accumulators, one per product, each exactly the
+/// one [`dot4_avx`] keeps for it.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn dot4x2_avx(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2] {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let n = x[0].len();
+    let x = [x[0], &x[1][..n]];
+    let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
+    let body = n - n % 4;
+    let mut acc = [[[0.0f64; 4]; 4]; 2];
+    // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside each `x[s]`
+    // and each `r[i]` (all sliced to n above); AVX is available by this function's contract.
+    unsafe {
+        let mut v = [[_mm256_setzero_pd(); 4]; 2];
+        let mut k = 0;
+        while k < body {
+            let x0 = _mm256_loadu_pd(x[0].as_ptr().add(k));
+            let x1 = _mm256_loadu_pd(x[1].as_ptr().add(k));
+            for (i, ri) in r.iter().enumerate() {
+                let rv = _mm256_loadu_pd(ri.as_ptr().add(k));
+                v[0][i] = _mm256_add_pd(v[0][i], _mm256_mul_pd(x0, rv));
+                v[1][i] = _mm256_add_pd(v[1][i], _mm256_mul_pd(x1, rv));
+            }
+            k += 4;
+        }
+        for (o, a) in acc.iter_mut().zip(v) {
+            for (oi, ai) in o.iter_mut().zip(a) {
+                _mm256_storeu_pd(oi.as_mut_ptr(), ai);
+            }
+        }
+    }
+    [
+        finish_dot4(acc[0], x[0], r, body),
+        finish_dot4(acc[1], x[1], r, body),
+    ]
 }
 
 avx2_dispatch! {
@@ -328,15 +494,8 @@ pub fn solve_upper(packed: &[f64], b: &mut [f64]) {
     while i >= 4 {
         let base = i - 4;
         let r = [row(base + 3), row(base + 2), row(base + 1), row(base)];
-        let z3 = b[base + 3] / r[0][base + 3];
-        let z2 = (b[base + 2] - z3 * r[0][base + 2]) / r[1][base + 2];
-        let z1 = (b[base + 1] - z3 * r[0][base + 1] - z2 * r[1][base + 1]) / r[2][base + 1];
-        let z0 = (b[base] - z3 * r[0][base] - z2 * r[1][base] - z1 * r[2][base]) / r[3][base];
-        b[base + 3] = z3;
-        b[base + 2] = z2;
-        b[base + 1] = z1;
-        b[base] = z0;
-        sub4([z3, z2, z1, z0], r, &mut b[..base]);
+        let z = upper_block(r, base, b);
+        sub4(z, r, &mut b[..base]);
         i = base;
     }
     for i in (0..i).rev() {
@@ -348,36 +507,363 @@ pub fn solve_upper(packed: &[f64], b: &mut [f64]) {
 }
 }
 
+/// The triangle of one four-row block of [`solve_upper`]: `z3, z2, z1, z0` (the unknowns
+/// `base + 3` down to `base`) from the rows `r` = L rows `base + 3, base + 2, base + 1, base`,
+/// written to `b[base..base + 4]`.
+#[inline(always)]
+fn upper_block(r: [&[f64]; 4], base: usize, b: &mut [f64]) -> [f64; 4] {
+    let z3 = b[base + 3] / r[0][base + 3];
+    let z2 = (b[base + 2] - z3 * r[0][base + 2]) / r[1][base + 2];
+    let z1 = (b[base + 1] - z3 * r[0][base + 1] - z2 * r[1][base + 1]) / r[2][base + 1];
+    let z0 = (b[base] - z3 * r[0][base] - z2 * r[1][base] - z1 * r[2][base]) / r[3][base];
+    b[base + 3] = z3;
+    b[base + 2] = z2;
+    b[base + 1] = z1;
+    b[base] = z0;
+    [z3, z2, z1, z0]
+}
+
+/// [`sub4`] of two targets with the same four rows `x`: `y −= Σ aₗxₗ` and `w −= Σ cₗxₗ`,
+/// each with [`sub4`]'s operations in its order, sharing the loads of `x`.
+#[inline(always)]
+fn sub4x2(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64], w: &mut [f64]) {
+    let n = y.len();
+    let w = &mut w[..n];
+    let (x0, x1, x2, x3) = (&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]);
+    for k in 0..n {
+        y[k] = y[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
+        w[k] = w[k] - c[0] * x0[k] - c[1] * x1[k] - c[2] * x2[k] - c[3] * x3[k];
+    }
+}
+
 avx2_dispatch! {
-/// Solves `L Z = B` in place for the row-packed factor `packed` of order `n` and a
-/// row-major `n × m` right-hand side `b`: each step is a contiguous `axpy` over the `m`
-/// columns, four earlier rows per pass (the same order of updates as one at a time). Its
-/// updates are elementwise, so the AVX2 build's wider vectors give the same bits.
-pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-    for i in 0..n {
-        let r = &packed[row_start(i)..row_start(i + 1)];
-        let (done, rest) = b.split_at_mut(i * m);
-        let bi = &mut rest[..m];
-        let mut j = 0;
-        while j + 4 <= i {
-            let rows = [
-                &done[j * m..(j + 1) * m],
-                &done[(j + 1) * m..(j + 2) * m],
-                &done[(j + 2) * m..(j + 3) * m],
-                &done[(j + 3) * m..(j + 4) * m],
-            ];
-            sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, bi);
-            j += 4;
+/// Solves `Lᵀ z = b` in place for every row `b` of the row-major `m × n` matrix `bs`
+/// (`m = bs.len() / n` right-hand sides of order `n`) with the row-packed factor `packed`:
+/// each row ends up bitwise equal to what [`solve_upper`] makes of it. Each block of four
+/// rows of L is applied to all right-hand sides while it is in cache, two right-hand sides
+/// per pass over the block, so the loads of L are shared among them.
+pub fn solve_upper_many(packed: &[f64], n: usize, bs: &mut [f64]) {
+    rhs_count(n, bs);
+    if n == 0 {
+        return;
+    }
+    let row = |i: usize| &packed[row_start(i)..row_start(i + 1)];
+    // The triangles of every right-hand side with a block come first, then the updates:
+    // each triangle is a chain of four divisions, and the chains of different right-hand
+    // sides overlap when they run back to back.
+    let mut zs = vec![[0.0; 4]; bs.len() / n];
+    let mut i = n;
+    while i >= 4 {
+        let base = i - 4;
+        let r = [row(base + 3), row(base + 2), row(base + 1), row(base)];
+        for (b, z) in bs.chunks_exact_mut(n).zip(zs.iter_mut()) {
+            *z = upper_block(r, base, b);
         }
-        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-            axpy(-lij, &done[j * m..(j + 1) * m], bi);
+        let mut pairs = bs.chunks_exact_mut(2 * n);
+        let mut pair_zs = zs.chunks_exact(2);
+        for (pair, z) in (&mut pairs).zip(&mut pair_zs) {
+            let (b0, b1) = pair.split_at_mut(n);
+            sub4x2(z[0], z[1], r, &mut b0[..base], &mut b1[..base]);
         }
-        let inv = 1.0 / r[i];
-        for v in bi.iter_mut() {
-            *v *= inv;
+        let single = pairs.into_remainder().chunks_exact_mut(n);
+        for (b, z) in single.zip(pair_zs.remainder()) {
+            sub4(*z, r, &mut b[..base]);
+        }
+        i = base;
+    }
+    for i in (0..i).rev() {
+        let r = row(i);
+        for b in bs.chunks_exact_mut(n) {
+            let zi = b[i] / r[i];
+            b[i] = zi;
+            axpy(-zi, &r[..i], &mut b[..i]);
         }
     }
 }
+}
+
+/// Columns of a tile of [`solve_lower_rows`]: the running values of four rows × this many
+/// columns stay in registers (eight 256-bit vectors in the AVX2 build).
+const TILE: usize = 8;
+
+/// Tiles of [`solve_lower_rows`] per panel: the panel (`n × TILE·PANEL_TILES` values) stays
+/// in the core's cache while a block of four rows of L is applied to all its tiles.
+const PANEL_TILES: usize = 8;
+
+/// Solves `L Z = B` in place for the row-packed factor `packed` of order `n` and a
+/// row-major `n × m` right-hand side `b`. Every entry gets the operations of the plain
+/// row-by-row loop in its order — `b[i][k] − L[i][j]·b[j][k]` for `j = 0, 1, …, i − 1`, then
+/// a multiplication by `1/L[i][i]` — so the result does not depend on the blocking or the
+/// build. The columns are copied, a panel at a time, into tiles of [`TILE`] contiguous
+/// columns; each tile keeps four rows of running values in registers while the solved rows
+/// above stream past, so each load of a solved value serves four rows and each load of an
+/// entry of L serves a whole tile. Runs with 256-bit vectors where the processor has AVX2,
+/// with bitwise identical results.
+pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+    assert!(
+        b.len() >= n * m,
+        "solve_lower_rows: {} values for {n} × {m}",
+        b.len()
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        if allows(Isa::Avx2) {
+            /// [`lower_rows`] compiled for AVX2.
+            ///
+            /// # Safety
+            /// The processor must support AVX2.
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+                // SAFETY: AVX2, which this build requires, includes AVX.
+                unsafe { lower_rows::<AVX2>(packed, n, b, m) }
+            }
+            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            return unsafe { avx2(packed, n, b, m) };
+        }
+        if allows(Isa::Baseline) {
+            // SAFETY: the SSE2 build needs only the x86-64 baseline.
+            return unsafe { lower_rows::<BASELINE>(packed, n, b, m) };
+        }
+    }
+    // SAFETY: the portable build needs nothing beyond the target's baseline.
+    unsafe { lower_rows::<PORTABLE>(packed, n, b, m) }
+}
+
+/// The body of [`solve_lower_rows`] in the build `ISA` (of its [`lower_rows_tile`]).
+///
+/// # Safety
+/// The processor must support the instructions of `ISA`: AVX at [`Isa::Avx2`] and above;
+/// the other levels need nothing beyond the target's baseline.
+#[inline(always)]
+unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+    if n == 0 || m == 0 {
+        return;
+    }
+    let tile_len = n * TILE;
+    let mut panel = vec![0.0; tile_len * PANEL_TILES.min(m.div_ceil(TILE))];
+    let row = |i: usize| &packed[row_start(i)..row_start(i + 1)];
+    for c0 in (0..m).step_by(TILE * PANEL_TILES) {
+        let width = (m - c0).min(TILE * PANEL_TILES);
+        let tiles = width.div_ceil(TILE);
+        let panel = &mut panel[..tiles * tile_len];
+        // Tile t holds columns c0 + t·TILE.. row after row; columns past m are zero (they
+        // are solved too, independently of the others, and dropped).
+        for (j, bj) in b[..n * m].chunks_exact(m).enumerate() {
+            let src = &bj[c0..c0 + width];
+            for (t, tile) in panel.chunks_exact_mut(tile_len).enumerate() {
+                let dst = &mut tile[j * TILE..(j + 1) * TILE];
+                let part = &src[(t * TILE).min(width)..((t + 1) * TILE).min(width)];
+                dst[..part.len()].copy_from_slice(part);
+                dst[part.len()..].fill(0.0);
+            }
+        }
+        let mut i = 0;
+        while i + 4 <= n {
+            let r = [row(i), row(i + 1), row(i + 2), row(i + 3)];
+            for tile in panel.chunks_exact_mut(tile_len) {
+                // SAFETY: the caller guarantees the instructions of `ISA` (this function's
+                // contract).
+                unsafe { lower_rows_tile::<ISA, 4>(r, i, tile) };
+            }
+            i += 4;
+        }
+        for tile in panel.chunks_exact_mut(tile_len) {
+            // SAFETY: as above.
+            unsafe {
+                match n - i {
+                    1 => lower_rows_tile::<ISA, 1>([row(i)], i, tile),
+                    2 => lower_rows_tile::<ISA, 2>([row(i), row(i + 1)], i, tile),
+                    3 => lower_rows_tile::<ISA, 3>([row(i), row(i + 1), row(i + 2)], i, tile),
+                    _ => {}
+                }
+            }
+        }
+        for (j, bj) in b[..n * m].chunks_exact_mut(m).enumerate() {
+            let dst = &mut bj[c0..c0 + width];
+            for (t, tile) in panel.chunks_exact(tile_len).enumerate() {
+                let part = &mut dst[(t * TILE).min(width)..((t + 1) * TILE).min(width)];
+                let len = part.len();
+                part.copy_from_slice(&tile[j * TILE..j * TILE + len]);
+            }
+        }
+    }
+}
+
+/// Rows `i..i + R` of one tile of [`solve_lower_rows`] (`tile`: the tile's `n × TILE`
+/// values, rows `..i` solved), with the rows `r` of L (row `i + q` is `r[q]`, at least
+/// `i + q + 1` long), in the build `ISA`: every row's running values stay in registers
+/// while the solved rows stream past (`x − L[i + q][j]·b[j]` for `j = 0, 1, …, i − 1`),
+/// then the triangle inside the block is finished row by row in the same way, and each row
+/// is multiplied by its reciprocal pivot. Every build performs exactly these operations.
+///
+/// # Safety
+/// The processor must support the instructions of `ISA` (see [`lower_rows`]).
+#[inline(always)]
+unsafe fn lower_rows_tile<const ISA: u8, const R: usize>(
+    r: [&[f64]; R],
+    i: usize,
+    tile: &mut [f64],
+) {
+    let (done, cur) = tile.split_at_mut(i * TILE);
+    let cur = &mut cur[..R * TILE];
+    let r: [&[f64]; R] = std::array::from_fn(|q| &r[q][..=i + q]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if ISA >= AVX2 {
+            // SAFETY: the caller guarantees AVX (this function's contract).
+            return unsafe { lower_rows_tile_avx(r, i, done, cur) };
+        }
+        if ISA == BASELINE {
+            return lower_rows_tile_sse2(r, i, done, cur);
+        }
+    }
+    lower_rows_tile_portable(r, i, done, cur)
+}
+
+/// Portable [`lower_rows_tile`] (`done`: the solved rows, `cur`: the `R` rows to solve),
+/// with the same operations as the vector builds.
+#[inline(always)]
+fn lower_rows_tile_portable<const R: usize>(
+    r: [&[f64]; R],
+    i: usize,
+    done: &[f64],
+    cur: &mut [f64],
+) {
+    let mut acc = [[0.0f64; TILE]; R];
+    for (a, c) in acc.iter_mut().zip(cur.chunks_exact(TILE)) {
+        a.copy_from_slice(c);
+    }
+    for (j, x) in done.chunks_exact(TILE).enumerate() {
+        for q in 0..R {
+            let l = r[q][j];
+            for t in 0..TILE {
+                acc[q][t] -= l * x[t];
+            }
+        }
+    }
+    for q in 0..R {
+        for p in 0..q {
+            let (l, solved) = (r[q][i + p], acc[p]);
+            for t in 0..TILE {
+                acc[q][t] -= l * solved[t];
+            }
+        }
+        let inv = 1.0 / r[q][i + q];
+        for v in acc[q].iter_mut() {
+            *v *= inv;
+        }
+    }
+    for (a, c) in acc.iter().zip(cur.chunks_exact_mut(TILE)) {
+        c.copy_from_slice(a);
+    }
+}
+
+/// [`lower_rows_tile`] in AVX code: two 256-bit vectors of running values per row.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn lower_rows_tile_avx<const R: usize>(
+    r: [&[f64]; R],
+    i: usize,
+    done: &[f64],
+    cur: &mut [f64],
+) {
+    use std::arch::x86_64::{
+        _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+        _mm256_sub_pd,
+    };
+    assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
+    assert!((0..R).all(|q| r[q].len() > i + q));
+    // SAFETY: AVX is available by this function's contract. The loads of `done` read row
+    // j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores read
+    // and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of `r[q]` read are at
+    // j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked above).
+    unsafe {
+        let mut lo = [_mm256_setzero_pd(); R];
+        let mut hi = [_mm256_setzero_pd(); R];
+        for q in 0..R {
+            lo[q] = _mm256_loadu_pd(cur.as_ptr().add(q * TILE));
+            hi[q] = _mm256_loadu_pd(cur.as_ptr().add(q * TILE + 4));
+        }
+        let x = done.as_ptr();
+        for j in 0..i {
+            let x0 = _mm256_loadu_pd(x.add(j * TILE));
+            let x1 = _mm256_loadu_pd(x.add(j * TILE + 4));
+            for q in 0..R {
+                let l = _mm256_set1_pd(*r[q].as_ptr().add(j));
+                lo[q] = _mm256_sub_pd(lo[q], _mm256_mul_pd(l, x0));
+                hi[q] = _mm256_sub_pd(hi[q], _mm256_mul_pd(l, x1));
+            }
+        }
+        for q in 0..R {
+            for p in 0..q {
+                let l = _mm256_set1_pd(*r[q].as_ptr().add(i + p));
+                lo[q] = _mm256_sub_pd(lo[q], _mm256_mul_pd(l, lo[p]));
+                hi[q] = _mm256_sub_pd(hi[q], _mm256_mul_pd(l, hi[p]));
+            }
+            let inv = _mm256_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
+            lo[q] = _mm256_mul_pd(lo[q], inv);
+            hi[q] = _mm256_mul_pd(hi[q], inv);
+        }
+        for q in 0..R {
+            _mm256_storeu_pd(cur.as_mut_ptr().add(q * TILE), lo[q]);
+            _mm256_storeu_pd(cur.as_mut_ptr().add(q * TILE + 4), hi[q]);
+        }
+    }
+}
+
+/// [`lower_rows_tile`] with SSE2, part of the x86-64 baseline: the tile in two halves of
+/// four columns, each with two 128-bit vectors of running values per row.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lower_rows_tile_sse2<const R: usize>(r: [&[f64]; R], i: usize, done: &[f64], cur: &mut [f64]) {
+    use std::arch::x86_64::{
+        _mm_loadu_pd, _mm_mul_pd, _mm_set1_pd, _mm_setzero_pd, _mm_storeu_pd, _mm_sub_pd,
+    };
+    assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
+    assert!((0..R).all(|q| r[q].len() > i + q));
+    for half in [0, 4] {
+        // SAFETY: SSE2 is always available on x86-64. The loads of `done` read row j < i,
+        // indices j·8 + half .. j·8 + half + 4 ≤ i·8 ≤ done.len(); those of `cur` and the
+        // stores read and write indices q·8 + half .. q·8 + half + 4 ≤ R·8 ≤ cur.len(); the
+        // entries of `r[q]` read are at j < i or i + p ≤ i + q, inside its i + q + 1
+        // entries (all checked above).
+        unsafe {
+            let mut lo = [_mm_setzero_pd(); R];
+            let mut hi = [_mm_setzero_pd(); R];
+            for q in 0..R {
+                lo[q] = _mm_loadu_pd(cur.as_ptr().add(q * TILE + half));
+                hi[q] = _mm_loadu_pd(cur.as_ptr().add(q * TILE + half + 2));
+            }
+            let x = done.as_ptr().add(half);
+            for j in 0..i {
+                let x0 = _mm_loadu_pd(x.add(j * TILE));
+                let x1 = _mm_loadu_pd(x.add(j * TILE + 2));
+                for q in 0..R {
+                    let l = _mm_set1_pd(*r[q].as_ptr().add(j));
+                    lo[q] = _mm_sub_pd(lo[q], _mm_mul_pd(l, x0));
+                    hi[q] = _mm_sub_pd(hi[q], _mm_mul_pd(l, x1));
+                }
+            }
+            for q in 0..R {
+                for p in 0..q {
+                    let l = _mm_set1_pd(*r[q].as_ptr().add(i + p));
+                    lo[q] = _mm_sub_pd(lo[q], _mm_mul_pd(l, lo[p]));
+                    hi[q] = _mm_sub_pd(hi[q], _mm_mul_pd(l, hi[p]));
+                }
+                let inv = _mm_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
+                lo[q] = _mm_mul_pd(lo[q], inv);
+                hi[q] = _mm_mul_pd(hi[q], inv);
+            }
+            for q in 0..R {
+                _mm_storeu_pd(cur.as_mut_ptr().add(q * TILE + half), lo[q]);
+                _mm_storeu_pd(cur.as_mut_ptr().add(q * TILE + half + 2), hi[q]);
+            }
+        }
+    }
 }
 
 avx2_dispatch! {
