@@ -327,6 +327,117 @@ fn lower_row(r: &[f64], i: usize, b: &mut [f64]) {
     b[i] = s / r[i];
 }
 
+/// One value per right-hand side of four handled together.
+type Lanes = [f64; 4];
+
+/// The lanes `f(0), …, f(3)`.
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f64) -> Lanes {
+    [f(0), f(1), f(2), f(3)]
+}
+
+/// [`lower_block`] of four right-hand sides `b[l]` with their dot products `s[l]`, lane by
+/// lane with exactly its operations, written so that the compiler can run the four chains
+/// of divisions side by side in one vector.
+#[inline(always)]
+fn lower_block4(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f64]; 4]) {
+    let s = &s[..4];
+    let x = |k: usize| lanes(|l| b[l][i + k]);
+    let (b0, b1, b2, b3) = (x(0), x(1), x(2), x(3));
+    let z0 = lanes(|l| (b0[l] - s[l][0]) / r[0][i]);
+    let z1 = lanes(|l| (b1[l] - s[l][1] - r[1][i] * z0[l]) / r[1][i + 1]);
+    let z2 = lanes(|l| (b2[l] - s[l][2] - r[2][i] * z0[l] - r[2][i + 1] * z1[l]) / r[2][i + 2]);
+    let z3 = lanes(|l| {
+        (b3[l] - s[l][3] - r[3][i] * z0[l] - r[3][i + 1] * z1[l] - r[3][i + 2] * z2[l])
+            / r[3][i + 3]
+    });
+    for (l, b) in b.into_iter().enumerate() {
+        b[i] = z0[l];
+        b[i + 1] = z1[l];
+        b[i + 2] = z2[l];
+        b[i + 3] = z3[l];
+    }
+}
+
+/// [`lower_block4`] in the build `ISA`: the AVX build runs the four right-hand sides in the
+/// lanes of one 256-bit vector (so their divisions share one instruction).
+///
+/// # Safety
+/// The processor must support the instructions of `ISA` (see [`dot4`]).
+#[inline(always)]
+unsafe fn lower_block4_isa<const ISA: u8>(
+    r: [&[f64]; 4],
+    i: usize,
+    s: &[[f64; 4]],
+    b: [&mut [f64]; 4],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if ISA >= AVX2 {
+        // SAFETY: the caller guarantees AVX (this function's contract).
+        return unsafe { lower_block4_avx(r, i, s, b) };
+    }
+    lower_block4(r, i, s, b)
+}
+
+/// [`lower_block4`] in AVX code: lane l of each vector is right-hand side l.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn lower_block4_avx(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f64]; 4]) {
+    use std::arch::x86_64::{
+        _mm256_div_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd,
+        _mm256_sub_pd,
+    };
+    let s = &s[..4];
+    let x: [Lanes; 4] = std::array::from_fn(|k| lanes(|l| b[l][i + k]));
+    let sk: [Lanes; 4] = std::array::from_fn(|k| lanes(|l| s[l][k]));
+    let l: [[f64; 4]; 4] = std::array::from_fn(|q| std::array::from_fn(|j| r[q][i + j.min(q)]));
+    let mut z = [[0.0f64; 4]; 4];
+    // SAFETY: AVX is available by this function's contract; every load and store reads or
+    // writes the four entries of a local array.
+    unsafe {
+        let c = |q: usize, j: usize| _mm256_set1_pd(l[q][j]);
+        let (b0, b1) = (
+            _mm256_loadu_pd(x[0].as_ptr()),
+            _mm256_loadu_pd(x[1].as_ptr()),
+        );
+        let (b2, b3) = (
+            _mm256_loadu_pd(x[2].as_ptr()),
+            _mm256_loadu_pd(x[3].as_ptr()),
+        );
+        let (s0, s1) = (
+            _mm256_loadu_pd(sk[0].as_ptr()),
+            _mm256_loadu_pd(sk[1].as_ptr()),
+        );
+        let (s2, s3) = (
+            _mm256_loadu_pd(sk[2].as_ptr()),
+            _mm256_loadu_pd(sk[3].as_ptr()),
+        );
+        let z0 = _mm256_div_pd(_mm256_sub_pd(b0, s0), c(0, 0));
+        let t1 = _mm256_sub_pd(_mm256_sub_pd(b1, s1), _mm256_mul_pd(c(1, 0), z0));
+        let z1 = _mm256_div_pd(t1, c(1, 1));
+        let t2 = _mm256_sub_pd(_mm256_sub_pd(b2, s2), _mm256_mul_pd(c(2, 0), z0));
+        let z2 = _mm256_div_pd(_mm256_sub_pd(t2, _mm256_mul_pd(c(2, 1), z1)), c(2, 2));
+        let t3 = _mm256_sub_pd(_mm256_sub_pd(b3, s3), _mm256_mul_pd(c(3, 0), z0));
+        let t3 = _mm256_sub_pd(
+            _mm256_sub_pd(t3, _mm256_mul_pd(c(3, 1), z1)),
+            _mm256_mul_pd(c(3, 2), z2),
+        );
+        let z3 = _mm256_div_pd(t3, c(3, 3));
+        for (o, v) in z.iter_mut().zip([z0, z1, z2, z3]) {
+            _mm256_storeu_pd(o.as_mut_ptr(), v);
+        }
+    }
+    for (lane, b) in b.into_iter().enumerate() {
+        for (k, zk) in z.iter().enumerate() {
+            b[i + k] = zk[lane];
+        }
+    }
+}
+
 /// The number of right-hand sides in `bs`, each of order `n` (none when `n` is 0).
 fn rhs_count(n: usize, bs: &[f64]) -> usize {
     if n == 0 {
@@ -408,7 +519,16 @@ unsafe fn forward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs:
             // SAFETY: as above.
             *s = unsafe { dot4::<ISA>(&b[..i], r) };
         }
-        for (b, s) in bs.chunks_exact_mut(n).zip(&sums) {
+        let mut quads = bs.chunks_exact_mut(4 * n);
+        let mut quad_sums = sums.chunks_exact(4);
+        for (quad, s) in (&mut quads).zip(&mut quad_sums) {
+            let (b01, b23) = quad.split_at_mut(2 * n);
+            let ((b0, b1), (b2, b3)) = (b01.split_at_mut(n), b23.split_at_mut(n));
+            // SAFETY: as above.
+            unsafe { lower_block4_isa::<ISA>(r, i, s, [b0, b1, b2, b3]) };
+        }
+        let single = quads.into_remainder().chunks_exact_mut(n);
+        for (b, s) in single.zip(quad_sums.remainder()) {
             lower_block(r, i, *s, b);
         }
         i += 4;
