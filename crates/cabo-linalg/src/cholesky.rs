@@ -27,6 +27,8 @@ const PORTABLE: u8 = Isa::Portable as u8;
 const BASELINE: u8 = Isa::Baseline as u8;
 #[cfg(target_arch = "x86_64")]
 const AVX2: u8 = Isa::Avx2 as u8;
+#[cfg(target_arch = "x86_64")]
+const AVX512: u8 = Isa::Avx512 as u8;
 
 /// Four dot products of `x` with `r[0..4]` (each at least `x.len()` long), in the build
 /// `ISA`. Sharing the loads of `x` and keeping a four-lane accumulator per product (lane l
@@ -714,11 +716,11 @@ const PANEL_TILES: usize = 8;
 /// row-major `n × m` right-hand side `b`. Every entry gets the operations of the plain
 /// row-by-row loop in its order — `b[i][k] − L[i][j]·b[j][k]` for `j = 0, 1, …, i − 1`, then
 /// a multiplication by `1/L[i][i]` — so the result does not depend on the blocking or the
-/// build. The columns are copied, a panel at a time, into tiles of [`TILE`] contiguous
+/// build. The columns are copied, a panel at a time, into tiles of eight contiguous
 /// columns; each tile keeps four rows of running values in registers while the solved rows
 /// above stream past, so each load of a solved value serves four rows and each load of an
-/// entry of L serves a whole tile. Runs with 256-bit vectors where the processor has AVX2,
-/// with bitwise identical results.
+/// entry of L serves a whole tile. Runs with 512-bit vectors where the processor has
+/// AVX-512F and with 256-bit vectors where it has AVX2, with bitwise identical results.
 pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     assert!(
         b.len() >= n * m,
@@ -727,6 +729,19 @@ pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     );
     #[cfg(target_arch = "x86_64")]
     {
+        if allows(Isa::Avx512) {
+            /// [`lower_rows`] compiled for AVX-512F (and AVX2).
+            ///
+            /// # Safety
+            /// The processor must support AVX-512F and AVX2.
+            #[target_feature(enable = "avx512f,avx2")]
+            unsafe fn avx512(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+                // SAFETY: this build requires AVX-512F and AVX2, which includes AVX.
+                unsafe { lower_rows::<AVX512>(packed, n, b, m) }
+            }
+            // SAFETY: the processor supports AVX-512F and AVX2 (`allows` checks both).
+            return unsafe { avx512(packed, n, b, m) };
+        }
         if allows(Isa::Avx2) {
             /// [`lower_rows`] compiled for AVX2.
             ///
@@ -752,8 +767,9 @@ pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
 /// The body of [`solve_lower_rows`] in the build `ISA` (of its [`lower_rows_tile`]).
 ///
 /// # Safety
-/// The processor must support the instructions of `ISA`: AVX at [`Isa::Avx2`] and above;
-/// the other levels need nothing beyond the target's baseline.
+/// The processor must support the instructions of `ISA`: AVX-512F and AVX at
+/// [`Isa::Avx512`], AVX at [`Isa::Avx2`]; the other levels need nothing beyond the target's
+/// baseline.
 #[inline(always)]
 unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     if n == 0 || m == 0 {
@@ -829,6 +845,10 @@ unsafe fn lower_rows_tile<const ISA: u8, const R: usize>(
     let r: [&[f64]; R] = std::array::from_fn(|q| &r[q][..=i + q]);
     #[cfg(target_arch = "x86_64")]
     {
+        if ISA >= AVX512 {
+            // SAFETY: the caller guarantees AVX-512F (this function's contract).
+            return unsafe { lower_rows_tile_avx512(r, i, done, cur) };
+        }
         if ISA >= AVX2 {
             // SAFETY: the caller guarantees AVX (this function's contract).
             return unsafe { lower_rows_tile_avx(r, i, done, cur) };
@@ -931,6 +951,58 @@ unsafe fn lower_rows_tile_avx<const R: usize>(
         for q in 0..R {
             _mm256_storeu_pd(cur.as_mut_ptr().add(q * TILE), lo[q]);
             _mm256_storeu_pd(cur.as_mut_ptr().add(q * TILE + 4), hi[q]);
+        }
+    }
+}
+
+/// [`lower_rows_tile`] in AVX-512F code: one 512-bit vector of running values per row, so
+/// a row's eight updates by one solved row are one instruction each (the processor's
+/// instruction throughput, not its arithmetic, limits the 256-bit build).
+///
+/// # Safety
+/// The processor must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn lower_rows_tile_avx512<const R: usize>(
+    r: [&[f64]; R],
+    i: usize,
+    done: &[f64],
+    cur: &mut [f64],
+) {
+    use std::arch::x86_64::{
+        _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+        _mm512_sub_pd,
+    };
+    assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
+    assert!((0..R).all(|q| r[q].len() > i + q));
+    // SAFETY: AVX-512F is available by this function's contract. The loads of `done` read
+    // row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores
+    // read and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of `r[q]` read are
+    // at j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked above).
+    unsafe {
+        let mut acc = [_mm512_setzero_pd(); R];
+        for (q, a) in acc.iter_mut().enumerate() {
+            *a = _mm512_loadu_pd(cur.as_ptr().add(q * TILE));
+        }
+        let x = done.as_ptr();
+        for j in 0..i {
+            let xj = _mm512_loadu_pd(x.add(j * TILE));
+            for q in 0..R {
+                let l = _mm512_set1_pd(*r[q].as_ptr().add(j));
+                acc[q] = _mm512_sub_pd(acc[q], _mm512_mul_pd(l, xj));
+            }
+        }
+        for q in 0..R {
+            for p in 0..q {
+                let l = _mm512_set1_pd(*r[q].as_ptr().add(i + p));
+                acc[q] = _mm512_sub_pd(acc[q], _mm512_mul_pd(l, acc[p]));
+            }
+            let inv = _mm512_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
+            acc[q] = _mm512_mul_pd(acc[q], inv);
+        }
+        for (q, a) in acc.iter().enumerate() {
+            _mm512_storeu_pd(cur.as_mut_ptr().add(q * TILE), *a);
         }
     }
 }
