@@ -466,6 +466,21 @@ pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
     rhs_count(n, bs);
     #[cfg(target_arch = "x86_64")]
     {
+        if allows(Isa::Avx512) && std::arch::is_x86_feature_detected!("avx512vl") {
+            /// [`forward_substitution_many`] compiled for AVX-512F with AVX-512VL (and
+            /// AVX2): the same 256-bit operations, with 32 vector registers.
+            ///
+            /// # Safety
+            /// The processor must support AVX-512F, AVX-512VL and AVX2.
+            #[target_feature(enable = "avx512f,avx512vl,avx2")]
+            unsafe fn avx512(packed: &[f64], n: usize, bs: &mut [f64]) {
+                // SAFETY: this build requires AVX2, which includes AVX, and AVX-512VL.
+                unsafe { forward_substitution_many::<AVX512>(packed, n, bs) }
+            }
+            // SAFETY: the processor supports AVX-512F, AVX2 (`allows` checks both) and
+            // AVX-512VL (checked just now).
+            return unsafe { avx512(packed, n, bs) };
+        }
         if allows(Isa::Avx2) {
             /// [`forward_substitution_many`] compiled for AVX2.
             ///
@@ -506,8 +521,24 @@ unsafe fn forward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs:
     let mut i = 0;
     while i + 4 <= n {
         let r = [row(i), row(i + 1), row(i + 2), row(i + 3)];
-        let mut pairs = bs.chunks_exact(2 * n);
-        let mut pair_sums = sums.chunks_exact_mut(2);
+        let mut first = 0;
+        #[cfg(target_arch = "x86_64")]
+        if ISA >= AVX512 {
+            let quads = bs.chunks_exact(4 * n).zip(sums.chunks_exact_mut(4));
+            for (q, s) in quads {
+                let x = [
+                    &q[..i],
+                    &q[n..n + i],
+                    &q[2 * n..2 * n + i],
+                    &q[3 * n..3 * n + i],
+                ];
+                // SAFETY: the caller guarantees AVX (this function's contract).
+                s.copy_from_slice(&unsafe { dot4x4_avx(x, r) });
+            }
+            first = bs.len() / n / 4 * 4;
+        }
+        let mut pairs = bs[first * n..].chunks_exact(2 * n);
+        let mut pair_sums = sums[first..].chunks_exact_mut(2);
         for (pair, s) in (&mut pairs).zip(&mut pair_sums) {
             let (b0, b1) = pair.split_at(n);
             // SAFETY: the caller guarantees the instructions of `ISA` (this function's
@@ -558,6 +589,59 @@ unsafe fn dot4x2<const ISA: u8>(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2]
     }
     // SAFETY: the caller guarantees the instructions of `ISA` (this function's contract).
     unsafe { [dot4::<ISA>(x[0], r), dot4::<ISA>(x[1], r)] }
+}
+
+/// [`dot4`] of four vectors `x[0..4]` of equal length with the same four rows `r`, in AVX
+/// code: sixteen 256-bit accumulators, one per product, each exactly the one [`dot4_avx`]
+/// keeps for it, so each result is bitwise the one [`dot4`] gives. The accumulators, the
+/// four vectors' loads and a row's load take 21 vector registers: the caller is compiled
+/// with AVX-512VL, which provides 32.
+///
+/// # Safety
+/// The processor must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn dot4x4_avx(x: [&[f64]; 4], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let n = x[0].len();
+    let x = [x[0], &x[1][..n], &x[2][..n], &x[3][..n]];
+    let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
+    let body = n - n % 4;
+    let mut acc = [[[0.0f64; 4]; 4]; 4];
+    // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside each `x[t]`
+    // and each `r[i]` (all sliced to n above); AVX is available by this function's contract.
+    unsafe {
+        let mut v = [[_mm256_setzero_pd(); 4]; 4];
+        let mut k = 0;
+        while k < body {
+            let x0 = _mm256_loadu_pd(x[0].as_ptr().add(k));
+            let x1 = _mm256_loadu_pd(x[1].as_ptr().add(k));
+            let x2 = _mm256_loadu_pd(x[2].as_ptr().add(k));
+            let x3 = _mm256_loadu_pd(x[3].as_ptr().add(k));
+            for (i, ri) in r.iter().enumerate() {
+                let rv = _mm256_loadu_pd(ri.as_ptr().add(k));
+                v[0][i] = _mm256_add_pd(v[0][i], _mm256_mul_pd(x0, rv));
+                v[1][i] = _mm256_add_pd(v[1][i], _mm256_mul_pd(x1, rv));
+                v[2][i] = _mm256_add_pd(v[2][i], _mm256_mul_pd(x2, rv));
+                v[3][i] = _mm256_add_pd(v[3][i], _mm256_mul_pd(x3, rv));
+            }
+            k += 4;
+        }
+        for (o, a) in acc.iter_mut().zip(v) {
+            for (oi, ai) in o.iter_mut().zip(a) {
+                _mm256_storeu_pd(oi.as_mut_ptr(), ai);
+            }
+        }
+    }
+    [
+        finish_dot4(acc[0], x[0], r, body),
+        finish_dot4(acc[1], x[1], r, body),
+        finish_dot4(acc[2], x[2], r, body),
+        finish_dot4(acc[3], x[3], r, body),
+    ]
 }
 
 /// [`dot4x2`] in AVX code: eight 256-bit accumulators, one per product, each exactly the
