@@ -2,7 +2,8 @@
 //! --bench solves`): the `_many` solves against one solve per right-hand side, and the tiled
 //! `solve_lower_rows` against the row-by-row loop it replaced (kept here as `reference`).
 //! The factors are those of well-conditioned kernel matrices of order 400 and 800, whose
-//! packed factors (0.6 and 2.5 MB) no longer fit in the level-1 and level-2 caches.
+//! packed factors (0.6 and 2.5 MB) no longer fit in the level-1 and level-2 caches (and, for
+//! `solve_lower_rows`, also of order 20 and 100).
 
 use cabo_core::Rng;
 use cabo_linalg::Cholesky;
@@ -104,8 +105,11 @@ fn upper_many<const M: usize>(bencher: Bencher, n: usize) {
 /// Columns of the raw-sample scoring path's `solve_lower_rows` (one per point).
 const POINTS: usize = 1024;
 
+/// Orders of the `solve_lower_rows` benches: a small and a mid-sized training set too.
+const ROWS_ORDERS: [usize; 4] = [20, 100, 400, 800];
+
 /// `solve_lower_rows` of an `n × 1024` right-hand side, the row-by-row loop it replaced.
-#[divan::bench(args = ORDERS)]
+#[divan::bench(args = ROWS_ORDERS)]
 fn lower_rows_reference(bencher: Bencher, n: usize) {
     let (_, packed) = factor(n);
     let b = values(n * POINTS, 3);
@@ -115,7 +119,7 @@ fn lower_rows_reference(bencher: Bencher, n: usize) {
 }
 
 /// The same solve with the tiled `solve_lower_rows` (checked to give the reference's bits).
-#[divan::bench(args = ORDERS)]
+#[divan::bench(args = ROWS_ORDERS)]
 fn lower_rows_tiled(bencher: Bencher, n: usize) {
     let (_, packed) = factor(n);
     let b = values(n * POINTS, 3);

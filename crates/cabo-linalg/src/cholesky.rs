@@ -459,9 +459,11 @@ fn rhs_count(n: usize, bs: &[f64]) -> usize {
 /// each row ends up bitwise equal to what [`solve_lower`] makes of it. The right-hand sides
 /// share the loads of L: each block of four rows of L is applied to all of them while it is
 /// in cache, and the AVX2 build takes two right-hand sides per pass over the block (one
-/// 256-bit accumulator per row and right-hand side, the lanes of [`solve_lower`]'s). For
-/// orders whose factor does not fit in the core's cache this is several times faster per
-/// right-hand side than solving them one at a time.
+/// 256-bit accumulator per row and right-hand side, the lanes of [`solve_lower`]'s), four
+/// where the processor also has AVX-512F and AVX-512VL (whose 32 vector registers hold the
+/// sixteen accumulators; the operations stay 256-bit). The four triangles of a block run
+/// side by side in one vector. For orders whose factor does not fit in the core's level-2
+/// cache this is about twice as fast per right-hand side as solving them one at a time.
 pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
     rhs_count(n, bs);
     #[cfg(target_arch = "x86_64")]
@@ -503,8 +505,10 @@ pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
     unsafe { forward_substitution_many::<PORTABLE>(packed, n, bs) }
 }
 
-/// The body of [`solve_lower_many`] in the build `ISA` (of its [`dot4`] and [`dot4x2`]):
-/// [`forward_substitution`]'s operations for each right-hand side, block by block of L.
+/// The body of [`solve_lower_many`] in the build `ISA` (of its [`dot4`], [`dot4x2`] and
+/// [`lower_block4_isa`]): [`forward_substitution`]'s operations for each right-hand side,
+/// block by block of L. At [`Isa::Avx512`] four right-hand sides share each pass
+/// ([`dot4x4_avx`]; the caller's build provides the registers).
 ///
 /// # Safety
 /// The processor must support the instructions of `ISA` (see [`dot4`]).
@@ -748,7 +752,9 @@ fn sub4x2(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64], w: &mut [f64]
 /// rows of L is applied to all right-hand sides while it is in cache, two right-hand sides
 /// per pass over the block, so the loads of L are shared among them. Runs with 512-bit
 /// vectors where the processor has AVX-512F and with 256-bit vectors where it has AVX2, with
-/// bitwise identical results (the updates are elementwise).
+/// bitwise identical results (the updates are elementwise). For orders whose factor does
+/// not fit in the core's level-2 cache this is about twice as fast per right-hand side as
+/// solving them one at a time.
 pub fn solve_upper_many(packed: &[f64], n: usize, bs: &mut [f64]) {
     rhs_count(n, bs);
     #[cfg(target_arch = "x86_64")]
@@ -773,7 +779,7 @@ pub fn solve_upper_many(packed: &[f64], n: usize, bs: &mut [f64]) {
             /// The processor must support AVX2.
             #[target_feature(enable = "avx2")]
             unsafe fn avx2(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: the AVX2 level needs nothing beyond this build's AVX2.
+                // SAFETY: at the AVX2 level the body needs nothing beyond the baseline.
                 unsafe { backward_substitution_many::<AVX2>(packed, n, bs) }
             }
             // SAFETY: the processor supports AVX2 (`allows` checks it).
@@ -901,6 +907,10 @@ unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64],
 /// columns stay in registers (eight 256-bit vectors in the AVX2 build).
 const TILE: usize = 8;
 
+/// Smallest order at which [`solve_lower_rows`] copies the columns into tiles: below it the
+/// solved rows stay in cache anyway, and the row-by-row loop is faster than the copies.
+const TILED_ORDER: usize = 32;
+
 /// Tiles of [`solve_lower_rows`] per panel: the panel (`n × TILE·PANEL_TILES` values) stays
 /// in the core's cache while a block of four rows of L is applied to all its tiles.
 const PANEL_TILES: usize = 8;
@@ -968,6 +978,10 @@ unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: 
     if n == 0 || m == 0 {
         return;
     }
+    if n < TILED_ORDER {
+        lower_rows_by_row(packed, n, b, m);
+        return;
+    }
     let tile_len = n * TILE;
     let mut panel = vec![0.0; tile_len * PANEL_TILES.min(m.div_ceil(TILE))];
     let row = |i: usize| &packed[row_start(i)..row_start(i + 1)];
@@ -1014,6 +1028,37 @@ unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: 
                 let len = part.len();
                 part.copy_from_slice(&tile[j * TILE..j * TILE + len]);
             }
+        }
+    }
+}
+
+/// [`solve_lower_rows`] row by row, for orders below [`TILED_ORDER`]: each row of `b` is
+/// updated by the rows above it, four per pass ([`sub4`]), then one at a time ([`axpy`],
+/// `y + (−l)·x` being `y − l·x` to the bit), then multiplied by its reciprocal pivot — per
+/// entry the same operations in the same order as the tiles.
+#[inline(always)]
+fn lower_rows_by_row(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+    for i in 0..n {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let (done, rest) = b.split_at_mut(i * m);
+        let bi = &mut rest[..m];
+        let mut j = 0;
+        while j + 4 <= i {
+            let rows = [
+                &done[j * m..(j + 1) * m],
+                &done[(j + 1) * m..(j + 2) * m],
+                &done[(j + 2) * m..(j + 3) * m],
+                &done[(j + 3) * m..(j + 4) * m],
+            ];
+            sub4([r[j], r[j + 1], r[j + 2], r[j + 3]], rows, bi);
+            j += 4;
+        }
+        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
+            axpy(-lij, &done[j * m..(j + 1) * m], bi);
+        }
+        let inv = 1.0 / r[i];
+        for v in bi.iter_mut() {
+            *v *= inv;
         }
     }
 }

@@ -300,11 +300,11 @@ fn awkward_factor(rng: &mut Gen, n: usize) -> Vec<f64> {
 /// The factors and right-hand sides of the solve tests: for every order, a well-conditioned
 /// factor with uniform values and an awkward factor with awkward values, each with
 /// `m · n` values for the largest `m` of `counts`.
-fn solve_cases(seed: u64, counts: &[usize]) -> Vec<(usize, Vec<f64>, Vec<f64>)> {
+fn solve_cases(seed: u64, orders: &[usize], counts: &[usize]) -> Vec<(usize, Vec<f64>, Vec<f64>)> {
     let mut rng = Gen(seed);
     let most = counts.iter().copied().max().unwrap_or(0);
     let mut cases = Vec::new();
-    for n in ORDERS {
+    for &n in orders {
         let packed = packed_factor(&mut rng, n);
         let values = rng.vec(n * most);
         cases.push((n, packed, values));
@@ -333,7 +333,7 @@ fn assert_same(got: &[f64], want: &[f64], what: &str) {
 /// level.
 #[test]
 fn cholesky_solves_many() {
-    let cases = solve_cases(11, &RHS_COUNTS);
+    let cases = solve_cases(11, &ORDERS, &RHS_COUNTS);
     same_bits_on_every_level("cholesky::solve_lower_many, solve_upper_many", || {
         let mut out = Vec::new();
         for (n, packed, values) in &cases {
@@ -426,11 +426,14 @@ fn solve_lower_rows_reference(packed: &[f64], n: usize, b: &mut [f64], m: usize)
 }
 
 /// The tiled [`solve_lower_rows`] gives the row-by-row reference's bits, under every level,
-/// for column counts around the tile and panel widths, and the same bits on every level.
+/// for orders on both sides of the smallest tiled one with every remainder of the four-row
+/// blocks, and column counts around the tile and panel widths; and the same bits on every
+/// level.
 #[test]
 fn cholesky_solve_lower_rows_tiled() {
     let counts = [0, 1, 2, 3, 5, 7, 8, 9, 16, 33, 63, 64, 65, 130];
-    let cases = solve_cases(13, &counts);
+    let orders: Vec<usize> = ORDERS.into_iter().chain([31, 32, 34, 35, 38, 67]).collect();
+    let cases = solve_cases(13, &orders, &counts);
     same_bits_on_every_level("cholesky::solve_lower_rows (tiled)", || {
         let mut out = Vec::new();
         for (n, packed, values) in &cases {

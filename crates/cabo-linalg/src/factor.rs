@@ -140,8 +140,10 @@ impl Cholesky {
     /// (`m = bs.len() / n` right-hand sides, each of this factor's order `n`). Each row ends
     /// up bitwise equal to what [`Cholesky::solve_lower_in_place`] makes of it; the right-hand
     /// sides share the loads of L (each block of four rows is applied to all of them while
-    /// it is in cache, two at a time in the AVX2 build), which makes large orders several
-    /// times faster per right-hand side than solving them one at a time.
+    /// it is in cache, two or four per pass over it in the vector builds), which makes orders
+    /// whose factor does not fit in the core's level-2 cache about twice as fast per
+    /// right-hand side as solving them one at a time (see
+    /// [`cholesky::solve_lower_many`]).
     ///
     /// # Panics
     /// If `bs.len()` is not a multiple of the order (or not empty for the empty factor).
@@ -152,7 +154,8 @@ impl Cholesky {
     /// Solves `Lᵀ z = b` in place for every row `b` of the row-major `m × n` matrix `bs`
     /// (`m = bs.len() / n` right-hand sides, each of this factor's order `n`). Each row ends
     /// up bitwise equal to what [`Cholesky::solve_upper_in_place`] makes of it; the right-hand
-    /// sides share the loads of L as in [`Cholesky::solve_lower_many_in_place`].
+    /// sides share the loads of L as in [`Cholesky::solve_lower_many_in_place`] (see
+    /// [`cholesky::solve_upper_many`]).
     ///
     /// # Panics
     /// If `bs.len()` is not a multiple of the order (or not empty for the empty factor).
