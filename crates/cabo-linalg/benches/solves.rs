@@ -8,11 +8,26 @@
 use cabo_core::Rng;
 use cabo_linalg::Cholesky;
 use cabo_linalg::cholesky::{row_start, solve_lower_rows};
+use cabo_linalg::simd::{self, Isa};
 use divan::{Bencher, black_box};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+/// Runs the benches, at the instruction-set level named by `CABO_BENCH_ISA` (`portable`,
+/// `baseline`, `avx2` or `avx512`; the widest the processor has by default), to measure
+/// what each build gains.
 fn main() {
+    if let Ok(isa) = std::env::var("CABO_BENCH_ISA") {
+        let isa = match isa.as_str() {
+            "portable" => Isa::Portable,
+            "baseline" => Isa::Baseline,
+            "avx2" => Isa::Avx2,
+            "avx512" => Isa::Avx512,
+            other => panic!("CABO_BENCH_ISA: unknown level {other:?}"),
+        };
+        simd::limit(isa);
+        eprintln!("kernels limited to {:?}", simd::active());
+    }
     divan::main();
 }
 
@@ -138,7 +153,7 @@ fn lower_rows_tiled(bencher: Bencher, n: usize) {
 }
 
 /// The row-by-row `solve_lower_rows` that the tiled one replaced, compiled for AVX2 where
-/// the processor has it, as the library compiled it.
+/// the processor has it, as the library compiled it (whatever `CABO_BENCH_ISA` says).
 fn reference(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     #[cfg(target_arch = "x86_64")]
     {
