@@ -461,9 +461,10 @@ fn rhs_count(n: usize, bs: &[f64]) -> usize {
 /// in cache, and the AVX2 build takes two right-hand sides per pass over the block (one
 /// 256-bit accumulator per row and right-hand side, the lanes of [`solve_lower`]'s), four
 /// where the processor also has AVX-512F and AVX-512VL (whose 32 vector registers hold the
-/// sixteen accumulators; the operations stay 256-bit). The four triangles of a block run
-/// side by side in one vector. For orders whose factor does not fit in the core's level-2
-/// cache this is about twice as fast per right-hand side as solving them one at a time.
+/// sixteen accumulators; the operations stay 256-bit). The AVX builds then finish the
+/// triangles of a block for four right-hand sides side by side in one vector. For orders
+/// whose factor does not fit in the core's level-2 cache this is about twice as fast per
+/// right-hand side as solving them one at a time.
 pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
     rhs_count(n, bs);
     #[cfg(target_arch = "x86_64")]
