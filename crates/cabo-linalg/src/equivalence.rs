@@ -11,10 +11,11 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::cholesky::{
-    self, factor, inverse_lower_rows, invert_factor, row_start, solve_lower, solve_lower_rows,
-    solve_upper,
+    self, factor, inverse_lower_rows, invert_factor, row_start, solve_lower, solve_lower_many,
+    solve_lower_rows, solve_upper, solve_upper_many,
 };
 use crate::dense::product_rows;
+use crate::factor::Cholesky;
 use crate::gram::{fill_rows, gradient_rows};
 use crate::panel::{BLOCK, PANEL_ROWS, Panels};
 use crate::profile::{Profile, scaled_profiles};
@@ -276,6 +277,178 @@ fn cholesky_solves() {
             out
         },
     );
+}
+
+/// Numbers of right-hand sides of the many-right-hand-side solves: none, one, the pairs the
+/// AVX2 build takes with and without a single one left over, and larger.
+const RHS_COUNTS: [usize; 7] = [0, 1, 2, 3, 5, 16, 33];
+
+/// A row-packed lower-triangular factor of order `n` with awkward entries: finite
+/// off-diagonal values with zeros, subnormals and large magnitudes mixed in, and positive
+/// diagonal entries, mostly near one with tiny and large ones mixed in.
+fn awkward_factor(rng: &mut Gen, n: usize) -> Vec<f64> {
+    let mut packed = rng.awkward_finite(row_start(n));
+    for i in 0..n {
+        packed[row_start(i) + i] = match rng.next() % 8 {
+            0 => [5e-324, 1e-300, 1e-8, 1e100][rng.next() as usize % 4],
+            _ => 1.0 + rng.uniform().abs(),
+        };
+    }
+    packed
+}
+
+/// The factors and right-hand sides of the solve tests: for every order, a well-conditioned
+/// factor with uniform values and an awkward factor with awkward values, each with
+/// `m · n` values for the largest `m` of `counts`.
+fn solve_cases(seed: u64, orders: &[usize], counts: &[usize]) -> Vec<(usize, Vec<f64>, Vec<f64>)> {
+    let mut rng = Gen(seed);
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let mut cases = Vec::new();
+    for &n in orders {
+        let packed = packed_factor(&mut rng, n);
+        let values = rng.vec(n * most);
+        cases.push((n, packed, values));
+        let packed = awkward_factor(&mut rng, n);
+        let values = rng.awkward(n * most);
+        cases.push((n, packed, values));
+    }
+    cases
+}
+
+/// Asserts that `got` and `want` agree bit for bit (NaNs compare as one).
+fn assert_same(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some(k) = (0..got.len()).find(|&k| !same(got[k], want[k])) {
+        panic!(
+            "{what}: value {k} of {} differs: {:e} vs {:e}",
+            got.len(),
+            got[k],
+            want[k]
+        );
+    }
+}
+
+/// The many-right-hand-side solves give every row the bits of the one-right-hand-side
+/// solve, under every level (checked inside each level's run), and the same bits on every
+/// level.
+#[test]
+fn cholesky_solves_many() {
+    let cases = solve_cases(11, &ORDERS, &RHS_COUNTS);
+    same_bits_on_every_level("cholesky::solve_lower_many, solve_upper_many", || {
+        let mut out = Vec::new();
+        for (n, packed, values) in &cases {
+            let n = *n;
+            for m in RHS_COUNTS {
+                let bs = &values[..n * m];
+                let mut lower = bs.to_vec();
+                solve_lower_many(packed, n, &mut lower);
+                let mut upper = bs.to_vec();
+                solve_upper_many(packed, n, &mut upper);
+                for (k, b) in bs.chunks_exact(n.max(1)).enumerate() {
+                    let mut z = b.to_vec();
+                    solve_lower(packed, &mut z);
+                    let what = format!("solve_lower_many n = {n}, m = {m}, row {k}");
+                    assert_same(&lower[k * n..(k + 1) * n], &z, &what);
+                    let mut z = b.to_vec();
+                    solve_upper(packed, &mut z);
+                    let what = format!("solve_upper_many n = {n}, m = {m}, row {k}");
+                    assert_same(&upper[k * n..(k + 1) * n], &z, &what);
+                }
+                // Both in sequence, as a posterior solves `(L Lᵀ) z = b`.
+                let mut both = bs.to_vec();
+                solve_lower_many(packed, n, &mut both);
+                solve_upper_many(packed, n, &mut both);
+                out.extend(lower);
+                out.extend(upper);
+                out.extend(both);
+            }
+        }
+        out
+    });
+}
+
+/// The factor's many-right-hand-side solves are the kernels' (each row as the
+/// one-right-hand-side method leaves it).
+#[test]
+fn cholesky_many_methods() {
+    let mut rng = Gen(12);
+    for n in [0, 1, 6, 33] {
+        let c = Cholesky::factor(&rng.spd(n), n).unwrap();
+        for m in RHS_COUNTS {
+            let bs = rng.vec(n * m);
+            let (mut lower, mut upper) = (bs.clone(), bs.clone());
+            c.solve_lower_many_in_place(&mut lower);
+            c.solve_upper_many_in_place(&mut upper);
+            for (k, b) in bs.chunks_exact(n.max(1)).enumerate() {
+                let mut z = b.to_vec();
+                c.solve_lower_in_place(&mut z);
+                assert_same(&lower[k * n..(k + 1) * n], &z, "solve_lower_many_in_place");
+                let mut z = b.to_vec();
+                c.solve_upper_in_place(&mut z);
+                assert_same(&upper[k * n..(k + 1) * n], &z, "solve_upper_many_in_place");
+            }
+        }
+    }
+}
+
+avx2_dispatch! {
+/// The row-by-row [`solve_lower_rows`] that the tiled one replaced, kept as its reference:
+/// per entry, `b[i][k] − L[i][j]·b[j][k]` for `j = 0, 1, …, i − 1` in order (four earlier
+/// rows fused per pass, then one `axpy` per row), then a multiplication by `1/L[i][i]`.
+fn solve_lower_rows_reference(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+    for i in 0..n {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let (done, rest) = b.split_at_mut(i * m);
+        let bi = &mut rest[..m];
+        let mut j = 0;
+        while j + 4 <= i {
+            let (x0, x1, x2, x3) = (
+                &done[j * m..(j + 1) * m],
+                &done[(j + 1) * m..(j + 2) * m],
+                &done[(j + 2) * m..(j + 3) * m],
+                &done[(j + 3) * m..(j + 4) * m],
+            );
+            let a = [r[j], r[j + 1], r[j + 2], r[j + 3]];
+            for k in 0..m {
+                bi[k] = bi[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
+            }
+            j += 4;
+        }
+        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
+            axpy(-lij, &done[j * m..(j + 1) * m], bi);
+        }
+        let inv = 1.0 / r[i];
+        for v in bi.iter_mut() {
+            *v *= inv;
+        }
+    }
+}
+}
+
+/// The tiled [`solve_lower_rows`] gives the row-by-row reference's bits, under every level,
+/// for orders on both sides of the smallest tiled one with every remainder of the four-row
+/// blocks, and column counts around the tile and panel widths; and the same bits on every
+/// level.
+#[test]
+fn cholesky_solve_lower_rows_tiled() {
+    let counts = [0, 1, 2, 3, 5, 7, 8, 9, 16, 33, 63, 64, 65, 130];
+    let orders: Vec<usize> = ORDERS.into_iter().chain([31, 32, 34, 35, 38, 67]).collect();
+    let cases = solve_cases(13, &orders, &counts);
+    same_bits_on_every_level("cholesky::solve_lower_rows (tiled)", || {
+        let mut out = Vec::new();
+        for (n, packed, values) in &cases {
+            let n = *n;
+            for m in counts {
+                let mut got = values[..n * m].to_vec();
+                solve_lower_rows(packed, n, &mut got, m);
+                let mut want = values[..n * m].to_vec();
+                solve_lower_rows_reference(packed, n, &mut want, m);
+                assert_same(&got, &want, &format!("solve_lower_rows n = {n}, m = {m}"));
+                out.extend(got);
+            }
+        }
+        out
+    });
 }
 
 #[test]

@@ -1,13 +1,14 @@
 //! Wider vectors where the CPU has them, with results that do not depend on it.
 //!
 //! Every kernel of this crate exists in several builds — portable Rust, the x86-64 baseline
-//! (SSE2), AVX2 and, for the panel products, AVX-512F — and picks the widest one the
-//! processor supports at run time. All builds perform the same IEEE operations per output
-//! element in the same order: Rust never contracts a multiply and an add into a fused
-//! multiply-add, the hand-written kernels use separate multiply and add instructions, and
-//! reductions keep explicit independent accumulators (the compiler never reorders a
-//! floating-point sum on its own). So the builds give bitwise identical results and only the
-//! vector width differs, which keeps cabo's results reproducible across machines.
+//! (SSE2), AVX2 and, for the panel products and some triangular solves, AVX-512F — and
+//! picks the widest one the processor supports at run time. All builds perform the same
+//! IEEE operations per output element in the same order: Rust never contracts a multiply
+//! and an add into a fused multiply-add, the hand-written kernels use separate multiply and
+//! add instructions, and reductions keep explicit independent accumulators (the compiler
+//! never reorders a floating-point sum on its own). So the builds give bitwise identical
+//! results and only the vector width differs, which keeps cabo's results reproducible
+//! across machines.
 //!
 //! [`limit`] restricts every kernel to narrower builds, process-wide; the equivalence tests
 //! run each kernel under every level with it, and benchmarks can measure what the wider
@@ -26,8 +27,11 @@ pub enum Isa {
     Baseline = 1,
     /// 256-bit AVX2 (with AVX).
     Avx2 = 2,
-    /// 512-bit AVX-512F. Only the panel products have such a build; the other kernels run
-    /// their AVX2 build at this level.
+    /// 512-bit AVX-512F. Only the panel products,
+    /// [`solve_lower_rows`](crate::cholesky::solve_lower_rows),
+    /// [`solve_lower_many`](crate::cholesky::solve_lower_many) (which also needs AVX-512VL)
+    /// and [`solve_upper_many`](crate::cholesky::solve_upper_many) have such a build; the
+    /// other kernels run their AVX2 build at this level.
     Avx512 = 3,
 }
 
