@@ -887,8 +887,9 @@ unsafe fn sub4x2_isa<const ISA: u8>(
     sub4x2(a, c, x, y, w)
 }
 
-/// [`sub4x2`] in AVX-512F code, eight entries per vector, then the entries past the last
-/// whole eight with the plain loop.
+/// [`sub4x2`] in AVX-512F code: the plain loop up to the first entry of `y` on a 64-byte
+/// boundary (so that the vector stores of `y` do not straddle cache lines), then eight
+/// entries per vector, then the entries past the last whole eight with the plain loop.
 ///
 /// # Safety
 /// The processor must support AVX-512F.
@@ -902,14 +903,22 @@ unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64],
     let n = y.len();
     let w = &mut w[..n];
     let x = [&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]];
-    let body = n - n % 8;
+    let head = (y.as_ptr().align_offset(64)).min(n);
+    sub4x2(
+        a,
+        c,
+        [&x[0][..head], &x[1][..head], &x[2][..head], &x[3][..head]],
+        &mut y[..head],
+        &mut w[..head],
+    );
+    let body = head + (n - head) / 8 * 8;
     // SAFETY: AVX-512F is available by this function's contract; every load and store
     // touches indices k..k + 8 with k + 8 ≤ body ≤ n, inside `y`, `w` and each `x[l]` (all
     // sliced to n above).
     unsafe {
         let av = a.map(|v| _mm512_set1_pd(v));
         let cv = c.map(|v| _mm512_set1_pd(v));
-        let mut k = 0;
+        let mut k = head;
         while k < body {
             let xv = x.map(|xl| _mm512_loadu_pd(xl.as_ptr().add(k)));
             let mut yv = _mm512_loadu_pd(y.as_ptr().add(k));
