@@ -35,7 +35,10 @@
 //!
 //! Why the bits do not change: the solver's arithmetic is the same code whichever way it is
 //! driven, and a search depends only on its start, the box, the options and the values and
-//! gradients it receives; it shares nothing with the other searches. When the batched
+//! gradients it receives. The searches share one set of scratch buffers for the model step
+//! (middle matrix, Cauchy point, subspace step), which keeps their working set in cache,
+//! but every entry of those is rewritten before it is read within a step, so nothing passes
+//! from one search to another. When the batched
 //! objective gives each point bitwise what the single-point one gives (as
 //! [`cabo_core::Objective::value_grads`] promises), every search of
 //! [`minimize_lockstep`] makes the same trial points, takes the same steps and ends with
@@ -431,7 +434,7 @@ impl Scratch {
 }
 
 /// All buffers of one run, allocated once so that iterations do not allocate. The fields
-/// from `w` to `breaks` except `sty`, `sts` and `xbar` are the [`Scratch`] buffers: empty
+/// from `w` to `breaks` except `sty` and `sts` are the [`Scratch`] buffers: empty
 /// except while [`Solver::with_scratch`] lends them.
 struct Solver<'b> {
     n: usize,

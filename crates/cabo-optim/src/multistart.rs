@@ -26,9 +26,9 @@
 //! The result does not move by a bit. `value_grads` must give every point bitwise what
 //! [`Objective::value_grad`] gives there; each search then receives the numbers it would
 //! have received running alone, so it follows the same trajectory to the same end point
-//! (the searches share no state). The end points are compared in the old order —
-//! restarts, warm starts, partial starts, and the best raw sample last — and the first of
-//! equal values still wins. So [`maximize`] returns what running the searches one after
+//! (the searches share no state that outlives a step). The end points are compared in the
+//! old order — restarts, warm starts, partial starts, and the best raw sample last — and
+//! the first of equal values still wins. So [`maximize`] returns what running the searches one after
 //! another returns; the crate's tests keep that sequential recipe as their reference.
 
 use crate::lbfgsb::{self, LbfgsbOptions, Tolerances};
