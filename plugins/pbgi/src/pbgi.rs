@@ -15,7 +15,7 @@ use cabo_baselines::acquisitions::{CostView, checked_posterior};
 use cabo_baselines::numerics::sigma_from_var;
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Error,
-    MeanVar, Objective, Posterior, Result,
+    MeanVar, MeanVarGrad, Objective, Posterior, Result,
 };
 use serde::{Deserialize, Serialize};
 
@@ -163,7 +163,35 @@ impl Objective for PbgiFn<'_> {
 
     /// Prop. 3; a posterior that cannot differentiate yields NaN (value and gradient).
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        let Ok(mvg) = self.posterior.mean_var_grad(x) else {
+        self.from_moments(x, self.posterior.mean_var_grad(x), grad)
+    }
+
+    /// The posterior's batched moments ([`Posterior::mean_var_grads`], bitwise its
+    /// single-point ones) through the same index as [`PbgiFn::value_grad`].
+    fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+        let d = self.posterior.dim().max(1);
+        let moments = self.posterior.mean_var_grads(xs);
+        let points = xs.chunks_exact(d).zip(grads.chunks_exact_mut(d));
+        for ((v, (x, g)), mvg) in values.iter_mut().zip(points).zip(moments) {
+            *v = self.from_moments(x, mvg, g);
+        }
+    }
+
+    fn values(&self, xs: &[f64], out: &mut [f64]) {
+        let d = self.posterior.dim().max(1);
+        let mut mv = vec![MeanVar::default(); out.len()];
+        self.posterior.mean_var_batch(xs, &mut mv);
+        for ((o, m), x) in out.iter_mut().zip(&mv).zip(xs.chunks_exact(d)) {
+            *o = self.index(*m, self.cost.expected_pow(x, 1.0));
+        }
+    }
+}
+
+impl PbgiFn<'_> {
+    /// α and its gradient (Prop. 3) at `x` from the posterior's moments there; NaN when the
+    /// posterior could not differentiate or the index is undefined.
+    fn from_moments(&self, x: &[f64], moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
+        let Ok(mvg) = moments else {
             grad.fill(f64::NAN);
             return f64::NAN;
         };
@@ -181,15 +209,6 @@ impl Objective for PbgiFn<'_> {
             *g = dm + k_sigma * dv + k_cost * *g;
         }
         ig.value
-    }
-
-    fn values(&self, xs: &[f64], out: &mut [f64]) {
-        let d = self.posterior.dim().max(1);
-        let mut mv = vec![MeanVar::default(); out.len()];
-        self.posterior.mean_var_batch(xs, &mut mv);
-        for ((o, m), x) in out.iter_mut().zip(&mv).zip(xs.chunks_exact(d)) {
-            *o = self.index(*m, self.cost.expected_pow(x, 1.0));
-        }
     }
 }
 

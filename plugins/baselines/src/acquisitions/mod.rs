@@ -24,7 +24,7 @@ pub use ucb::{Ucb, UcbSchedule, UcbScore, UcbSpec};
 use crate::numerics::{self, ValueGrad, sigma_from_var};
 use cabo_core::{
     AcquisitionFn, CostBelief, CostFunction, DecisionContext, Diagnostics, Error, MeanVar,
-    Objective, Posterior, Result,
+    MeanVarGrad, Objective, Posterior, Result,
 };
 
 /// A scalar rule on the posterior mean μ and standard deviation σ at one point.
@@ -127,14 +127,21 @@ impl<S: Score> Objective for ScoreFn<'_, S> {
     /// A posterior that cannot differentiate yields NaN (value and gradient), which an
     /// optimiser treats as a failed evaluation.
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        let Ok(mvg) = self.posterior.mean_var_grad(x) else {
-            grad.fill(f64::NAN);
-            return f64::NAN;
-        };
-        let (sigma, ds) = sigma_from_var(mvg.var);
-        let vg = self.score.value_grad(mvg.mean, sigma);
-        vg.chain(&mvg.dmean, &mvg.dvar, ds, grad);
-        vg.value
+        self.from_moments(self.posterior.mean_var_grad(x), grad)
+    }
+
+    /// The posterior's batched moments ([`Posterior::mean_var_grads`], bitwise its
+    /// single-point ones) through the same score as [`ScoreFn::value_grad`].
+    fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+        let d = grads.len() / values.len().max(1);
+        let moments = self.posterior.mean_var_grads(xs);
+        for ((v, g), mvg) in values
+            .iter_mut()
+            .zip(grads.chunks_exact_mut(d.max(1)))
+            .zip(moments)
+        {
+            *v = self.from_moments(mvg, g);
+        }
     }
 
     fn values(&self, xs: &[f64], out: &mut [f64]) {
@@ -147,6 +154,21 @@ impl<S: Score> Objective for ScoreFn<'_, S> {
 
     fn non_negative(&self) -> bool {
         self.non_negative
+    }
+}
+
+impl<S: Score> ScoreFn<'_, S> {
+    /// The score and its gradient from the posterior's moments at a point; NaN when the
+    /// posterior could not differentiate there.
+    fn from_moments(&self, moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
+        let Ok(mvg) = moments else {
+            grad.fill(f64::NAN);
+            return f64::NAN;
+        };
+        let (sigma, ds) = sigma_from_var(mvg.var);
+        let vg = self.score.value_grad(mvg.mean, sigma);
+        vg.chain(&mvg.dmean, &mvg.dvar, ds, grad);
+        vg.value
     }
 }
 
@@ -265,20 +287,20 @@ impl Objective for CostWeightedFn<'_> {
     }
 
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        let Ok(mvg) = self.posterior.mean_var_grad(x) else {
-            grad.fill(f64::NAN);
-            return f64::NAN;
-        };
-        let (sigma, ds) = sigma_from_var(mvg.var);
-        let vg = numerics::ei_grad(mvg.mean, sigma, self.best);
-        let mut dcost = vec![0.0; grad.len()];
-        let w = self.cost.expected_pow_grad(x, self.power, &mut dcost);
-        vg.chain(&mvg.dmean, &mvg.dvar, ds, grad);
-        // Product rule: ∇(EI·w) = w·∇EI + EI·∇w.
-        for (g, dc) in grad.iter_mut().zip(&dcost) {
-            *g = w * *g + vg.value * dc;
+        self.from_moments(x, self.posterior.mean_var_grad(x), grad)
+    }
+
+    /// The posterior's batched moments ([`Posterior::mean_var_grads`], bitwise its
+    /// single-point ones) through the same product as [`CostWeightedFn::value_grad`].
+    fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+        let d = grads.len() / values.len().max(1);
+        let moments = self.posterior.mean_var_grads(xs);
+        let points = xs
+            .chunks_exact(d.max(1))
+            .zip(grads.chunks_exact_mut(d.max(1)));
+        for ((v, (x, g)), mvg) in values.iter_mut().zip(points).zip(moments) {
+            *v = self.from_moments(x, mvg, g);
         }
-        vg.value * w
     }
 
     fn values(&self, xs: &[f64], out: &mut [f64]) {
@@ -297,6 +319,27 @@ impl Objective for CostWeightedFn<'_> {
 
     fn non_negative(&self) -> bool {
         true
+    }
+}
+
+impl CostWeightedFn<'_> {
+    /// EI·E[c^p] and its gradient at `x` from the posterior's moments there; NaN when the
+    /// posterior could not differentiate.
+    fn from_moments(&self, x: &[f64], moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
+        let Ok(mvg) = moments else {
+            grad.fill(f64::NAN);
+            return f64::NAN;
+        };
+        let (sigma, ds) = sigma_from_var(mvg.var);
+        let vg = numerics::ei_grad(mvg.mean, sigma, self.best);
+        let mut dcost = vec![0.0; grad.len()];
+        let w = self.cost.expected_pow_grad(x, self.power, &mut dcost);
+        vg.chain(&mvg.dmean, &mvg.dvar, ds, grad);
+        // Product rule: ∇(EI·w) = w·∇EI + EI·∇w.
+        for (g, dc) in grad.iter_mut().zip(&dcost) {
+            *g = w * *g + vg.value * dc;
+        }
+        vg.value * w
     }
 }
 
