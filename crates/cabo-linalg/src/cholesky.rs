@@ -260,8 +260,7 @@ unsafe fn factor_rows<const ISA: u8>(
             let l1 = (a(i, j + 1) - s[1] - l0 * rj[1][j]) * p[1];
             let l2 = (a(i, j + 2) - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) * p[2];
             let l3 =
-                (a(i, j + 3) - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2])
-                    * p[3];
+                (a(i, j + 3) - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2]) * p[3];
             cur[j] = l0;
             cur[j + 1] = l1;
             cur[j + 2] = l2;

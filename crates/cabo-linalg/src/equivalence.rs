@@ -15,6 +15,7 @@ use crate::cholesky::{
     solve_lower_rows, solve_upper, solve_upper_many,
 };
 use crate::dense::product_rows;
+use crate::distance::{scaled_by_coordinate, squared_distances};
 use crate::factor::Cholesky;
 use crate::gram::{fill_rows, gradient_rows};
 use crate::panel::{BLOCK, PANEL_ROWS, Panels};
@@ -248,6 +249,66 @@ fn cholesky_factor() {
                 let mut packed = vec![0.0; row_start(n)];
                 out.push(f64::from(u8::from(factor(&bad, n, 0.0, &mut packed))));
                 out.extend(packed);
+            }
+        }
+        out
+    });
+}
+
+#[test]
+fn cholesky_factor_continued() {
+    same_bits_on_every_level("cholesky::factor_from", || {
+        let mut rng = Gen(31);
+        let mut out = Vec::new();
+        for n in ORDERS {
+            let a = rng.spd(n);
+            let mut whole = vec![0.0; row_start(n)];
+            assert!(factor(&a, n, 0.0, &mut whole));
+            // Continuing from every split point gives the rows of the whole factorisation.
+            for first in [0, 1, n / 2, n.saturating_sub(3), n] {
+                let first = first.min(n);
+                let mut packed = whole[..row_start(first)].to_vec();
+                packed.resize(row_start(n), 0.0);
+                assert!(cholesky::factor_from(
+                    &a[first * n..],
+                    n,
+                    first,
+                    0.0,
+                    &mut packed
+                ));
+                assert_eq!(packed, whole, "order {n}, continued from row {first}");
+                out.extend(&packed);
+            }
+        }
+        out
+    });
+}
+
+#[test]
+fn squared_distances_by_coordinate() {
+    same_bits_on_every_level("distance::squared_distances", || {
+        let mut rng = Gen(32);
+        let mut out = Vec::new();
+        for d in [1, 2, 3, 5, 8, 32] {
+            for m in LENGTHS {
+                let points = rng.awkward_finite(m * d);
+                let scale = rng.vec(d);
+                let row = rng.vec(d);
+                let mut by_coordinate = vec![0.0; m * d];
+                scaled_by_coordinate(&points, &scale, &mut by_coordinate);
+                let mut dist = vec![0.0; m];
+                squared_distances(&by_coordinate, m, &row, &mut dist);
+                for (p, x) in points.chunks_exact(d).enumerate() {
+                    let plain: f64 = (x.iter().zip(&scale).zip(&row))
+                        .map(|((xj, sj), rj)| (xj * sj - rj) * (xj * sj - rj))
+                        .fold(0.0, |s, t| s + t);
+                    assert_eq!(
+                        dist[p].to_bits(),
+                        plain.to_bits(),
+                        "d = {d}, m = {m}, point {p}"
+                    );
+                }
+                out.extend(dist);
             }
         }
         out

@@ -365,10 +365,19 @@ mod tests {
         for (n0, m) in [(0, 1), (1, 1), (5, 3), (8, 4), (13, 1), (30, 7), (170, 5)] {
             let n = n0 + m;
             let a = spd(n, 3 + n as u64);
-            let leading: Vec<f64> = (0..n0).flat_map(|i| a[i * n..i * n + n0].to_vec()).collect();
+            let leading: Vec<f64> = (0..n0)
+                .flat_map(|i| a[i * n..i * n + n0].to_vec())
+                .collect();
             let mut grown = Cholesky::factor(&leading, n0).unwrap();
-            assert!(grown.extend_rows_in_place(&a[n0 * n..], m).unwrap(), "n0 = {n0}");
-            assert_eq!(grown, Cholesky::factor(&a, n).unwrap(), "n0 = {n0}, m = {m}");
+            assert!(
+                grown.extend_rows_in_place(&a[n0 * n..], m).unwrap(),
+                "n0 = {n0}"
+            );
+            assert_eq!(
+                grown,
+                Cholesky::factor(&a, n).unwrap(),
+                "n0 = {n0}, m = {m}"
+            );
         }
     }
 
