@@ -163,7 +163,7 @@ impl Objective for PbgiFn<'_> {
 
     /// Prop. 3; a posterior that cannot differentiate yields NaN (value and gradient).
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.from_moments(x, self.posterior.mean_var_grad(x), grad)
+        self.value_from_moments(x, self.posterior.mean_var_grad(x), grad)
     }
 
     /// The posterior's batched moments ([`Posterior::mean_var_grads`], bitwise its
@@ -173,7 +173,7 @@ impl Objective for PbgiFn<'_> {
         let moments = self.posterior.mean_var_grads(xs);
         let points = xs.chunks_exact(d).zip(grads.chunks_exact_mut(d));
         for ((v, (x, g)), mvg) in values.iter_mut().zip(points).zip(moments) {
-            *v = self.from_moments(x, mvg, g);
+            *v = self.value_from_moments(x, mvg, g);
         }
     }
 
@@ -190,7 +190,7 @@ impl Objective for PbgiFn<'_> {
 impl PbgiFn<'_> {
     /// α and its gradient (Prop. 3) at `x` from the posterior's moments there; NaN when the
     /// posterior could not differentiate or the index is undefined.
-    fn from_moments(&self, x: &[f64], moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
+    fn value_from_moments(&self, x: &[f64], moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
         let Ok(mvg) = moments else {
             grad.fill(f64::NAN);
             return f64::NAN;

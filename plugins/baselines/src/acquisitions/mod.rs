@@ -127,7 +127,7 @@ impl<S: Score> Objective for ScoreFn<'_, S> {
     /// A posterior that cannot differentiate yields NaN (value and gradient), which an
     /// optimiser treats as a failed evaluation.
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.from_moments(self.posterior.mean_var_grad(x), grad)
+        self.value_from_moments(self.posterior.mean_var_grad(x), grad)
     }
 
     /// The posterior's batched moments ([`Posterior::mean_var_grads`], bitwise its
@@ -140,7 +140,7 @@ impl<S: Score> Objective for ScoreFn<'_, S> {
             .zip(grads.chunks_exact_mut(d.max(1)))
             .zip(moments)
         {
-            *v = self.from_moments(mvg, g);
+            *v = self.value_from_moments(mvg, g);
         }
     }
 
@@ -160,7 +160,7 @@ impl<S: Score> Objective for ScoreFn<'_, S> {
 impl<S: Score> ScoreFn<'_, S> {
     /// The score and its gradient from the posterior's moments at a point; NaN when the
     /// posterior could not differentiate there.
-    fn from_moments(&self, moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
+    fn value_from_moments(&self, moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
         let Ok(mvg) = moments else {
             grad.fill(f64::NAN);
             return f64::NAN;
@@ -287,7 +287,7 @@ impl Objective for CostWeightedFn<'_> {
     }
 
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        self.from_moments(x, self.posterior.mean_var_grad(x), grad)
+        self.value_from_moments(x, self.posterior.mean_var_grad(x), grad)
     }
 
     /// The posterior's batched moments ([`Posterior::mean_var_grads`], bitwise its
@@ -299,7 +299,7 @@ impl Objective for CostWeightedFn<'_> {
             .chunks_exact(d.max(1))
             .zip(grads.chunks_exact_mut(d.max(1)));
         for ((v, (x, g)), mvg) in values.iter_mut().zip(points).zip(moments) {
-            *v = self.from_moments(x, mvg, g);
+            *v = self.value_from_moments(x, mvg, g);
         }
     }
 
@@ -325,7 +325,7 @@ impl Objective for CostWeightedFn<'_> {
 impl CostWeightedFn<'_> {
     /// EI·E[c^p] and its gradient at `x` from the posterior's moments there; NaN when the
     /// posterior could not differentiate.
-    fn from_moments(&self, x: &[f64], moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
+    fn value_from_moments(&self, x: &[f64], moments: Result<MeanVarGrad>, grad: &mut [f64]) -> f64 {
         let Ok(mvg) = moments else {
             grad.fill(f64::NAN);
             return f64::NAN;
