@@ -769,7 +769,7 @@ impl Posterior for GpPosterior {
         out.pop().expect("one point gives one result")
     }
 
-    /// Blocks of [`GRAD_BLOCK`] points share each load of the Cholesky factor; every result
+    /// Blocks of 16 points share each load of the Cholesky factor; every result
     /// has the bits of [`GpPosterior::mean_var_grad`] at its point (one code path serves
     /// both).
     fn mean_var_grads(&self, xs: &[f64]) -> Vec<Result<MeanVarGrad>> {
