@@ -563,6 +563,7 @@ mod tests {
         batches: Cell<usize>,
         batch_points: Cell<usize>,
         widest: Cell<usize>,
+        first_batch: Cell<usize>,
     }
 
     impl<F: Fn(&[f64], &mut [f64]) -> f64> Counted<F> {
@@ -574,6 +575,7 @@ mod tests {
                 batches: Cell::new(0),
                 batch_points: Cell::new(0),
                 widest: Cell::new(0),
+                first_batch: Cell::new(0),
             }
         }
     }
@@ -588,6 +590,9 @@ mod tests {
         }
         fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
             let rows = values.len();
+            if self.batches.get() == 0 {
+                self.first_batch.set(rows);
+            }
             self.batches.set(self.batches.get() + 1);
             self.batch_points.set(self.batch_points.get() + rows);
             self.widest.set(self.widest.get().max(rows));
@@ -700,6 +705,25 @@ mod tests {
             f.batch_points.get()
         );
         lockstep
+    }
+
+    /// The first round evaluates every search's start in one call (restarts, warm and
+    /// partial starts), and the searches together evaluate exactly the points the sequential
+    /// searches evaluate one at a time.
+    #[test]
+    fn lockstep_batches_every_search_and_evaluates_as_many_points() {
+        let d = 4;
+        let warm = vec![vec![0.2; d], vec![0.7; d]];
+        let partial = vec![vec![0.4, 0.1]];
+        let options = MaximizeOptions {
+            warm_starts: &warm,
+            partial_starts: &partial,
+            ..MaximizeOptions::default()
+        };
+        let f = Counted::new(sines);
+        compare(&f, d, 8, &options, "counts");
+        assert_eq!(f.first_batch.get(), settings(d).restarts + 3);
+        assert_eq!(f.widest.get(), settings(d).restarts + 3);
     }
 
     #[test]
