@@ -448,15 +448,7 @@ impl GpPosterior {
         with_scratch(d * b + 2 * b * n, |buf| {
             let (points, rest) = buf.split_at_mut(d * b);
             let (k, c) = rest.split_at_mut(b * n);
-            for ((o, x), il) in points.iter_mut().zip(xs).zip(self.inv_ls.iter().cycle()) {
-                *o = x * il;
-            }
-            // Row by row, so each training input is loaded once for the whole block.
-            for (i, xi) in self.train.x_scaled.chunks_exact(d).enumerate() {
-                for (p, xp) in points.chunks_exact(d).enumerate() {
-                    k[p * n + i] = sqdist(xp, xi);
-                }
-            }
+            self.block_squared_distances(xs, points, k);
             let mut mean = [0.0; GRAD_BLOCK];
             for (p, m) in mean[..b].iter_mut().enumerate() {
                 let kp = &mut k[p * n..(p + 1) * n];
@@ -486,6 +478,45 @@ impl GpPosterior {
                     .mean_var_grad(mean[p], raw_var[p], dmean, dvar)));
             }
         });
+    }
+
+    /// The scaled points of `xs` (row-major, into `points`) and their squared distances to
+    /// every training input (row p of `k`, `n` values per point). From four points on the
+    /// block's distances to one training input run side by side in vector lanes (the points
+    /// laid out by coordinate); each is summed in ascending coordinate order either way, so
+    /// both give the bits of `sqdist` one point at a time.
+    fn block_squared_distances(&self, xs: &[f64], points: &mut [f64], k: &mut [f64]) {
+        let (d, n) = (self.train.dim, self.len());
+        let b = xs.len() / d;
+        for ((o, x), il) in points.iter_mut().zip(xs).zip(self.inv_ls.iter().cycle()) {
+            *o = x * il;
+        }
+        let rows = self.train.x_scaled.chunks_exact(d);
+        if b < 4 {
+            for (i, xi) in rows.enumerate() {
+                for (p, xp) in points.chunks_exact(d).enumerate() {
+                    k[p * n + i] = sqdist(xp, xi);
+                }
+            }
+            return;
+        }
+        let mut by_coordinate = [0.0; 64 * GRAD_BLOCK];
+        let mut by_coordinate_vec;
+        let by_coordinate: &mut [f64] = if d <= 64 {
+            &mut by_coordinate[..d * b]
+        } else {
+            by_coordinate_vec = vec![0.0; d * b];
+            &mut by_coordinate_vec
+        };
+        let unit = vec![1.0; d];
+        scaled_by_coordinate(points, &unit, by_coordinate);
+        let mut r2 = [0.0; GRAD_BLOCK];
+        for (i, xi) in rows.enumerate() {
+            squared_distances(by_coordinate, b, xi, &mut r2[..b]);
+            for (p, &r) in r2[..b].iter().enumerate() {
+                k[p * n + i] = r;
+            }
+        }
     }
 
     /// `(∂mean/∂x, ∂var/∂x)` in model units at the scaled point `xp` from `u = K⁻¹k` and the

@@ -55,6 +55,7 @@ fn batched_gradients_have_the_bits_of_single_ones_in_any_grouping() {
             (1, 3, true, 1e-6),
             (37, 3, false, 1e-12),
             (70, 6, true, 1e-6),
+            (20, 70, false, 1e-6),
         ];
         for (n, d, standardize, noise) in cases {
             let post = fitted(kind, n.max(1), d, standardize, noise);
