@@ -536,7 +536,7 @@ pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
 /// The body of [`solve_lower_many`] in the build `ISA` (of its [`dot4`], [`dot4x2`] and
 /// [`lower_block4_isa`]): [`forward_substitution`]'s operations for each right-hand side,
 /// block by block of L. At [`Isa::Avx512`] four right-hand sides share each pass
-/// ([`dot4x4_avx`]; the caller's build provides the registers).
+/// ([`dot4xk_avx`]; the caller's build provides the registers).
 ///
 /// # Safety
 /// The processor must support the instructions of `ISA` (see [`dot4`]).
@@ -565,7 +565,7 @@ unsafe fn forward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs:
                     &q[3 * n..3 * n + i],
                 ];
                 // SAFETY: the caller guarantees AVX (this function's contract).
-                s.copy_from_slice(&unsafe { dot4x4_avx(x, r) });
+                s.copy_from_slice(&unsafe { dot4xk_avx(x, r) });
             }
             first = bs.len() / n / 4 * 4;
         }
@@ -617,48 +617,47 @@ unsafe fn dot4x2<const ISA: u8>(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2]
     #[cfg(target_arch = "x86_64")]
     if ISA >= AVX2 {
         // SAFETY: the caller guarantees AVX (this function's contract).
-        return unsafe { dot4x2_avx(x, r) };
+        return unsafe { dot4xk_avx(x, r) };
     }
     // SAFETY: the caller guarantees the instructions of `ISA` (this function's contract).
     unsafe { [dot4::<ISA>(x[0], r), dot4::<ISA>(x[1], r)] }
 }
 
-/// [`dot4`] of four vectors `x[0..4]` of equal length with the same four rows `r`, in AVX
-/// code: sixteen 256-bit accumulators, one per product, each exactly the one [`dot4_avx`]
-/// keeps for it, so each result is bitwise the one [`dot4`] gives. The accumulators, the
-/// four vectors' loads and a row's load take 21 vector registers: the caller is compiled
-/// with AVX-512VL, which provides 32.
+/// [`dot4`] of `K` vectors `x[0..K]` of equal length with the same four rows `r`, in AVX
+/// code: `4·K` 256-bit accumulators, one per product, each exactly the one [`dot4_avx`]
+/// keeps for it, so each result is bitwise the one [`dot4`] gives. With `K = 4` the
+/// accumulators, the vectors' loads and a row's load take 21 vector registers: that caller
+/// is compiled with AVX-512VL, which provides 32; `K = 2` fits AVX2's 16.
 ///
 /// # Safety
 /// The processor must support AVX.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 #[inline]
-unsafe fn dot4x4_avx(x: [&[f64]; 4], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
+unsafe fn dot4xk_avx<const K: usize>(x: [&[f64]; K], r: [&[f64]; 4]) -> [[f64; 4]; K] {
     use std::arch::x86_64::{
         _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
     };
     let n = x[0].len();
-    let x = [x[0], &x[1][..n], &x[2][..n], &x[3][..n]];
+    let x = x.map(|xt| &xt[..n]);
     let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
     let body = n - n % 4;
-    let mut acc = [[[0.0f64; 4]; 4]; 4];
+    let mut acc = [[[0.0f64; 4]; 4]; K];
     // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside each `x[t]`
     // and each `r[i]` (all sliced to n above); AVX is available by this function's contract.
     unsafe {
-        let mut v = [[_mm256_setzero_pd(); 4]; 4];
+        let mut v = [[_mm256_setzero_pd(); 4]; K];
         let mut k = 0;
         while k < body {
-            let x0 = _mm256_loadu_pd(x[0].as_ptr().add(k));
-            let x1 = _mm256_loadu_pd(x[1].as_ptr().add(k));
-            let x2 = _mm256_loadu_pd(x[2].as_ptr().add(k));
-            let x3 = _mm256_loadu_pd(x[3].as_ptr().add(k));
+            let mut xv = [_mm256_setzero_pd(); K];
+            for (xvt, xt) in xv.iter_mut().zip(&x) {
+                *xvt = _mm256_loadu_pd(xt.as_ptr().add(k));
+            }
             for (i, ri) in r.iter().enumerate() {
                 let rv = _mm256_loadu_pd(ri.as_ptr().add(k));
-                v[0][i] = _mm256_add_pd(v[0][i], _mm256_mul_pd(x0, rv));
-                v[1][i] = _mm256_add_pd(v[1][i], _mm256_mul_pd(x1, rv));
-                v[2][i] = _mm256_add_pd(v[2][i], _mm256_mul_pd(x2, rv));
-                v[3][i] = _mm256_add_pd(v[3][i], _mm256_mul_pd(x3, rv));
+                for (vt, xt) in v.iter_mut().zip(&xv) {
+                    vt[i] = _mm256_add_pd(vt[i], _mm256_mul_pd(*xt, rv));
+                }
             }
             k += 4;
         }
@@ -668,56 +667,11 @@ unsafe fn dot4x4_avx(x: [&[f64]; 4], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
             }
         }
     }
-    [
-        finish_dot4(acc[0], x[0], r, body),
-        finish_dot4(acc[1], x[1], r, body),
-        finish_dot4(acc[2], x[2], r, body),
-        finish_dot4(acc[3], x[3], r, body),
-    ]
-}
-
-/// [`dot4x2`] in AVX code: eight 256-bit accumulators, one per product, each exactly the
-/// one [`dot4_avx`] keeps for it.
-///
-/// # Safety
-/// The processor must support AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-#[inline]
-unsafe fn dot4x2_avx(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2] {
-    use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
-    let n = x[0].len();
-    let x = [x[0], &x[1][..n]];
-    let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
-    let body = n - n % 4;
-    let mut acc = [[[0.0f64; 4]; 4]; 2];
-    // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside each `x[s]`
-    // and each `r[i]` (all sliced to n above); AVX is available by this function's contract.
-    unsafe {
-        let mut v = [[_mm256_setzero_pd(); 4]; 2];
-        let mut k = 0;
-        while k < body {
-            let x0 = _mm256_loadu_pd(x[0].as_ptr().add(k));
-            let x1 = _mm256_loadu_pd(x[1].as_ptr().add(k));
-            for (i, ri) in r.iter().enumerate() {
-                let rv = _mm256_loadu_pd(ri.as_ptr().add(k));
-                v[0][i] = _mm256_add_pd(v[0][i], _mm256_mul_pd(x0, rv));
-                v[1][i] = _mm256_add_pd(v[1][i], _mm256_mul_pd(x1, rv));
-            }
-            k += 4;
-        }
-        for (o, a) in acc.iter_mut().zip(v) {
-            for (oi, ai) in o.iter_mut().zip(a) {
-                _mm256_storeu_pd(oi.as_mut_ptr(), ai);
-            }
-        }
+    let mut out = [[0.0; 4]; K];
+    for ((o, a), xt) in out.iter_mut().zip(acc).zip(x) {
+        *o = finish_dot4(a, xt, r, body);
     }
-    [
-        finish_dot4(acc[0], x[0], r, body),
-        finish_dot4(acc[1], x[1], r, body),
-    ]
+    out
 }
 
 avx2_dispatch! {

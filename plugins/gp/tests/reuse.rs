@@ -18,6 +18,16 @@ fn same_bits(a: &GpPosterior, b: &GpPosterior) {
     );
 }
 
+/// The posterior of `post`'s model given `data`, factorised from scratch.
+fn factorised_afresh(post: &GpPosterior, data: TrainingData<'_>) -> GpPosterior {
+    let (kernel, noise, mean) = (
+        post.kernel().clone(),
+        post.model_noise_variance(),
+        post.mean_constant(),
+    );
+    GpPosterior::new(kernel, noise, mean, data, post.output_transform()).unwrap()
+}
+
 #[test]
 fn refits_on_grown_data_equal_fresh_factorisations() {
     let d = 3;
@@ -35,15 +45,7 @@ fn refits_on_grown_data_equal_fresh_factorisations() {
                 y: &y[..n],
             };
             let refit = model.fit(data, 0).unwrap();
-            let fresh = GpPosterior::new(
-                refit.kernel().clone(),
-                refit.model_noise_variance(),
-                refit.mean_constant(),
-                data,
-                refit.output_transform(),
-            )
-            .unwrap();
-            same_bits(&refit, &fresh);
+            same_bits(&refit, &factorised_afresh(&refit, data));
         }
         let shuffled: Vec<f64> = x[d..30 * d].iter().chain(&x[..d]).copied().collect();
         let data = TrainingData {
@@ -52,15 +54,7 @@ fn refits_on_grown_data_equal_fresh_factorisations() {
             y: &y[..30],
         };
         let refit = model.fit(data, 0).unwrap();
-        let fresh = GpPosterior::new(
-            refit.kernel().clone(),
-            refit.model_noise_variance(),
-            refit.mean_constant(),
-            data,
-            refit.output_transform(),
-        )
-        .unwrap();
-        same_bits(&refit, &fresh);
+        same_bits(&refit, &factorised_afresh(&refit, data));
     }
 }
 
