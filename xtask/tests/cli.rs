@@ -707,8 +707,7 @@ fn assert_equals_uninterrupted_ei(
 fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("midway.yaml");
-    // One run of a few hundred GP decisions: long enough that the kill lands inside it.
-    let text = random_and_ei_spec("midway", 300).replace("replications: 3", "replications: 1");
+    let text = long_ei_spec("midway").replace("replications: 3", "replications: 1");
     std::fs::write(&spec, text).unwrap();
     let out = dir.path().join("results");
     let args = [
@@ -762,7 +761,7 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
 fn an_interrupt_checkpoints_the_run_in_progress_and_starts_no_other() {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("sigint.yaml");
-    std::fs::write(&spec, random_and_ei_spec("sigint", 300)).unwrap();
+    std::fs::write(&spec, long_ei_spec("sigint")).unwrap();
     let out = dir.path().join("results");
     let args = [
         "run",
@@ -804,6 +803,14 @@ fn an_interrupt_checkpoints_the_run_in_progress_and_starts_no_other() {
 
 /// A small spec named `name`: Random and EI on 2-D Ackley, three replications of
 /// `iterations` iterations each.
+/// [`random_and_ei_spec`] with runs long enough (about a second each) that an interrupt
+/// sent a few milliseconds after a run starts lands inside it: 300 GP decisions, each
+/// scoring 1024 raw samples. (A fixed-hyperparameter GP extends its factor from decision to
+/// decision, so the decisions alone no longer take that long.)
+fn long_ei_spec(name: &str) -> String {
+    random_and_ei_spec(name, 300).replace("raw_samples: 16", "raw_samples: 1024")
+}
+
 fn random_and_ei_spec(name: &str, iterations: usize) -> String {
     format!(
         "name: {name}\nreplications: 3\nproblem: {{ type: ackley, dim: 2 }}\n\
