@@ -1,5 +1,6 @@
-//! Squared distances from one row to many points stored by coordinate: the kernel rows of a
-//! GP posterior evaluated at a block of points at once.
+//! Squared distances between one point and many stored by coordinate, and the Jacobian rows
+//! of a stationary kernel: the kernel rows of a GP posterior at a block of points, or of one
+//! point against every training input, with the sums running side by side in vector lanes.
 //!
 //! A point-by-point loop sums its `d` squared differences in one dependent chain per
 //! distance. Laid out by coordinate, the same sums run side by side in vector lanes, one
@@ -21,6 +22,45 @@ pub fn squared_distances(points: &[f64], m: usize, row: &[f64], out: &mut [f64])
         for (o, &x) in out.iter_mut().zip(coordinate) {
             let t = x - rj;
             *o += t * t;
+        }
+    }
+}
+}
+
+avx2_dispatch! {
+/// `out[p] = Σ_j ((x[j] − points[j·m + p]) / lengthscales[j])²` for `p < m`, with `points`
+/// stored by coordinate (`x.len() × m`) and each sum taken in ascending `j` from zero — the
+/// bits of a kernel's `r²(x, point_p)` computed one point at a time (divisions included:
+/// a vector division is the same IEEE operation as a scalar one).
+pub fn lengthscaled_squared_distances(
+    points: &[f64],
+    m: usize,
+    x: &[f64],
+    lengthscales: &[f64],
+    out: &mut [f64],
+) {
+    let out = &mut out[..m];
+    out.fill(0.0);
+    for (j, (&xj, &lj)) in x.iter().zip(lengthscales).enumerate() {
+        let coordinate = &points[j * m..(j + 1) * m];
+        for (o, &p) in out.iter_mut().zip(coordinate) {
+            let t = (xj - p) / lj;
+            *o += t * t;
+        }
+    }
+}
+}
+
+avx2_dispatch! {
+/// `jac[i·d + j] = c[i] · (x[j] − rows[i·d + j]) / (lengthscales[j] · lengthscales[j])` for
+/// every row i of `rows` (row-major, `d = x.len()` per row): the x-gradient of a stationary
+/// kernel's value at `x` against each row, given its weights `c[i] = 2s·κ'(r_i²)`, with the
+/// operations of the plain loop.
+pub fn kernel_jacobian(x: &[f64], rows: &[f64], c: &[f64], lengthscales: &[f64], jac: &mut [f64]) {
+    let d = x.len();
+    for ((g, row), &ci) in jac.chunks_exact_mut(d).zip(rows.chunks_exact(d)).zip(c) {
+        for (((g, &a), &b), &l) in g.iter_mut().zip(x).zip(row).zip(lengthscales) {
+            *g = ci * (a - b) / (l * l);
         }
     }
 }

@@ -15,12 +15,14 @@ use crate::cholesky::{
     solve_lower_rows, solve_upper, solve_upper_many,
 };
 use crate::dense::product_rows;
-use crate::distance::{scaled_by_coordinate, squared_distances};
+use crate::distance::{
+    kernel_jacobian, lengthscaled_squared_distances, scaled_by_coordinate, squared_distances,
+};
 use crate::factor::Cholesky;
 use crate::gram::{fill_rows, gradient_rows};
 use crate::panel::{BLOCK, PANEL_ROWS, Panels};
 use crate::profile::{Profile, scaled_profiles};
-use crate::rows::{accumulate_rows, free_gram};
+use crate::rows::{Fold, accumulate_rows, free_gram, weighted_rows};
 use crate::simd::{self, Isa, avx2_dispatch};
 use crate::vector::{axpy, dot};
 use std::sync::Mutex;
@@ -309,6 +311,78 @@ fn squared_distances_by_coordinate() {
                     );
                 }
                 out.extend(dist);
+            }
+        }
+        out
+    });
+}
+
+#[test]
+fn kernel_rows_by_coordinate() {
+    same_bits_on_every_level(
+        "distance::lengthscaled_squared_distances, kernel_jacobian",
+        || {
+            let mut rng = Gen(34);
+            let mut out = Vec::new();
+            for d in [1, 2, 3, 5, 8, 32] {
+                for m in LENGTHS {
+                    let rows = rng.awkward_finite(m * d);
+                    let x = rng.vec(d);
+                    let ls: Vec<f64> = rng.vec(d).iter().map(|v| 0.1 + v.abs()).collect();
+                    let mut by_coordinate = vec![0.0; m * d];
+                    scaled_by_coordinate(&rows, &vec![1.0; d], &mut by_coordinate);
+                    let mut r2 = vec![0.0; m];
+                    lengthscaled_squared_distances(&by_coordinate, m, &x, &ls, &mut r2);
+                    let c = rng.awkward_finite(m);
+                    let mut jac = vec![0.0; m * d];
+                    kernel_jacobian(&x, &rows, &c, &ls, &mut jac);
+                    for p in 0..m {
+                        let mut s = 0.0;
+                        for j in 0..d {
+                            let t = (x[j] - rows[p * d + j]) / ls[j];
+                            s += t * t;
+                            let g = c[p] * (x[j] - rows[p * d + j]) / (ls[j] * ls[j]);
+                            assert_eq!(jac[p * d + j].to_bits(), g.to_bits(), "d = {d}, m = {m}");
+                        }
+                        assert_eq!(r2[p].to_bits(), s.to_bits(), "d = {d}, m = {m}, point {p}");
+                    }
+                    out.extend(r2);
+                    out.extend(jac);
+                }
+            }
+            out
+        },
+    );
+}
+
+#[test]
+fn weighted_row_folds() {
+    same_bits_on_every_level("rows::weighted_rows", || {
+        let mut rng = Gen(35);
+        let mut out = Vec::new();
+        for d in [0, 1, 2, 3, 5, 8, 16, 17, 32] {
+            for n in LENGTHS {
+                let rows = rng.awkward_finite(n * d);
+                let w = rng.awkward_finite(n);
+                let start = rng.vec(d);
+                for fold in [Fold::Add, Fold::Subtract, Fold::SubtractScaled(1.7)] {
+                    let mut got = start.clone();
+                    weighted_rows(&rows, &w, fold, &mut got);
+                    let mut plain = start.clone();
+                    for i in 0..n {
+                        for j in 0..d {
+                            let r = rows[i * d + j];
+                            plain[j] = match fold {
+                                Fold::Add => plain[j] + w[i] * r,
+                                Fold::Subtract => plain[j] - w[i] * r,
+                                Fold::SubtractScaled(s) => plain[j] - w[i] * r * s,
+                            };
+                        }
+                    }
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&plain), "{fold:?} d = {d}, n = {n}");
+                    out.extend(got);
+                }
             }
         }
         out

@@ -1,7 +1,8 @@
-//! Sums over selected rows of a row-major matrix with a row stride: the products `Wᵀd`,
-//! `WᵀZr` and `WᵀZZᵀW` of L-BFGS-B's generalised Cauchy point and subspace step, where `W`
-//! is `n × 2m` and `Z` selects the free variables. Each entry is summed in ascending row
-//! order, whatever the blocking, so every build gives the plain loop's bits.
+//! Sums over the rows of a row-major matrix: the products `Wᵀd`, `WᵀZr` and `WᵀZZᵀW` of
+//! L-BFGS-B's generalised Cauchy point and subspace step, where `W` is `n × 2m` and `Z`
+//! selects the free variables, and the weighted sums of a kernel's Jacobian rows that make
+//! a GP's gradients (`weighted_rows`). Each entry is summed in ascending row order, whatever
+//! the blocking, so every build gives the plain loop's bits.
 
 // Dense small-matrix kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
@@ -62,6 +63,54 @@ avx2_dispatch! {
                 let wa = wi[a];
                 for (acc, wb) in wzzw[a * kk + a..(a + 1) * kk].iter_mut().zip(&wi[a..]) {
                     *acc += wa * wb;
+                }
+            }
+        }
+    }
+}
+
+/// How [`weighted_rows`] folds each weighted row into the running sums.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fold {
+    /// `out[j] = out[j] + w_i·row_i[j]`.
+    Add,
+    /// `out[j] = out[j] − w_i·row_i[j]`.
+    Subtract,
+    /// `out[j] = out[j] − (w_i·row_i[j])·s`.
+    SubtractScaled(f64),
+}
+
+avx2_dispatch! {
+    /// Folds every row of `rows` (row-major, `out.len()` per row), weighted by `w[i]`, into
+    /// `out` in ascending `i` as `fold` says: the per-coordinate sums over training inputs of
+    /// a GP's gradients (`∂mean/∂x = Σ α_i ∂k_i/∂x`, and the like). Each entry gets exactly
+    /// the operations of the plain loop.
+    pub fn weighted_rows(rows: &[f64], w: &[f64], fold: Fold, out: &mut [f64]) {
+        let d = out.len();
+        if d == 0 {
+            return;
+        }
+        let pairs = rows.chunks_exact(d).zip(w);
+        match fold {
+            Fold::Add => {
+                for (row, &wi) in pairs {
+                    for (o, &r) in out.iter_mut().zip(row) {
+                        *o = *o + wi * r;
+                    }
+                }
+            }
+            Fold::Subtract => {
+                for (row, &wi) in pairs {
+                    for (o, &r) in out.iter_mut().zip(row) {
+                        *o = *o - wi * r;
+                    }
+                }
+            }
+            Fold::SubtractScaled(s) => {
+                for (row, &wi) in pairs {
+                    for (o, &r) in out.iter_mut().zip(row) {
+                        *o = *o - wi * r * s;
+                    }
                 }
             }
         }

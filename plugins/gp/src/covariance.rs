@@ -9,7 +9,10 @@
 
 use crate::posterior::{GpPosterior, MIN_VARIANCE};
 use cabo_core::capability::{Covariance, PreparedPoint};
+use cabo_linalg::distance::{kernel_jacobian, lengthscaled_squared_distances};
 use cabo_linalg::dot;
+use cabo_linalg::profile::scaled_profiles;
+use cabo_linalg::rows::{Fold, weighted_rows};
 
 impl Covariance for GpPosterior {
     fn dim(&self) -> usize {
@@ -37,8 +40,13 @@ impl Covariance for GpPosterior {
         if grad {
             c.jv.resize(n * d, 0.0);
             // `u` is overwritten below; until then it holds the kernel's gradient weights.
+            // The values and Jacobian of `Kernel::cross_grad_x`, with the distances to all
+            // training inputs side by side (the same operations per entry).
             c.u.resize(n, 0.0);
-            kern.cross_grad_x(x, train, &mut c.v, &mut c.jv, &mut c.u);
+            let ls = &kern.lengthscales;
+            lengthscaled_squared_distances(self.train_x_by_coordinate(), n, x, ls, &mut c.v);
+            scaled_profiles(kern.kind.shape(), kern.outputscale, &mut c.v, &mut c.u);
+            kernel_jacobian(x, train, &c.u, ls, &mut c.jv);
         } else {
             c.jv.clear();
             kern.cross(x, train, &mut c.v);
@@ -50,7 +58,7 @@ impl Covariance for GpPosterior {
         c.dmean.clear();
         if grad {
             c.dmean.resize(d, 0.0);
-            fold_rows(&c.jv, &mut c.dmean, |acc, r, i| acc + alpha[i] * r);
+            weighted_rows(&c.jv, alpha, Fold::Add, &mut c.dmean);
             for g in c.dmean.iter_mut() {
                 *g *= scale;
             }
@@ -68,8 +76,8 @@ impl Covariance for GpPosterior {
             chol.solve_upper_in_place(&mut c.u);
             c.dvar.resize(d, 0.0);
             if raw > MIN_VARIANCE {
-                let (u, s2) = (&c.u, scale2);
-                fold_rows(&c.jv, &mut c.dvar, |acc, r, i| acc - 2.0 * u[i] * r * s2);
+                let twice_u: Vec<f64> = c.u.iter().map(|ui| 2.0 * ui).collect();
+                weighted_rows(&c.jv, &twice_u, Fold::SubtractScaled(scale2), &mut c.dvar);
             }
         }
         c.var = scale2 * raw.max(MIN_VARIANCE);
@@ -88,8 +96,9 @@ impl Covariance for GpPosterior {
             for j in 0..d {
                 gb[j] = -ga[j];
             }
-            fold_rows(&a.jv, ga, |acc, r, i| acc - r * b.u[i]);
-            fold_rows(&b.jv, gb, |acc, r, i| acc - r * a.u[i]);
+            // −(∂k_a/∂a)ᵀ u_b and −(∂k_b/∂b)ᵀ u_a (u_i·r is r·u_i to the bit).
+            weighted_rows(&a.jv, &b.u, Fold::Subtract, ga);
+            weighted_rows(&b.jv, &a.u, Fold::Subtract, gb);
             for g in ga.iter_mut().chain(gb.iter_mut()) {
                 *g *= scale2;
             }
@@ -97,33 +106,4 @@ impl Covariance for GpPosterior {
         };
         scale2 * (k - dot(&a.v, &b.v))
     }
-}
-
-/// `out[j] ← f(… f(f(out[j], rows[0][j], 0), rows[1][j], 1) …)` over the rows of `rows`
-/// (row length `out.len()`): a per-coordinate sum over training points, in ascending order
-/// like the plain loop, but with the running sums in a local array the compiler can keep
-/// apart from the rows (through a struct's vectors it must assume they alias).
-#[inline(always)]
-fn fold_rows(rows: &[f64], out: &mut [f64], f: impl Fn(f64, f64, usize) -> f64) {
-    const LOCAL: usize = 16;
-    let d = out.len();
-    if d == 0 {
-        return;
-    }
-    if d > LOCAL {
-        for (i, row) in rows.chunks_exact(d).enumerate() {
-            for (o, &r) in out.iter_mut().zip(row) {
-                *o = f(*o, r, i);
-            }
-        }
-        return;
-    }
-    let mut acc = [0.0; LOCAL];
-    acc[..d].copy_from_slice(out);
-    for (i, row) in rows.chunks_exact(d).enumerate() {
-        for (a, &r) in acc[..d].iter_mut().zip(row) {
-            *a = f(*a, r, i);
-        }
-    }
-    out.copy_from_slice(&acc[..d]);
 }

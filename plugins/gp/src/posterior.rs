@@ -118,8 +118,25 @@ struct Train {
     x: Vec<f64>,
     /// Inputs divided by the lengthscales (so distances need no division).
     x_scaled: Vec<f64>,
+    /// Inputs laid out by coordinate (`d × n`), so one point's distances to all of them run
+    /// side by side.
+    x_by_coordinate: Vec<f64>,
     /// Targets in model units.
     y: Vec<f64>,
+}
+
+impl Train {
+    fn new(dim: usize, x: Vec<f64>, x_scaled: Vec<f64>, y: Vec<f64>) -> Train {
+        let mut x_by_coordinate = vec![0.0; x.len()];
+        scaled_by_coordinate(&x, &vec![1.0; dim], &mut x_by_coordinate);
+        Train {
+            dim,
+            x,
+            x_scaled,
+            x_by_coordinate,
+            y,
+        }
+    }
 }
 
 /// The posterior of an exact GP with a constant mean and Gaussian noise. Cheap to clone
@@ -251,12 +268,7 @@ impl GpPosterior {
             .iter()
             .map(|v| (v - transform.shift) / transform.scale)
             .collect();
-        let train = Train {
-            dim: data.dim,
-            x: data.x.to_vec(),
-            x_scaled,
-            y,
-        };
+        let train = Train::new(data.dim, data.x.to_vec(), x_scaled, y);
         let mut post = GpPosterior {
             kernel,
             inv_ls,
@@ -330,6 +342,11 @@ impl GpPosterior {
     /// Training inputs, row-major `n × d` (fantasy points included).
     pub fn train_x(&self) -> &[f64] {
         &self.train.x
+    }
+
+    /// Training inputs laid out by coordinate (`d × n`, fantasy points included).
+    pub(crate) fn train_x_by_coordinate(&self) -> &[f64] {
+        &self.train.x_by_coordinate
     }
 
     /// Training targets in observed units (fantasy values included).
@@ -567,27 +584,26 @@ impl GpPosterior {
             y: ys,
         })?;
         let mut out = self.clone();
-        let mut train = Train {
-            dim: d,
-            x: self.train.x.clone(),
-            x_scaled: self.train.x_scaled.clone(),
-            y: self.train.y.clone(),
-        };
+        let (mut x_all, mut x_scaled, mut y_all) = (
+            self.train.x.clone(),
+            self.train.x_scaled.clone(),
+            self.train.y.clone(),
+        );
         let t = self.transform;
         for (x, &y) in xs.chunks_exact(d).zip(ys) {
-            let mut k = vec![0.0; train.y.len()];
+            let mut k = vec![0.0; y_all.len()];
             // Cross terms against the current (growing) training set.
             let s = self.kernel.outputscale;
             let xsc: Vec<f64> = x.iter().zip(&self.inv_ls).map(|(a, il)| a * il).collect();
-            for (o, row) in k.iter_mut().zip(train.x_scaled.chunks_exact(d)) {
+            for (o, row) in k.iter_mut().zip(x_scaled.chunks_exact(d)) {
                 *o = s * self.kernel.kind.profile(sqdist(&xsc, row)).0;
             }
             out.chol.extend_in_place(&k, s + self.noise)?;
-            train.x.extend_from_slice(x);
-            train.x_scaled.extend_from_slice(&xsc);
-            train.y.push((y - t.shift) / t.scale);
+            x_all.extend_from_slice(x);
+            x_scaled.extend_from_slice(&xsc);
+            y_all.push((y - t.shift) / t.scale);
         }
-        out.train = Arc::new(train);
+        out.train = Arc::new(Train::new(d, x_all, x_scaled, y_all));
         out.update_alpha();
         out.diagnostics = out.base_diagnostics();
         Ok(out)

@@ -131,3 +131,29 @@ fn gradient_path_moments_match_the_plain_predictions() {
         }
     }
 }
+
+/// The covariance capability's prepared points hold the kernel rows and Jacobian of
+/// `Kernel::cross_grad_x` bit for bit (they are computed with the training inputs laid out
+/// by coordinate), so every scenario tree sees the numbers it saw before.
+#[test]
+fn prepared_points_have_the_bits_of_the_kernels_rows() {
+    use cabo_core::capability::{Covariance, PreparedPoint};
+    for kind in KINDS {
+        for d in [1, 3, 8, 33] {
+            let post = fitted(kind, 29, d, true, 1e-6);
+            let train = post.train_x().to_vec();
+            let n = train.len() / d;
+            for x in points(5, d, 23).chunks_exact(d) {
+                let mut p = PreparedPoint::default();
+                post.prepare(x, true, &mut p);
+                let (mut k, mut jac, mut w) = (vec![0.0; n], vec![0.0; n * d], vec![0.0; n]);
+                post.kernel()
+                    .cross_grad_x(x, &train, &mut k, &mut jac, &mut w);
+                post.cholesky().solve_lower_in_place(&mut k);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&p.v), bits(&k), "{kind:?} d = {d}");
+                assert_eq!(bits(&p.jv), bits(&jac), "{kind:?} d = {d}");
+            }
+        }
+    }
+}
