@@ -95,21 +95,21 @@ avx2_dispatch! {
             Fold::Add => {
                 for (row, &wi) in pairs {
                     for (o, &r) in out.iter_mut().zip(row) {
-                        *o = *o + wi * r;
+                        *o += wi * r;
                     }
                 }
             }
             Fold::Subtract => {
                 for (row, &wi) in pairs {
                     for (o, &r) in out.iter_mut().zip(row) {
-                        *o = *o - wi * r;
+                        *o -= wi * r;
                     }
                 }
             }
             Fold::SubtractScaled(s) => {
                 for (row, &wi) in pairs {
                     for (o, &r) in out.iter_mut().zip(row) {
-                        *o = *o - wi * r * s;
+                        *o -= wi * r * s;
                     }
                 }
             }
