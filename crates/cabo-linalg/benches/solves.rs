@@ -1,13 +1,13 @@
 //! Speed of the triangular solves with many right-hand sides (`cargo bench -p cabo-linalg
 //! --bench solves`): the `_many` solves against one solve per right-hand side, and the tiled
-//! `solve_lower_rows` against the row-by-row loop it replaced (kept here as `reference`).
+//! `solve_lower_rows` against the row-by-row loop it replaced (`solve_lower_rows_by_row`).
 //! The factors are those of well-conditioned kernel matrices of order 400 and 800, whose
 //! packed factors (0.6 and 2.5 MB) no longer fit in the level-1 and level-2 caches (and, for
 //! `solve_lower_rows`, also of order 20 and 100).
 
 use cabo_core::Rng;
 use cabo_linalg::Cholesky;
-use cabo_linalg::cholesky::{row_start, solve_lower_rows};
+use cabo_linalg::cholesky::{solve_lower_rows, solve_lower_rows_by_row};
 use cabo_linalg::simd::{self, Isa};
 use divan::{Bencher, black_box};
 use std::collections::HashMap;
@@ -130,7 +130,7 @@ fn lower_rows_reference(bencher: Bencher, n: usize) {
     let b = values(n * POINTS, 3);
     bencher
         .with_inputs(|| b.clone())
-        .bench_local_refs(|b| reference(&packed, n, black_box(b), POINTS));
+        .bench_local_refs(|b| solve_lower_rows_by_row(&packed, n, black_box(b), POINTS));
 }
 
 /// The same solve with the tiled `solve_lower_rows` (checked to give the reference's bits).
@@ -140,7 +140,7 @@ fn lower_rows_tiled(bencher: Bencher, n: usize) {
     let b = values(n * POINTS, 3);
     let (mut got, mut want) = (b.clone(), b.clone());
     solve_lower_rows(&packed, n, &mut got, POINTS);
-    reference(&packed, n, &mut want, POINTS);
+    solve_lower_rows_by_row(&packed, n, &mut want, POINTS);
     assert!(
         got.iter()
             .zip(&want)
@@ -150,57 +150,4 @@ fn lower_rows_tiled(bencher: Bencher, n: usize) {
     bencher
         .with_inputs(|| b.clone())
         .bench_local_refs(|b| solve_lower_rows(&packed, n, black_box(b), POINTS));
-}
-
-/// The row-by-row `solve_lower_rows` that the tiled one replaced, compiled for AVX2 where
-/// the processor has it, as the library compiled it (whatever `CABO_BENCH_ISA` says).
-fn reference(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        /// [`reference_body`] compiled for AVX2.
-        ///
-        /// # Safety
-        /// The processor must support AVX2.
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-            reference_body(packed, n, b, m)
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2 (checked just now).
-            return unsafe { avx2(packed, n, b, m) };
-        }
-    }
-    reference_body(packed, n, b, m)
-}
-
-/// The body of [`reference`]: for each row, four earlier rows fused per pass, then one
-/// `axpy` per remaining row, then a multiplication by the reciprocal pivot.
-#[inline(always)]
-fn reference_body(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-    for i in 0..n {
-        let r = &packed[row_start(i)..row_start(i + 1)];
-        let (done, rest) = b.split_at_mut(i * m);
-        let bi = &mut rest[..m];
-        let mut j = 0;
-        while j + 4 <= i {
-            let (x0, x1, x2, x3) = (
-                &done[j * m..(j + 1) * m],
-                &done[(j + 1) * m..(j + 2) * m],
-                &done[(j + 2) * m..(j + 3) * m],
-                &done[(j + 3) * m..(j + 4) * m],
-            );
-            let a = [r[j], r[j + 1], r[j + 2], r[j + 3]];
-            for k in 0..m {
-                bi[k] = bi[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
-            }
-            j += 4;
-        }
-        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-            cabo_linalg::axpy(-lij, &done[j * m..(j + 1) * m], bi);
-        }
-        let inv = 1.0 / r[i];
-        for v in bi.iter_mut() {
-            *v *= inv;
-        }
-    }
 }

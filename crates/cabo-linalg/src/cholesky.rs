@@ -1023,6 +1023,14 @@ unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: 
     }
 }
 
+avx2_dispatch! {
+/// [`solve_lower_rows`] row by row: the implementation the tiled one replaced, which it
+/// still runs below order 32, and against which tests and benchmarks hold it (same bits).
+pub fn solve_lower_rows_by_row(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+    lower_rows_by_row(packed, n, b, m)
+}
+}
+
 /// [`solve_lower_rows`] row by row, for orders below [`TILED_ORDER`]: each row of `b` is
 /// updated by the rows above it, four per pass ([`sub4`]), then one at a time ([`axpy`],
 /// `y + (−l)·x` being `y − l·x` to the bit), then multiplied by its reciprocal pivot — per
