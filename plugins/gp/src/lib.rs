@@ -10,8 +10,10 @@
 //!   `cabo_core::capability`: fantasies by Cholesky extension, covariances between prepared
 //!   points (`covariance`), pathwise sample paths, draws on a shared Fourier basis
 //!   ([`fourier`]), the knowledge gradient's fast objective (`kg`) and expected bounds over
-//!   a control set's open variables (`bounds`). Other plugins reach them through the
-//!   `Posterior` trait, never through this type.
+//!   a control set's open variables (`bounds`). Gradients at many points are computed in
+//!   blocks that share each load of the Cholesky factor (bitwise the single-point ones), and
+//!   a refit with unchanged hyperparameters extends the last factor. Other plugins reach
+//!   them through the `Posterior` trait, never through this type.
 //! - [`spec`]: the `exact_gp` model spec; [`cost`]: the `log_gp`, `known` and `uniform` cost
 //!   models, each offering covariances of ln c and fantasies.
 
