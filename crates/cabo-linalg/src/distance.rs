@@ -66,6 +66,101 @@ pub fn kernel_jacobian(x: &[f64], rows: &[f64], c: &[f64], lengthscales: &[f64],
 }
 }
 
+/// Points per block of [`block_squared_distances`]: the lanes of its running sums, which
+/// stay in registers (four 256-bit vectors) while the coordinates stream past.
+pub const BLOCK_LANES: usize = 16;
+
+avx2_dispatch! {
+/// `out[p·n + i] = Σ_j (points[j·BLOCK_LANES + p] − rows[i·d + j])²` for every row i of
+/// `rows` (row-major, `n` rows of `d = points.len() / BLOCK_LANES` coordinates) and every
+/// lane `p < lanes`, with `points` stored by coordinate in [`BLOCK_LANES`] lanes (lanes
+/// from `lanes` on are ignored). Each sum runs in ascending `j` from zero — the bits of
+/// [`squared_distances`] and of `sqdist(point_p, row_i)` one point at a time — while the
+/// block's sums stay in registers for a whole row: a posterior's kernel rows at a block of
+/// points, laid out point by point.
+pub fn block_squared_distances(points: &[f64], lanes: usize, rows: &[f64], out: &mut [f64]) {
+    assert!(lanes <= BLOCK_LANES && points.len().is_multiple_of(BLOCK_LANES));
+    let d = points.len() / BLOCK_LANES;
+    if d == 0 {
+        out.fill(0.0);
+        return;
+    }
+    let n = rows.len() / d;
+    assert!(out.len() >= lanes * n);
+    for (i, row) in rows.chunks_exact(d).enumerate() {
+        let mut acc = [0.0f64; BLOCK_LANES];
+        for (coordinate, &rj) in points.chunks_exact(BLOCK_LANES).zip(row) {
+            for (a, &x) in acc.iter_mut().zip(coordinate) {
+                let t = x - rj;
+                *a += t * t;
+            }
+        }
+        for (p, &a) in acc[..lanes].iter().enumerate() {
+            out[p * n + i] = a;
+        }
+    }
+}
+}
+
+avx2_dispatch! {
+/// `gm[j] += wm[i]·(x[j] − rows[i·d + j])` and `gv[j] += wv[i]·(x[j] − rows[i·d + j])`
+/// over the rows i of `rows` (row-major, `d = x.len()` per row) in ascending order, with
+/// exactly the plain loop's operations per entry: a GP's mean and variance gradients at `x`
+/// as weighted sums of its differences to the training inputs. Eight coordinates at a time
+/// keep their two running sums in registers while the rows stream past.
+pub fn weighted_differences(
+    x: &[f64],
+    rows: &[f64],
+    wm: &[f64],
+    wv: &[f64],
+    gm: &mut [f64],
+    gv: &mut [f64],
+) {
+    let d = x.len();
+    assert!(gm.len() == d && gv.len() == d);
+    let mut j0 = 0;
+    while j0 + 8 <= d {
+        differences_chunk::<8>(x, rows, wm, wv, gm, gv, j0);
+        j0 += 8;
+    }
+    if j0 + 4 <= d {
+        differences_chunk::<4>(x, rows, wm, wv, gm, gv, j0);
+        j0 += 4;
+    }
+    while j0 < d {
+        differences_chunk::<1>(x, rows, wm, wv, gm, gv, j0);
+        j0 += 1;
+    }
+}
+}
+
+/// [`weighted_differences`] over the `W` coordinates from `j0`.
+#[inline(always)]
+fn differences_chunk<const W: usize>(
+    x: &[f64],
+    rows: &[f64],
+    wm: &[f64],
+    wv: &[f64],
+    gm: &mut [f64],
+    gv: &mut [f64],
+    j0: usize,
+) {
+    let d = x.len();
+    let xs: [f64; W] = std::array::from_fn(|t| x[j0 + t]);
+    let mut am: [f64; W] = std::array::from_fn(|t| gm[j0 + t]);
+    let mut av: [f64; W] = std::array::from_fn(|t| gv[j0 + t]);
+    for ((row, &a), &b) in rows.chunks_exact(d).zip(wm).zip(wv) {
+        let r: &[f64; W] = row[j0..j0 + W].try_into().expect("W coordinates");
+        for (((m, v), &xt), &rt) in am.iter_mut().zip(av.iter_mut()).zip(&xs).zip(r) {
+            let diff = xt - rt;
+            *m += a * diff;
+            *v += b * diff;
+        }
+    }
+    gm[j0..j0 + W].copy_from_slice(&am);
+    gv[j0..j0 + W].copy_from_slice(&av);
+}
+
 /// `points` (row-major, `scale.len()` coordinates per point) laid out by coordinate into
 /// `out` (the same length), each coordinate multiplied by `scale[j]` first: the layout
 /// [`squared_distances`] reads.

@@ -16,7 +16,8 @@ use crate::cholesky::{
 };
 use crate::dense::product_rows;
 use crate::distance::{
-    kernel_jacobian, lengthscaled_squared_distances, scaled_by_coordinate, squared_distances,
+    BLOCK_LANES, block_squared_distances, kernel_jacobian, lengthscaled_squared_distances,
+    scaled_by_coordinate, squared_distances, weighted_differences,
 };
 use crate::factor::Cholesky;
 use crate::gram::{fill_rows, gradient_rows};
@@ -315,6 +316,64 @@ fn squared_distances_by_coordinate() {
         }
         out
     });
+}
+
+#[test]
+fn block_distances_and_weighted_differences() {
+    same_bits_on_every_level(
+        "distance::block_squared_distances, weighted_differences",
+        || {
+            let mut rng = Gen(36);
+            let mut out = Vec::new();
+            for d in [1, 2, 3, 5, 8, 13, 32] {
+                for n in LENGTHS {
+                    let rows = rng.awkward_finite(n * d);
+                    for lanes in [1, 4, 11, BLOCK_LANES] {
+                        let points = rng.vec(lanes * d);
+                        let mut by_coordinate = vec![f64::NAN; d * BLOCK_LANES];
+                        for p in 0..lanes {
+                            for j in 0..d {
+                                by_coordinate[j * BLOCK_LANES + p] = points[p * d + j];
+                            }
+                        }
+                        let mut dist = vec![f64::NAN; lanes * n];
+                        block_squared_distances(&by_coordinate, lanes, &rows, &mut dist);
+                        for p in 0..lanes {
+                            for i in 0..n {
+                                let plain = (0..d).fold(0.0, |s, j| {
+                                    let t = points[p * d + j] - rows[i * d + j];
+                                    s + t * t
+                                });
+                                assert_eq!(dist[p * n + i].to_bits(), plain.to_bits());
+                            }
+                        }
+                        out.extend(dist);
+                    }
+                    let x = rng.vec(d);
+                    let (wm, wv) = (rng.awkward_finite(n), rng.awkward_finite(n));
+                    let (mut gm, mut gv) = (rng.vec(d), rng.vec(d));
+                    let (mut pm, mut pv) = (gm.clone(), gv.clone());
+                    weighted_differences(&x, &rows, &wm, &wv, &mut gm, &mut gv);
+                    for i in 0..n {
+                        for j in 0..d {
+                            let t = x[j] - rows[i * d + j];
+                            pm[j] += wm[i] * t;
+                            pv[j] += wv[i] * t;
+                        }
+                    }
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        (bits(&gm), bits(&gv)),
+                        (bits(&pm), bits(&pv)),
+                        "d = {d}, n = {n}"
+                    );
+                    out.extend(gm);
+                    out.extend(gv);
+                }
+            }
+            out
+        },
+    );
 }
 
 #[test]

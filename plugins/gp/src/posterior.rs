@@ -17,7 +17,10 @@ use cabo_core::{
     Diagnostics, Error, MeanVar, MeanVarGrad, Objective, Posterior, Result, Rng, TrainingData,
 };
 use cabo_linalg::Cholesky;
-use cabo_linalg::distance::{scaled_by_coordinate, squared_distances};
+use cabo_linalg::distance::{
+    BLOCK_LANES, block_squared_distances, scaled_by_coordinate, squared_distances,
+    weighted_differences,
+};
 use cabo_linalg::{axpy, dot};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -46,7 +49,8 @@ fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
 /// Points [`Posterior::mean_var_grads`] evaluates together: enough to share each load of the
 /// Cholesky factor among many right-hand sides, few enough that their kernel rows and
 /// weights (2 · 16 · n values, 200 KB at n = 800) stay in the L2 cache.
-const GRAD_BLOCK: usize = 16;
+/// One block of [`block_squared_distances`].
+const GRAD_BLOCK: usize = BLOCK_LANES;
 
 /// Number of random Fourier features of posterior sample paths (seed 002, App. C.2).
 pub const SAMPLE_PATH_FEATURES: usize = 1024;
@@ -508,32 +512,22 @@ impl GpPosterior {
         for ((o, x), il) in points.iter_mut().zip(xs).zip(self.inv_ls.iter().cycle()) {
             *o = x * il;
         }
-        let rows = self.train.x_scaled.chunks_exact(d);
+        let rows = &self.train.x_scaled;
         if b < 4 {
-            for (i, xi) in rows.enumerate() {
+            for (i, xi) in rows.chunks_exact(d).enumerate() {
                 for (p, xp) in points.chunks_exact(d).enumerate() {
                     k[p * n + i] = sqdist(xp, xi);
                 }
             }
             return;
         }
-        let mut by_coordinate = [0.0; 64 * GRAD_BLOCK];
-        let mut by_coordinate_vec;
-        let by_coordinate: &mut [f64] = if d <= 64 {
-            &mut by_coordinate[..d * b]
-        } else {
-            by_coordinate_vec = vec![0.0; d * b];
-            &mut by_coordinate_vec
-        };
-        let unit = vec![1.0; d];
-        scaled_by_coordinate(points, &unit, by_coordinate);
-        let mut r2 = [0.0; GRAD_BLOCK];
-        for (i, xi) in rows.enumerate() {
-            squared_distances(by_coordinate, b, xi, &mut r2[..b]);
-            for (p, &r) in r2[..b].iter().enumerate() {
-                k[p * n + i] = r;
+        let mut by_coordinate = vec![0.0; d * BLOCK_LANES];
+        for (p, xp) in points.chunks_exact(d).enumerate() {
+            for (j, &v) in xp.iter().enumerate() {
+                by_coordinate[j * BLOCK_LANES + p] = v;
             }
         }
+        block_squared_distances(&by_coordinate, b, rows, k);
     }
 
     /// `(∂mean/∂x, ∂var/∂x)` in model units at the scaled point `xp` from `u = K⁻¹k` and the
@@ -549,16 +543,13 @@ impl GpPosterior {
         let d = self.train.dim;
         let mut dmean = vec![0.0; d];
         let mut dvar = vec![0.0; d];
-        let rows = self.train.x_scaled.chunks_exact(d);
-        for (((ui, ci), ai), xi) in u.iter().zip(c).zip(&self.alpha).zip(rows) {
-            let wm = ai * ci;
-            let wv = if with_var { -2.0 * ui * ci } else { 0.0 };
-            for (((gm, gv), a), b) in dmean.iter_mut().zip(dvar.iter_mut()).zip(xp).zip(xi) {
-                let t = a - b;
-                *gm += wm * t;
-                *gv += wv * t;
-            }
-        }
+        let wm: Vec<f64> = self.alpha.iter().zip(c).map(|(a, ci)| a * ci).collect();
+        let wv: Vec<f64> = if with_var {
+            u.iter().zip(c).map(|(ui, ci)| -2.0 * ui * ci).collect()
+        } else {
+            vec![0.0; u.len()]
+        };
+        weighted_differences(xp, &self.train.x_scaled, &wm, &wv, &mut dmean, &mut dvar);
         for ((gm, gv), il) in dmean.iter_mut().zip(dvar.iter_mut()).zip(&self.inv_ls) {
             *gm *= il;
             *gv *= il;
