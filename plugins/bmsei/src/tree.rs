@@ -298,7 +298,119 @@ pub fn validate_fantasies(d: usize, fantasies: &[usize]) -> Result<()> {
 struct Scratch {
     fc: Vec<PreparedPoint>,
     cc: Vec<PreparedPoint>,
+    /// The objective's and ln c's covariances between each node and its ancestors, for the
+    /// evaluation under way.
+    pairs_f: PairCache,
+    pairs_c: PairCache,
     work: Work,
+}
+
+/// The covariances (with their gradients when asked) between each node's prepared point and
+/// its ancestors', computed at most once per evaluation. Every path through a node repeats
+/// the node's pairs with its ancestors (a 4-step path asks for 10 covariances per belief, of
+/// which 6 differ), and a covariance costs two passes over an `n × d` Jacobian; a stored one
+/// is the same number, so the cache changes no bit.
+struct PairCache {
+    /// Gradient length per point (`d`) when gradients are kept, else 0.
+    d: usize,
+    /// Entry of `(node, ancestor level)`: `offset[node] + level`.
+    offset: Vec<usize>,
+    /// The evaluation each entry was computed in; entries of earlier ones are stale.
+    stamp: Vec<u64>,
+    value: Vec<f64>,
+    /// `(∇_a, ∇_b)` of each entry, `2d` values (empty without gradients).
+    grads: Vec<f64>,
+    /// The evaluation under way: a new one makes every entry stale without a sweep.
+    current: u64,
+    /// Off for trees whose pair table would be too large to be worth keeping.
+    enabled: bool,
+}
+
+/// Largest pair table ([`PairCache`]) kept, in values: 32 MB.
+const MAX_PAIR_VALUES: usize = 1 << 22;
+
+impl PairCache {
+    fn new(tree: &Tree) -> Self {
+        let mut offset = Vec::with_capacity(tree.nodes());
+        let mut entries = 0;
+        for node in 0..tree.nodes() {
+            offset.push(entries);
+            entries += tree.level[node];
+        }
+        let d = tree.d;
+        let enabled = entries * (1 + 2 * d) <= MAX_PAIR_VALUES;
+        let entries = if enabled { entries } else { 0 };
+        PairCache {
+            d: 0,
+            offset,
+            stamp: vec![0; entries],
+            value: vec![0.0; entries],
+            grads: vec![0.0; 2 * d * entries],
+            current: 0,
+            enabled,
+        }
+    }
+
+    /// Makes every entry stale: the prepared points changed.
+    fn start_evaluation(&mut self) {
+        self.current += 1;
+    }
+
+    /// `Σ(p[a], p[c])` for `c < a` of a path `p` whose point `p[a]` is the node `node` (and
+    /// `p[c]` therefore its ancestor at level `c`), with the gradients in `ga`, `gb` when
+    /// they are non-empty: stored if computed earlier in this evaluation, else computed by
+    /// `b` and stored.
+    #[allow(clippy::too_many_arguments)]
+    fn cov(
+        &mut self,
+        b: &dyn Covariance,
+        p: &[&PreparedPoint],
+        node: usize,
+        a: usize,
+        c: usize,
+        ga: &mut [f64],
+        gb: &mut [f64],
+    ) -> f64 {
+        if !self.enabled {
+            return b.cov(p[a], p[c], ga, gb);
+        }
+        let d = ga.len();
+        // Every request of one evaluation asks for gradients or none do; a change of mind
+        // restarts the table rather than mixing the two kinds.
+        if d != self.d {
+            self.d = d;
+            self.current += 1;
+        }
+        let entry = self.offset[node] + c;
+        let grads = &mut self.grads[2 * d * entry..2 * d * (entry + 1)];
+        if self.stamp[entry] == self.current {
+            ga.copy_from_slice(&grads[..d]);
+            gb.copy_from_slice(&grads[d..]);
+            return self.value[entry];
+        }
+        let v = b.cov(p[a], p[c], ga, gb);
+        grads[..d].copy_from_slice(ga);
+        grads[d..].copy_from_slice(gb);
+        self.value[entry] = v;
+        self.stamp[entry] = self.current;
+        v
+    }
+}
+
+/// `Σ(p[a], p[c])` of a path by the indices `a > c` of its points, writing the gradients into
+/// the two slices when they are non-empty (what [`path_factor`] asks of a belief).
+type PathCov<'f> = dyn FnMut(usize, usize, &mut [f64], &mut [f64]) -> f64 + 'f;
+
+/// Where a path's covariances come from.
+enum Pairs<'c> {
+    /// Computed on every request (the finite-domain solver's candidate paths).
+    Fresh,
+    /// From the evaluation's caches, for the path of tree nodes `path`.
+    Cached {
+        path: &'c [usize],
+        f: &'c mut PairCache,
+        c: &'c mut PairCache,
+    },
 }
 
 /// Buffers of one node's path algebra.
@@ -390,6 +502,8 @@ impl<'a> TreeObjective<'a> {
             scratch: RefCell::new(Scratch {
                 fc: vec![PreparedPoint::default(); n],
                 cc: vec![PreparedPoint::default(); n],
+                pairs_f: PairCache::new(tree),
+                pairs_c: PairCache::new(tree),
                 work: Work {
                     ga: vec![0.0; tree.d],
                     gb: vec![0.0; tree.d],
@@ -460,6 +574,8 @@ impl<'a> TreeObjective<'a> {
     }
 
     fn prepare_all(&self, xs: &[f64], grad: bool, s: &mut Scratch) {
+        s.pairs_f.start_evaluation();
+        s.pairs_c.start_evaluation();
         let d = self.tree.d;
         for (node, x) in xs.chunks_exact(d).enumerate() {
             self.f.prepare(x, grad, &mut s.fc[node]);
@@ -588,10 +704,15 @@ impl<'a> TreeObjective<'a> {
         }
         let leaf = t.level[node] + 1 == t.steps();
         let (pf, pc, work) = (&pf[..len], &pc[..len], &mut s.work);
+        let pairs = Pairs::Cached {
+            path: &path[..len],
+            f: &mut s.pairs_f,
+            c: &mut s.pairs_c,
+        };
         match len {
-            0..=2 => node_value::<W, 2>(self, pf, pc, &ey, &ec, leaf, moments, work),
-            3..=4 => node_value::<W, 4>(self, pf, pc, &ey, &ec, leaf, moments, work),
-            _ => node_value::<W, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, moments, work),
+            0..=2 => node_value::<W, 2>(self, pf, pc, &ey, &ec, leaf, moments, pairs, work),
+            3..=4 => node_value::<W, 4>(self, pf, pc, &ey, &ec, leaf, moments, pairs, work),
+            _ => node_value::<W, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, moments, pairs, work),
         }
     }
 
@@ -644,7 +765,9 @@ impl<'a> TreeObjective<'a> {
                 pc[i] = &cc[c];
             }
             let (pf, pc) = (&pf[..len], &pc[..len]);
-            let mut v = node_value::<0, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, false, work).v;
+            let pairs = Pairs::Fresh;
+            let mut v =
+                node_value::<0, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, false, pairs, work).v;
             let kids = t.children(node);
             if !kids.is_empty() {
                 let m = kids.len() as f64;
@@ -745,12 +868,15 @@ fn chain_moments(
 }
 
 /// The joint posterior covariance of the path points plus fantasy noise on all but the last,
-/// and its (semi-definite) Cholesky factor, as duals with respect to `wrt`. Under
-/// [`Wrt::Moments`] the covariances' gradients are kept in `kept` for [`chain_moments`].
+/// and its (semi-definite) Cholesky factor, as duals with respect to `wrt`: means and
+/// variances from the prepared points `p` of belief `b`, covariances between them from
+/// `cov`. Under [`Wrt::Moments`] the covariances' gradients are kept in `kept` for
+/// [`chain_moments`].
 fn path_factor<const W: usize, const S: usize>(
     b: &dyn Covariance,
     p: &[&PreparedPoint],
     wrt: Wrt,
+    cov: &mut PathCov<'_>,
     ga: &mut Vec<f64>,
     gb: &mut Vec<f64>,
     kept: &mut Vec<f64>,
@@ -778,7 +904,7 @@ fn path_factor<const W: usize, const S: usize>(
             Wrt::Coordinates => (D::c(p[a].mean), D::c(diag)),
         };
         for c in 0..a {
-            let v = b.cov(p[a], p[c], ga, gb);
+            let v = cov(a, c, ga, gb);
             m[a][c] = match wrt {
                 Wrt::Moments(o) => {
                     kept.extend_from_slice(ga);
@@ -833,6 +959,7 @@ fn node_value<const W: usize, const S: usize>(
     ec: &[f64; MAX_STEPS],
     leaf: bool,
     moments: bool,
+    pairs: Pairs<'_>,
     work: &mut Work,
 ) -> D<W> {
     let len = pf.len();
@@ -849,7 +976,15 @@ fn node_value<const W: usize, const S: usize>(
         (Wrt::Coordinates, Wrt::Coordinates)
     };
     let Work { ga, gb, jf, jc } = work;
-    let (lf, mf) = path_factor::<W, S>(o.f, pf, wrt_f, ga, gb, jf);
+    let (mut cache_f, mut cache_c, path) = match pairs {
+        Pairs::Fresh => (None, None, &[][..]),
+        Pairs::Cached { path, f, c } => (Some(f), Some(c), path),
+    };
+    let mut cov_f = |a: usize, c: usize, ga: &mut [f64], gb: &mut [f64]| match &mut cache_f {
+        Some(cache) => cache.cov(o.f, pf, path[a], a, c, ga, gb),
+        None => o.f.cov(pf[a], pf[c], ga, gb),
+    };
+    let (lf, mf) = path_factor::<W, S>(o.f, pf, wrt_f, &mut cov_f, ga, gb, jf);
     // Latent value at the node's point given the path's fantasies.
     let mut mean = mf[k];
     for i in 0..k {
@@ -873,7 +1008,11 @@ fn node_value<const W: usize, const S: usize>(
     // Budget left after the path's fantasised costs.
     let mut prob = D::c(1.0);
     if o.budget.is_finite() {
-        let (lc, mc) = path_factor::<W, S>(o.c, pc, wrt_c, ga, gb, jc);
+        let mut cov_c = |a: usize, c: usize, ga: &mut [f64], gb: &mut [f64]| match &mut cache_c {
+            Some(cache) => cache.cov(o.c, pc, path[a], a, c, ga, gb),
+            None => o.c.cov(pc[a], pc[c], ga, gb),
+        };
+        let (lc, mc) = path_factor::<W, S>(o.c, pc, wrt_c, &mut cov_c, ga, gb, jc);
         let mut left = D::c(o.budget);
         for j in 0..k {
             let mut z = mc[j];
@@ -917,4 +1056,87 @@ fn node_value<const W: usize, const S: usize>(
         D::c(0.0)
     };
     ei * prob
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A smooth closed-form belief: mean `sin(Σx)`, variance `1 + x₀²/10`, covariance
+    /// `½ exp(−|a − b|²)` between distinct points (so every path's matrix is positive
+    /// definite), with exact gradients.
+    struct Smooth;
+
+    impl Covariance for Smooth {
+        fn dim(&self) -> usize {
+            2
+        }
+
+        fn fantasy_noise(&self) -> f64 {
+            0.01
+        }
+
+        fn prepare(&self, x: &[f64], grad: bool, p: &mut PreparedPoint) {
+            let s: f64 = x.iter().sum();
+            p.x = x.to_vec();
+            p.mean = s.sin();
+            p.var = 1.0 + x[0] * x[0] / 10.0;
+            p.dmean = if grad { vec![s.cos(); 2] } else { Vec::new() };
+            p.dvar = if grad {
+                vec![x[0] / 5.0, 0.0]
+            } else {
+                Vec::new()
+            };
+        }
+
+        fn cov(&self, a: &PreparedPoint, b: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
+            let r2: f64 = a.x.iter().zip(&b.x).map(|(p, q)| (p - q) * (p - q)).sum();
+            let k = 0.5 * (-r2).exp();
+            if !ga.is_empty() {
+                for j in 0..2 {
+                    ga[j] = -2.0 * (a.x[j] - b.x[j]) * k;
+                    gb[j] = -ga[j];
+                }
+            }
+            k
+        }
+    }
+
+    /// The pair cache returns what computing every path's covariances afresh returns, to the
+    /// bit, for values and both gradient methods, across evaluations at different points
+    /// (stale entries must never be read) and after switching between values and gradients.
+    #[test]
+    fn cached_pair_covariances_change_no_bit() {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for fantasies in [vec![3usize, 2, 2], vec![1, 1, 1], vec![2]] {
+            let tree = Tree::new(2, &fantasies, BaseSamples::Seeded(3)).unwrap();
+            for method in [GradientMethod::Coordinates, GradientMethod::Moments] {
+                let build = || {
+                    TreeObjective::new(&tree, &Smooth, &Smooth, 0.2, 6.0, NodeValue::BudgetedEi)
+                        .unwrap()
+                        .with_gradient(method)
+                        .unwrap()
+                };
+                let (cached, fresh) = (build(), build());
+                {
+                    let mut s = fresh.scratch.borrow_mut();
+                    s.pairs_f.enabled = false;
+                    s.pairs_c.enabled = false;
+                }
+                let mut rng = cabo_core::Rng::new(fantasies.len() as u64);
+                for round in 0..6 {
+                    let xs: Vec<f64> = (0..tree.dim()).map(|_| rng.uniform()).collect();
+                    let (mut g1, mut g2) = (vec![0.0; xs.len()], vec![0.0; xs.len()]);
+                    let v1 = cached.value(&xs);
+                    let w1 = cached.value_grad(&xs, &mut g1);
+                    let w2 = fresh.value_grad(&xs, &mut g2);
+                    let what = format!("{fantasies:?} {method:?} round {round}");
+                    assert_eq!(v1.to_bits(), fresh.value(&xs).to_bits(), "{what}");
+                    assert_eq!(w1.to_bits(), w2.to_bits(), "{what}");
+                    assert_eq!(bits(&g1), bits(&g2), "{what}");
+                    assert!(w1 > 0.0, "{what}: a positive value exercises the paths");
+                }
+            }
+        }
+    }
 }
