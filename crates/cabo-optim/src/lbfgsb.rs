@@ -380,16 +380,23 @@ const MAX_LINE_EVALS: usize = 30;
 /// subspace step) and rewrites before reading: searches run in lockstep share one, which
 /// keeps their combined working set small (each search keeps only its pairs, their inner
 /// products and its line-search vectors).
+#[derive(Default)]
 struct Scratch {
+    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`).
     w: Vec<f64>,
+    /// Offsets into `s` and `y` of the stored pairs, oldest first.
     order: Vec<usize>,
+    /// The middle matrix `M` (`2k × 2k`, stride `2m`), and scratch for building it.
     mmat: Vec<f64>,
     kmat: Vec<f64>,
     piv: Vec<usize>,
+    /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
     lmat: Vec<f64>,
     schur: Vec<f64>,
     schur_inv: Vec<f64>,
+    /// Two-loop recursion coefficients.
     two_loop: Vec<f64>,
+    // Cauchy point and subspace step.
     xc: Vec<f64>,
     dvec: Vec<f64>,
     c: Vec<f64>,
@@ -433,9 +440,9 @@ impl Scratch {
     }
 }
 
-/// All buffers of one run, allocated once so that iterations do not allocate. The fields
-/// from `w` to `breaks` except `sty` and `sts` are the [`Scratch`] buffers: empty
-/// except while [`Solver::with_scratch`] lends them.
+/// All buffers of one run, allocated once so that iterations do not allocate. The model
+/// step's buffers live in `sc`: an empty [`Scratch`] except while [`Solver::with_scratch`]
+/// lends the shared one.
 struct Solver<'b> {
     n: usize,
     m: usize,
@@ -448,38 +455,13 @@ struct Solver<'b> {
     head: usize,
     k: usize,
     theta: f64,
-    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`).
-    w: Vec<f64>,
-    /// Offsets into `s` and `y` of the stored pairs, oldest first.
-    order: Vec<usize>,
-    /// The middle matrix `M` (`2k × 2k`, stride `2m`), and scratch for building it.
-    mmat: Vec<f64>,
-    kmat: Vec<f64>,
-    piv: Vec<usize>,
     /// Inner products of the stored pairs indexed by ring slot (`m × m`): `sty[a·m + b] =
     /// s_a·y_b` and `sts[a·m + b] = s_a·s_b`. Each new pair adds one row and column, so the
     /// middle matrix never recomputes the O(k²n) products from scratch.
     sty: Vec<f64>,
     sts: Vec<f64>,
-    /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
-    lmat: Vec<f64>,
-    schur: Vec<f64>,
-    schur_inv: Vec<f64>,
-    /// Two-loop recursion coefficients.
-    two_loop: Vec<f64>,
-    // Cauchy point and subspace step.
-    xc: Vec<f64>,
-    dvec: Vec<f64>,
-    c: Vec<f64>,
-    p: Vec<f64>,
-    v: Vec<f64>,
-    v2: Vec<f64>,
-    mw: Vec<f64>,
-    nmat: Vec<f64>,
-    wzzw: Vec<f64>,
-    r: Vec<f64>,
-    free: Vec<usize>,
-    breaks: Vec<(f64, usize)>,
+    /// The model step's buffers (middle matrix, Cauchy point, subspace step).
+    sc: Scratch,
     // Line search.
     xbar: Vec<f64>,
     dir: Vec<f64>,
@@ -504,29 +486,9 @@ impl<'b> Solver<'b> {
             head: 0,
             k: 0,
             theta: 1.0,
-            w: Vec::new(),
-            order: Vec::new(),
-            mmat: Vec::new(),
-            kmat: Vec::new(),
-            piv: Vec::new(),
             sty: vec![0.0; m * m],
             sts: vec![0.0; m * m],
-            lmat: Vec::new(),
-            schur: Vec::new(),
-            schur_inv: Vec::new(),
-            two_loop: Vec::new(),
-            xc: Vec::new(),
-            dvec: Vec::new(),
-            c: Vec::new(),
-            p: Vec::new(),
-            v: Vec::new(),
-            v2: Vec::new(),
-            mw: Vec::new(),
-            nmat: Vec::new(),
-            wzzw: Vec::new(),
-            r: Vec::new(),
-            free: Vec::new(),
-            breaks: Vec::new(),
+            sc: Scratch::default(),
             xbar: vec![0.0; n],
             dir: vec![0.0; n],
             t_bound: vec![0.0; n],
@@ -537,44 +499,20 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// Runs `step` with the buffers of `scratch` in place of this solver's (empty) scratch
-    /// fields, and gives them back. Moves no data, only the buffers' handles; the methods
-    /// using scratch buffers rewrite every entry they read, so whatever another search left
-    /// there does not matter.
+    /// Runs `step` with the buffers of `scratch` in place of this solver's empty `sc`, and
+    /// gives them back. Moves no data, only the buffers' handles; the methods using scratch
+    /// buffers rewrite every entry they read, so whatever another search left there does
+    /// not matter.
     fn with_scratch<R>(
         &mut self,
         scratch: &RefCell<Scratch>,
         step: impl FnOnce(&mut Self) -> R,
     ) -> R {
         let mut sc = scratch.borrow_mut();
-        self.swap_scratch(&mut sc);
+        std::mem::swap(&mut self.sc, &mut sc);
         let r = step(self);
-        self.swap_scratch(&mut sc);
+        std::mem::swap(&mut self.sc, &mut sc);
         r
-    }
-
-    fn swap_scratch(&mut self, sc: &mut Scratch) {
-        std::mem::swap(&mut self.w, &mut sc.w);
-        std::mem::swap(&mut self.order, &mut sc.order);
-        std::mem::swap(&mut self.mmat, &mut sc.mmat);
-        std::mem::swap(&mut self.kmat, &mut sc.kmat);
-        std::mem::swap(&mut self.piv, &mut sc.piv);
-        std::mem::swap(&mut self.lmat, &mut sc.lmat);
-        std::mem::swap(&mut self.schur, &mut sc.schur);
-        std::mem::swap(&mut self.schur_inv, &mut sc.schur_inv);
-        std::mem::swap(&mut self.two_loop, &mut sc.two_loop);
-        std::mem::swap(&mut self.xc, &mut sc.xc);
-        std::mem::swap(&mut self.dvec, &mut sc.dvec);
-        std::mem::swap(&mut self.c, &mut sc.c);
-        std::mem::swap(&mut self.p, &mut sc.p);
-        std::mem::swap(&mut self.v, &mut sc.v);
-        std::mem::swap(&mut self.v2, &mut sc.v2);
-        std::mem::swap(&mut self.mw, &mut sc.mw);
-        std::mem::swap(&mut self.nmat, &mut sc.nmat);
-        std::mem::swap(&mut self.wzzw, &mut sc.wzzw);
-        std::mem::swap(&mut self.r, &mut sc.r);
-        std::mem::swap(&mut self.free, &mut sc.free);
-        std::mem::swap(&mut self.breaks, &mut sc.breaks);
     }
 
     /// The search from `x0`, evaluating the objective through `slot` (see [`evaluate`]).
@@ -775,11 +713,12 @@ impl<'b> Solver<'b> {
         // Column j of W holds the j-th oldest pair; the ring-slot arithmetic is done once,
         // outside the n·2k copy.
         let theta = self.theta;
-        self.order.clear();
-        self.order
+        self.sc.order.clear();
+        self.sc
+            .order
             .extend((0..k).map(|j| (self.head + j) % self.m * n));
-        for (i, row) in self.w.chunks_exact_mut(m2).enumerate() {
-            for (j, &start) in self.order.iter().enumerate() {
+        for (i, row) in self.sc.w.chunks_exact_mut(m2).enumerate() {
+            for (j, &start) in self.sc.order.iter().enumerate() {
                 row[j] = self.y[start + i];
                 row[k + j] = theta * self.s[start + i];
             }
@@ -795,22 +734,22 @@ impl<'b> Solver<'b> {
                 let sb = (self.head + b) % m;
                 // Upper-left −D, lower-left L (strictly lower part of SᵀY), lower-right θSᵀS.
                 let sayb = self.sty[sa * m + sb];
-                self.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
-                self.kmat[(k + a) * kk + b] = if a > b { sayb } else { 0.0 };
-                self.kmat[b * kk + k + a] = if a > b { sayb } else { 0.0 };
-                self.kmat[(k + a) * kk + k + b] = self.theta * self.sts[sa * m + sb];
+                self.sc.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
+                self.sc.kmat[(k + a) * kk + b] = if a > b { sayb } else { 0.0 };
+                self.sc.kmat[b * kk + k + a] = if a > b { sayb } else { 0.0 };
+                self.sc.kmat[(k + a) * kk + k + b] = self.theta * self.sts[sa * m + sb];
             }
         }
-        if !lu_factor(&mut self.kmat[..kk * kk], kk, &mut self.piv[..kk]) {
+        if !lu_factor(&mut self.sc.kmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
             return false;
         }
         for col in 0..kk {
-            let e = &mut self.v[..kk];
+            let e = &mut self.sc.v[..kk];
             e.fill(0.0);
             e[col] = 1.0;
-            lu_solve(&self.kmat[..kk * kk], kk, &self.piv[..kk], e);
+            lu_solve(&self.sc.kmat[..kk * kk], kk, &self.sc.piv[..kk], e);
             for row in 0..kk {
-                self.mmat[row * m2 + col] = e[row];
+                self.sc.mmat[row * m2 + col] = e[row];
             }
         }
         self.mmat_is_finite()
@@ -828,11 +767,11 @@ impl<'b> Solver<'b> {
         // lmat: strictly lower L (a > b) and the diagonal D (a == b), dense k × k.
         for a in 0..k {
             for b in 0..=a {
-                self.lmat[a * k + b] = self.sty[slot(a) * m + slot(b)];
+                self.sc.lmat[a * k + b] = self.sty[slot(a) * m + slot(b)];
             }
         }
-        let lm = &self.lmat;
-        let sc = &mut self.schur;
+        let lm = &self.sc.lmat;
+        let sc = &mut self.sc.schur;
         for a in 0..k {
             for b in 0..=a {
                 let mut v = theta * self.sts[slot(a) * m + slot(b)];
@@ -861,7 +800,7 @@ impl<'b> Solver<'b> {
         }
         // J⁻¹ (lower triangular) into schur_inv by forward substitution, row by row: row i
         // needs row i of J and the rows of J⁻¹ above it.
-        let jinv = &mut self.schur_inv;
+        let jinv = &mut self.sc.schur_inv;
         for i in 0..k {
             let dii = sc[i * k + i];
             for j in 0..i {
@@ -880,8 +819,8 @@ impl<'b> Solver<'b> {
                 for c in a..k {
                     v += jinv[c * k + a] * jinv[c * k + b];
                 }
-                self.mmat[(k + a) * m2 + k + b] = v;
-                self.mmat[(k + b) * m2 + k + a] = v;
+                self.sc.mmat[(k + a) * m2 + k + b] = v;
+                self.sc.mmat[(k + b) * m2 + k + a] = v;
             }
         }
         // Lower-left Σ⁻¹LD⁻¹ (and its transpose upper-right).
@@ -889,11 +828,11 @@ impl<'b> Solver<'b> {
             for b in 0..k {
                 let mut v = 0.0;
                 for c in b + 1..k {
-                    v += self.mmat[(k + a) * m2 + k + c] * lm[c * k + b];
+                    v += self.sc.mmat[(k + a) * m2 + k + c] * lm[c * k + b];
                 }
                 let v = v / lm[b * k + b];
-                self.mmat[(k + a) * m2 + b] = v;
-                self.mmat[b * m2 + k + a] = v;
+                self.sc.mmat[(k + a) * m2 + b] = v;
+                self.sc.mmat[b * m2 + k + a] = v;
             }
         }
         // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹).
@@ -902,10 +841,10 @@ impl<'b> Solver<'b> {
             for b in 0..k {
                 let mut v = 0.0;
                 for c in a + 1..k {
-                    v += lm[c * k + a] * self.mmat[(k + c) * m2 + b];
+                    v += lm[c * k + a] * self.sc.mmat[(k + c) * m2 + b];
                 }
                 let v = v / da;
-                self.mmat[a * m2 + b] = if a == b { v - 1.0 / da } else { v };
+                self.sc.mmat[a * m2 + b] = if a == b { v - 1.0 / da } else { v };
             }
         }
         true
@@ -913,13 +852,17 @@ impl<'b> Solver<'b> {
 
     fn mmat_is_finite(&self) -> bool {
         let (kk, m2) = (2 * self.k, 2 * self.m);
-        (0..kk).all(|r| self.mmat[r * m2..r * m2 + kk].iter().all(|v| v.is_finite()))
+        (0..kk).all(|r| {
+            self.sc.mmat[r * m2..r * m2 + kk]
+                .iter()
+                .all(|v| v.is_finite())
+        })
     }
 
     /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`.
     fn cauchy_point(&mut self, x: &[f64], g: &[f64]) {
         let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
-        self.breaks.clear();
+        self.sc.breaks.clear();
         let mut f1 = 0.0;
         for i in 0..n {
             let t = if g[i] < 0.0 {
@@ -929,62 +872,63 @@ impl<'b> Solver<'b> {
             } else {
                 f64::INFINITY
             };
-            self.xc[i] = x[i];
+            self.sc.xc[i] = x[i];
             if t <= 0.0 {
-                self.dvec[i] = 0.0;
+                self.sc.dvec[i] = 0.0;
             } else {
-                self.dvec[i] = -g[i];
+                self.sc.dvec[i] = -g[i];
                 f1 -= g[i] * g[i];
                 if t.is_finite() {
-                    self.breaks.push((t, i));
+                    self.sc.breaks.push((t, i));
                 }
             }
         }
-        self.c[..kk].fill(0.0);
-        self.p[..kk].fill(0.0);
+        self.sc.c[..kk].fill(0.0);
+        self.sc.p[..kk].fill(0.0);
         if f1 == 0.0 {
             return;
         }
-        accumulate_rows(&self.w, m2, &self.dvec, &mut self.p[..kk]);
+        accumulate_rows(&self.sc.w, m2, &self.sc.dvec, &mut self.sc.p[..kk]);
         let theta = self.theta;
         // f'' = dᵀBd = θ dᵀd − pᵀMp.
         let p_mp = if kk > 0 {
-            mat_vec(&self.mmat, m2, kk, &self.p, &mut self.v);
-            dotk(&self.p[..kk], &self.v[..kk])
+            mat_vec(&self.sc.mmat, m2, kk, &self.sc.p, &mut self.sc.v);
+            dotk(&self.sc.p[..kk], &self.sc.v[..kk])
         } else {
             0.0
         };
         let mut f2 = -theta * f1 - p_mp;
         let f2_org = f2;
         let mut dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
-        self.breaks
+        self.sc
+            .breaks
             .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut t_old = 0.0;
-        for idx in 0..self.breaks.len() {
-            let (tb, b) = self.breaks[idx];
+        for idx in 0..self.sc.breaks.len() {
+            let (tb, b) = self.sc.breaks[idx];
             let dt = tb - t_old;
             if dt_min < dt {
                 break;
             }
             // Variable b reaches its bound: fix it there and update the slope and curvature.
-            let xb = if self.dvec[b] > 0.0 {
+            let xb = if self.sc.dvec[b] > 0.0 {
                 self.upper[b]
             } else {
                 self.lower[b]
             };
             let zb = xb - x[b];
-            self.xc[b] = xb;
+            self.sc.xc[b] = xb;
             let gb = g[b];
             for j in 0..kk {
-                self.c[j] += dt * self.p[j];
+                self.sc.c[j] += dt * self.sc.p[j];
             }
             let (wb_mc, wb_mp, wb_mwb) = if kk > 0 {
-                let wb = &self.w[b * m2..b * m2 + kk];
-                mat_vec(&self.mmat, m2, kk, wb, &mut self.mw);
+                let wb = &self.sc.w[b * m2..b * m2 + kk];
+                mat_vec(&self.sc.mmat, m2, kk, wb, &mut self.sc.mw);
                 (
-                    dotk(&self.mw[..kk], &self.c[..kk]),
-                    dotk(&self.mw[..kk], &self.p[..kk]),
-                    dotk(&self.mw[..kk], wb),
+                    dotk(&self.sc.mw[..kk], &self.sc.c[..kk]),
+                    dotk(&self.sc.mw[..kk], &self.sc.p[..kk]),
+                    dotk(&self.sc.mw[..kk], wb),
                 )
             } else {
                 (0.0, 0.0, 0.0)
@@ -993,9 +937,9 @@ impl<'b> Solver<'b> {
             f2 -= theta * gb * gb + 2.0 * gb * wb_mp + gb * gb * wb_mwb;
             f2 = f2.max(f64::EPSILON * f2_org);
             for j in 0..kk {
-                self.p[j] += gb * self.w[b * m2 + j];
+                self.sc.p[j] += gb * self.sc.w[b * m2 + j];
             }
-            self.dvec[b] = 0.0;
+            self.sc.dvec[b] = 0.0;
             dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
             t_old = tb;
         }
@@ -1006,12 +950,12 @@ impl<'b> Solver<'b> {
         };
         let t = t_old + dt_min;
         for i in 0..n {
-            if self.dvec[i] != 0.0 {
-                self.xc[i] = (x[i] + t * self.dvec[i]).clamp(self.lower[i], self.upper[i]);
+            if self.sc.dvec[i] != 0.0 {
+                self.sc.xc[i] = (x[i] + t * self.sc.dvec[i]).clamp(self.lower[i], self.upper[i]);
             }
         }
         for j in 0..kk {
-            self.c[j] += dt_min * self.p[j];
+            self.sc.c[j] += dt_min * self.sc.p[j];
         }
     }
 
@@ -1019,29 +963,29 @@ impl<'b> Solver<'b> {
     fn subspace_step(&mut self, x: &[f64], g: &[f64]) {
         let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
         let theta = self.theta;
-        self.xbar.copy_from_slice(&self.xc);
-        self.free.clear();
+        self.xbar.copy_from_slice(&self.sc.xc);
+        self.sc.free.clear();
         for i in 0..n {
-            if self.lower[i] < self.xc[i] && self.xc[i] < self.upper[i] {
-                self.free.push(i);
+            if self.lower[i] < self.sc.xc[i] && self.sc.xc[i] < self.upper[i] {
+                self.sc.free.push(i);
             }
         }
-        if self.free.is_empty() {
+        if self.sc.free.is_empty() {
             return;
         }
         // Reduced gradient of the model at xc: r = Zᵀ(g + θ(xc − x) − W M c).
         if kk > 0 {
-            mat_vec(&self.mmat, m2, kk, &self.c, &mut self.v);
+            mat_vec(&self.sc.mmat, m2, kk, &self.sc.c, &mut self.sc.v);
         }
-        for &i in &self.free {
+        for &i in &self.sc.free {
             let wmc = if kk > 0 {
-                dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk])
+                dotk(&self.sc.w[i * m2..i * m2 + kk], &self.sc.v[..kk])
             } else {
                 0.0
             };
-            self.r[i] = g[i] + theta * (self.xc[i] - x[i]) - wmc;
+            self.sc.r[i] = g[i] + theta * (self.sc.xc[i] - x[i]) - wmc;
         }
-        if kk > 0 && self.free.len() == n {
+        if kk > 0 && self.sc.free.len() == n {
             // Every variable is free, so the reduced model matrix is B itself and
             // du = −B⁻¹r is the two-loop recursion with H₀ = I/θ (B's compact form starts
             // from θI with the same pairs): O(kn) instead of the O(k³ + k²n) below.
@@ -1050,35 +994,35 @@ impl<'b> Solver<'b> {
             // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
             // Only b ≥ a is accumulated (each entry summed over the free variables in order)
             // and the lower triangle is mirrored.
-            let (v2, wzzw) = (&mut self.v2[..kk], &mut self.wzzw[..kk * kk]);
-            free_gram(&self.w, m2, &self.free, &self.r, v2, wzzw);
+            let (v2, wzzw) = (&mut self.sc.v2[..kk], &mut self.sc.wzzw[..kk * kk]);
+            free_gram(&self.sc.w, m2, &self.sc.free, &self.sc.r, v2, wzzw);
             for a in 0..kk {
                 for b in 0..a {
                     wzzw[a * kk + b] = wzzw[b * kk + a];
                 }
             }
-            mat_vec(&self.mmat, m2, kk, &self.v2, &mut self.v);
+            mat_vec(&self.sc.mmat, m2, kk, &self.sc.v2, &mut self.sc.v);
             for a in 0..kk {
                 for b in 0..kk {
                     let mut s = 0.0;
                     for j in 0..kk {
-                        s += self.mmat[a * m2 + j] * self.wzzw[j * kk + b];
+                        s += self.sc.mmat[a * m2 + j] * self.sc.wzzw[j * kk + b];
                     }
-                    self.nmat[a * kk + b] = if a == b { 1.0 } else { 0.0 } - s / theta;
+                    self.sc.nmat[a * kk + b] = if a == b { 1.0 } else { 0.0 } - s / theta;
                 }
             }
-            if !lu_factor(&mut self.nmat[..kk * kk], kk, &mut self.piv[..kk]) {
+            if !lu_factor(&mut self.sc.nmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
                 // Keep the Cauchy point; the caller's descent test decides what happens next.
                 return;
             }
             lu_solve(
-                &self.nmat[..kk * kk],
+                &self.sc.nmat[..kk * kk],
                 kk,
-                &self.piv[..kk],
-                &mut self.v[..kk],
+                &self.sc.piv[..kk],
+                &mut self.sc.v[..kk],
             );
         }
-        if !(kk > 0 && self.free.len() == n) {
+        if !(kk > 0 && self.sc.free.len() == n) {
             self.apply_smw_correction();
         }
         self.project_subspace_step(x, g);
@@ -1089,14 +1033,14 @@ impl<'b> Solver<'b> {
     fn apply_smw_correction(&mut self) {
         let (kk, m2) = (2 * self.k, 2 * self.m);
         let theta = self.theta;
-        for &i in &self.free {
+        for &i in &self.sc.free {
             let corr = if kk > 0 {
-                dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk]) / (theta * theta)
+                dotk(&self.sc.w[i * m2..i * m2 + kk], &self.sc.v[..kk]) / (theta * theta)
             } else {
                 0.0
             };
             // r now holds the unconstrained subspace step du.
-            self.r[i] = -self.r[i] / theta - corr;
+            self.sc.r[i] = -self.sc.r[i] / theta - corr;
         }
     }
 
@@ -1104,13 +1048,13 @@ impl<'b> Solver<'b> {
     /// H is the inverse of the compact matrix B.
     fn two_loop_solve(&mut self) {
         let (n, m, k) = (self.n, self.m, self.k);
-        let q = &mut self.r[..n];
+        let q = &mut self.sc.r[..n];
         for j in (0..k).rev() {
             let slot = (self.head + j) % m;
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
             let a = dotk(sj, q) / self.sty[slot * m + slot];
-            self.two_loop[j] = a;
+            self.sc.two_loop[j] = a;
             for (qi, yi) in q.iter_mut().zip(yj) {
                 *qi -= a * yi;
             }
@@ -1124,7 +1068,7 @@ impl<'b> Solver<'b> {
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
             let b = dotk(yj, q) / self.sty[slot * m + slot];
-            let c = self.two_loop[j] - b;
+            let c = self.sc.two_loop[j] - b;
             for (qi, si) in q.iter_mut().zip(sj) {
                 *qi += c * si;
             }
@@ -1141,8 +1085,8 @@ impl<'b> Solver<'b> {
         // step at the first bound instead.
         let mut dphi = 0.0;
         for i in 0..n {
-            if self.lower[i] < self.xc[i] && self.xc[i] < self.upper[i] {
-                self.xbar[i] = (self.xc[i] + self.r[i]).clamp(self.lower[i], self.upper[i]);
+            if self.lower[i] < self.sc.xc[i] && self.sc.xc[i] < self.upper[i] {
+                self.xbar[i] = (self.sc.xc[i] + self.sc.r[i]).clamp(self.lower[i], self.upper[i]);
             }
             dphi += g[i] * (self.xbar[i] - x[i]);
         }
@@ -1150,18 +1094,19 @@ impl<'b> Solver<'b> {
             return;
         }
         let mut alpha: f64 = 1.0;
-        for &i in &self.free {
-            let du = self.r[i];
+        for &i in &self.sc.free {
+            let du = self.sc.r[i];
             if du > 0.0 {
-                alpha = alpha.min((self.upper[i] - self.xc[i]) / du);
+                alpha = alpha.min((self.upper[i] - self.sc.xc[i]) / du);
             } else if du < 0.0 {
-                alpha = alpha.min((self.lower[i] - self.xc[i]) / du);
+                alpha = alpha.min((self.lower[i] - self.sc.xc[i]) / du);
             }
         }
         let alpha = alpha.max(0.0);
-        self.xbar.copy_from_slice(&self.xc);
-        for &i in &self.free {
-            self.xbar[i] = (self.xc[i] + alpha * self.r[i]).clamp(self.lower[i], self.upper[i]);
+        self.xbar.copy_from_slice(&self.sc.xc);
+        for &i in &self.sc.free {
+            self.xbar[i] =
+                (self.sc.xc[i] + alpha * self.sc.r[i]).clamp(self.lower[i], self.upper[i]);
         }
     }
 
