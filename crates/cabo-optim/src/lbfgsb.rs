@@ -384,7 +384,8 @@ const MAX_LINE_EVALS: usize = 30;
 struct Scratch {
     /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`).
     w: Vec<f64>,
-    /// Offsets into `s` and `y` of the stored pairs, oldest first.
+    /// Ring slots of the stored pairs, oldest first: the slot arithmetic (an integer
+    /// division each) is done once per model step instead of in every inner loop.
     order: Vec<usize>,
     /// The middle matrix `M` (`2k × 2k`, stride `2m`), and scratch for building it.
     mmat: Vec<f64>,
@@ -709,29 +710,17 @@ impl<'b> Solver<'b> {
 
     /// Builds `W` and `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]`; false when `K` is singular.
     fn form_middle_matrix(&mut self) -> bool {
-        let (n, k, m2) = (self.n, self.k, 2 * self.m);
-        // Column j of W holds the j-th oldest pair; the ring-slot arithmetic is done once,
-        // outside the n·2k copy.
-        let theta = self.theta;
+        let (k, m) = (self.k, self.m);
         self.sc.order.clear();
-        self.sc
-            .order
-            .extend((0..k).map(|j| (self.head + j) % self.m * n));
-        for (i, row) in self.sc.w.chunks_exact_mut(m2).enumerate() {
-            for (j, &start) in self.sc.order.iter().enumerate() {
-                row[j] = self.y[start + i];
-                row[k + j] = theta * self.s[start + i];
-            }
-        }
+        self.sc.order.extend((0..k).map(|j| (self.head + j) % m));
+        self.form_w();
         if self.form_middle_schur() {
             return self.mmat_is_finite();
         }
         // The Schur complement was not numerically positive definite: invert K by LU.
-        let (m, kk) = (self.m, 2 * k);
-        for a in 0..k {
-            let sa = (self.head + a) % m;
-            for b in 0..k {
-                let sb = (self.head + b) % m;
+        let (kk, m2) = (2 * k, 2 * m);
+        for (a, &sa) in self.sc.order.iter().enumerate() {
+            for (b, &sb) in self.sc.order.iter().enumerate() {
                 // Upper-left −D, lower-left L (strictly lower part of SᵀY), lower-right θSᵀS.
                 let sayb = self.sty[sa * m + sb];
                 self.sc.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
@@ -755,6 +744,20 @@ impl<'b> Solver<'b> {
         self.mmat_is_finite()
     }
 
+    /// `W = [Y, θS]`: column `j` holds the `j`-th oldest pair.
+    fn form_w(&mut self) {
+        let (n, k, m2) = (self.n, self.k, 2 * self.m);
+        let theta = self.theta;
+        for (j, &slot) in self.sc.order.iter().enumerate() {
+            let ys = &self.y[slot * n..(slot + 1) * n];
+            let ss = &self.s[slot * n..(slot + 1) * n];
+            for ((row, &yi), &si) in self.sc.w.chunks_exact_mut(m2).zip(ys).zip(ss) {
+                row[j] = yi;
+                row[k + j] = theta * si;
+            }
+        }
+    }
+
     /// `M = K⁻¹` by block elimination of `K = [[−D, Lᵀ], [L, θSᵀS]]` through the k × k
     /// Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` (positive definite when the pairs are
     /// independent), as L-BFGS-B's own `formk` does:
@@ -763,18 +766,18 @@ impl<'b> Solver<'b> {
     fn form_middle_schur(&mut self) -> bool {
         let (k, m, m2) = (self.k, self.m, 2 * self.m);
         let theta = self.theta;
-        let slot = |j: usize| (self.head + j) % m;
+        let slot = &self.sc.order;
         // lmat: strictly lower L (a > b) and the diagonal D (a == b), dense k × k.
         for a in 0..k {
             for b in 0..=a {
-                self.sc.lmat[a * k + b] = self.sty[slot(a) * m + slot(b)];
+                self.sc.lmat[a * k + b] = self.sty[slot[a] * m + slot[b]];
             }
         }
         let lm = &self.sc.lmat;
         let sc = &mut self.sc.schur;
         for a in 0..k {
             for b in 0..=a {
-                let mut v = theta * self.sts[slot(a) * m + slot(b)];
+                let mut v = theta * self.sts[slot[a] * m + slot[b]];
                 for c in 0..b {
                     v += lm[a * k + c] * lm[b * k + c] / lm[c * k + c];
                 }
@@ -1050,7 +1053,7 @@ impl<'b> Solver<'b> {
         let (n, m, k) = (self.n, self.m, self.k);
         let q = &mut self.sc.r[..n];
         for j in (0..k).rev() {
-            let slot = (self.head + j) % m;
+            let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
             let a = dotk(sj, q) / self.sty[slot * m + slot];
@@ -1064,7 +1067,7 @@ impl<'b> Solver<'b> {
             *qi *= inv_theta;
         }
         for j in 0..k {
-            let slot = (self.head + j) % m;
+            let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
             let b = dotk(yj, q) / self.sty[slot * m + slot];
