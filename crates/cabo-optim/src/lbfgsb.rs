@@ -1005,15 +1005,7 @@ impl<'b> Solver<'b> {
                 }
             }
             mat_vec(&self.sc.mmat, m2, kk, &self.sc.v2, &mut self.sc.v);
-            for a in 0..kk {
-                for b in 0..kk {
-                    let mut s = 0.0;
-                    for j in 0..kk {
-                        s += self.sc.mmat[a * m2 + j] * self.sc.wzzw[j * kk + b];
-                    }
-                    self.sc.nmat[a * kk + b] = if a == b { 1.0 } else { 0.0 } - s / theta;
-                }
-            }
+            self.form_smw_matrix();
             if !lu_factor(&mut self.sc.nmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
                 // Keep the Cauchy point; the caller's descent test decides what happens next.
                 return;
@@ -1029,6 +1021,29 @@ impl<'b> Solver<'b> {
             self.apply_smw_correction();
         }
         self.project_subspace_step(x, g);
+    }
+
+    /// `N = I − M·WᵀZZᵀW/θ` into `nmat` (`2k × 2k`), from `wzzw` with both triangles
+    /// filled. Entry `(a, b)` sums `M[a, j]·WZZW[j, b]` over ascending `j`, from `0.0`, as
+    /// the plain triple loop does; a whole row is accumulated at once (the sums side by
+    /// side, each in its own order) so that the loop over `b` vectorises.
+    fn form_smw_matrix(&mut self) {
+        let (kk, m2) = (2 * self.k, 2 * self.m);
+        let theta = self.theta;
+        let wzzw = &self.sc.wzzw[..kk * kk];
+        let rows = self.sc.nmat[..kk * kk].chunks_exact_mut(kk);
+        for (a, (row, mrow)) in rows.zip(self.sc.mmat.chunks_exact(m2)).enumerate() {
+            row.fill(0.0);
+            for (&maj, wrow) in mrow[..kk].iter().zip(wzzw.chunks_exact(kk)) {
+                for (s, &w) in row.iter_mut().zip(wrow) {
+                    *s += maj * w;
+                }
+            }
+            for (b, s) in row.iter_mut().enumerate() {
+                let delta = if a == b { 1.0 } else { 0.0 };
+                *s = delta - *s / theta;
+            }
+        }
     }
 
     /// `r ← −r/θ − W v/θ²` over the free variables (the Sherman–Morrison–Woodbury step,
