@@ -764,16 +764,29 @@ impl<'b> Solver<'b> {
     /// `M = [[−D⁻¹ + D⁻¹LᵀΣ⁻¹LD⁻¹, D⁻¹LᵀΣ⁻¹], [Σ⁻¹LD⁻¹, Σ⁻¹]]`. About a tenth of the work of
     /// inverting the 2k × 2k matrix by LU. False when the Cholesky factor of `Σ` fails.
     fn form_middle_schur(&mut self) -> bool {
-        let (k, m, m2) = (self.k, self.m, 2 * self.m);
+        let k = self.k;
+        self.form_schur_complement();
+        if !cholesky_lower(&mut self.sc.schur[..k * k], k) {
+            return false;
+        }
+        invert_lower(&self.sc.schur[..k * k], k, &mut self.sc.schur_inv[..k * k]);
+        self.fill_middle_blocks();
+        true
+    }
+
+    /// `lmat` (the strictly lower `L` and the diagonal `D` of `SᵀY`, dense `k × k`) and the
+    /// lower triangle of `Σ = θSᵀS + L D⁻¹ Lᵀ` in `schur`: entry `(a, b)` is
+    /// `θ·s_a·s_b + Σ_{c<b} L[a][c]·L[b][c] / D[c]` in ascending `c`.
+    fn form_schur_complement(&mut self) {
+        let (k, m) = (self.k, self.m);
         let theta = self.theta;
         let slot = &self.sc.order;
-        // lmat: strictly lower L (a > b) and the diagonal D (a == b), dense k × k.
+        let lm = &mut self.sc.lmat[..k * k];
         for a in 0..k {
             for b in 0..=a {
-                self.sc.lmat[a * k + b] = self.sty[slot[a] * m + slot[b]];
+                lm[a * k + b] = self.sty[slot[a] * m + slot[b]];
             }
         }
-        let lm = &self.sc.lmat;
         let sc = &mut self.sc.schur;
         for a in 0..k {
             for b in 0..=a {
@@ -784,73 +797,54 @@ impl<'b> Solver<'b> {
                 sc[a * k + b] = v;
             }
         }
-        // In-place Cholesky of the lower triangle of Σ.
-        for i in 0..k {
-            for j in 0..=i {
-                let mut v = sc[i * k + j];
-                for c in 0..j {
-                    v -= sc[i * k + c] * sc[j * k + c];
-                }
-                if i == j {
-                    if !(v.is_finite() && v > 0.0) {
-                        return false;
-                    }
-                    sc[i * k + i] = v.sqrt();
-                } else {
-                    sc[i * k + j] = v / sc[j * k + j];
-                }
-            }
-        }
-        // J⁻¹ (lower triangular) into schur_inv by forward substitution, row by row: row i
-        // needs row i of J and the rows of J⁻¹ above it.
-        let jinv = &mut self.sc.schur_inv;
-        for i in 0..k {
-            let dii = sc[i * k + i];
-            for j in 0..i {
-                let mut v = 0.0;
-                for c in j..i {
-                    v += sc[i * k + c] * jinv[c * k + j];
-                }
-                jinv[i * k + j] = -v / dii;
-            }
-            jinv[i * k + i] = 1.0 / dii;
-        }
-        // Σ⁻¹ = J⁻ᵀ J⁻¹ into the lower-right block of M.
+    }
+
+    /// The blocks of `M` from `Σ⁻¹ = J⁻ᵀJ⁻¹` (`schur_inv` holding `J⁻¹`) and `lmat`. Every
+    /// entry is a sum over `c` in ascending order from `0.0`, as the textbook loops take
+    /// it; a row's sums are taken side by side ([`combine_rows`]).
+    fn fill_middle_blocks(&mut self) {
+        let (k, m2) = (self.k, 2 * self.m);
+        let (lm, jinv) = (&self.sc.lmat[..k * k], &self.sc.schur_inv[..k * k]);
+        let (top, bottom) = self.sc.mmat.split_at_mut(k * m2);
+        // Lower-right Σ⁻¹: entry (a, b ≤ a) sums J⁻¹[c][a]·J⁻¹[c][b] over c ≥ a; mirrored.
         for a in 0..k {
-            for b in 0..=a {
-                let mut v = 0.0;
-                for c in a..k {
-                    v += jinv[c * k + a] * jinv[c * k + b];
-                }
-                self.sc.mmat[(k + a) * m2 + k + b] = v;
-                self.sc.mmat[(k + b) * m2 + k + a] = v;
+            let terms = (a..k).map(|c| (jinv[c * k + a], &jinv[c * k..c * k + a + 1]));
+            let row = &mut bottom[a * m2 + k..a * m2 + k + a + 1];
+            combine_rows(terms, 0.0, row, |x, y| x * y);
+            for b in 0..a {
+                bottom[b * m2 + k + a] = bottom[a * m2 + k + b];
             }
         }
-        // Lower-left Σ⁻¹LD⁻¹ (and its transpose upper-right).
+        // Upper-right (Σ⁻¹LD⁻¹)ᵀ: entry (b, a) sums Σ⁻¹[a][c]·L[c][b] over c > b, then ÷ D[b].
+        // Σ⁻¹ is symmetric bit for bit (mirrored above), so Σ⁻¹[a][c] is read as Σ⁻¹[c][a]:
+        // row b takes whole rows of Σ⁻¹.
+        for b in 0..k {
+            let terms = (b + 1..k).map(|c| (lm[c * k + b], &bottom[c * m2 + k..c * m2 + 2 * k]));
+            let row = &mut top[b * m2 + k..b * m2 + 2 * k];
+            combine_rows(terms, 0.0, row, |l, s| s * l);
+            let db = lm[b * k + b];
+            for v in row.iter_mut() {
+                *v /= db;
+            }
+        }
+        // Lower-left Σ⁻¹LD⁻¹: the transpose of the upper-right block.
         for a in 0..k {
             for b in 0..k {
-                let mut v = 0.0;
-                for c in b + 1..k {
-                    v += self.sc.mmat[(k + a) * m2 + k + c] * lm[c * k + b];
-                }
-                let v = v / lm[b * k + b];
-                self.sc.mmat[(k + a) * m2 + b] = v;
-                self.sc.mmat[b * m2 + k + a] = v;
+                bottom[a * m2 + b] = top[b * m2 + k + a];
             }
         }
-        // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹).
+        // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹): entry (a, b) sums L[c][a]·(Σ⁻¹LD⁻¹)[c][b] over
+        // c > a, then ÷ D[a], and the diagonal takes −1/D[a].
         for a in 0..k {
+            let terms = (a + 1..k).map(|c| (lm[c * k + a], &bottom[c * m2..c * m2 + k]));
+            let row = &mut top[a * m2..a * m2 + k];
+            combine_rows(terms, 0.0, row, |x, y| x * y);
             let da = lm[a * k + a];
-            for b in 0..k {
-                let mut v = 0.0;
-                for c in a + 1..k {
-                    v += lm[c * k + a] * self.sc.mmat[(k + c) * m2 + b];
-                }
-                let v = v / da;
-                self.sc.mmat[a * m2 + b] = if a == b { v - 1.0 / da } else { v };
+            for v in row.iter_mut() {
+                *v /= da;
             }
+            row[a] -= 1.0 / da;
         }
-        true
     }
 
     fn mmat_is_finite(&self) -> bool {
@@ -1025,20 +1019,15 @@ impl<'b> Solver<'b> {
 
     /// `N = I − M·WᵀZZᵀW/θ` into `nmat` (`2k × 2k`), from `wzzw` with both triangles
     /// filled. Entry `(a, b)` sums `M[a, j]·WZZW[j, b]` over ascending `j`, from `0.0`, as
-    /// the plain triple loop does; a whole row is accumulated at once (the sums side by
-    /// side, each in its own order) so that the loop over `b` vectorises.
+    /// the plain triple loop does; a row's sums are taken side by side ([`combine_rows`]).
     fn form_smw_matrix(&mut self) {
         let (kk, m2) = (2 * self.k, 2 * self.m);
         let theta = self.theta;
         let wzzw = &self.sc.wzzw[..kk * kk];
         let rows = self.sc.nmat[..kk * kk].chunks_exact_mut(kk);
         for (a, (row, mrow)) in rows.zip(self.sc.mmat.chunks_exact(m2)).enumerate() {
-            row.fill(0.0);
-            for (&maj, wrow) in mrow[..kk].iter().zip(wzzw.chunks_exact(kk)) {
-                for (s, &w) in row.iter_mut().zip(wrow) {
-                    *s += maj * w;
-                }
-            }
+            let terms = mrow[..kk].iter().copied().zip(wzzw.chunks_exact(kk));
+            combine_rows(terms, 0.0, row, |x, y| x * y);
             for (b, s) in row.iter_mut().enumerate() {
                 let delta = if a == b { 1.0 } else { 0.0 };
                 *s = delta - *s / theta;
@@ -1275,6 +1264,98 @@ fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `out[i] = init + prod(x₁, r₁[i]) + prod(x₂, r₂[i]) + …` over the terms `(x_t, r_t)` in
+/// order: many sums side by side, each taken in exactly the order of a plain loop over the
+/// terms. The columns go in blocks of 8, 4, 2 and 1 whose partial sums stay in registers
+/// while the terms run, so each block is loaded from the terms' rows and stored once; the
+/// loop over a block's columns vectorises. Every row must hold `out.len()` entries.
+#[inline]
+fn combine_rows<'a>(
+    terms: impl Iterator<Item = (f64, &'a [f64])> + Clone,
+    init: f64,
+    out: &mut [f64],
+    prod: impl Fn(f64, f64) -> f64 + Copy,
+) {
+    let mut at = 0;
+    let mut rest = out;
+    while !rest.is_empty() {
+        let width = match rest.len() {
+            8.. => 8,
+            4..=7 => 4,
+            2..=3 => 2,
+            _ => 1,
+        };
+        let (block, tail) = rest.split_at_mut(width);
+        match width {
+            8 => combine_block::<8>(terms.clone(), at, init, block, prod),
+            4 => combine_block::<4>(terms.clone(), at, init, block, prod),
+            2 => combine_block::<2>(terms.clone(), at, init, block, prod),
+            _ => combine_block::<1>(terms.clone(), at, init, block, prod),
+        }
+        at += width;
+        rest = tail;
+    }
+}
+
+/// The columns `at..at + W` of [`combine_rows`].
+#[inline(always)]
+fn combine_block<'a, const W: usize>(
+    terms: impl Iterator<Item = (f64, &'a [f64])>,
+    at: usize,
+    init: f64,
+    out: &mut [f64],
+    prod: impl Fn(f64, f64) -> f64,
+) {
+    let mut acc = [init; W];
+    for (x, row) in terms {
+        let r: &[f64; W] = row[at..at + W].try_into().expect("a block of W columns");
+        for (s, &y) in acc.iter_mut().zip(r) {
+            *s += prod(x, y);
+        }
+    }
+    out.copy_from_slice(&acc);
+}
+
+/// In-place Cholesky factor `J` (`Σ = JJᵀ`) of the lower triangle of the row-major `k × k`
+/// matrix `sc`; false when a pivot is not positive and finite. These `k × k` triangular
+/// kernels keep one chain of operations per entry: at `k ≤ m` (10 by default) running a
+/// row's sums side by side costs more in loop overhead than it saves.
+fn cholesky_lower(sc: &mut [f64], k: usize) -> bool {
+    for i in 0..k {
+        for j in 0..=i {
+            let mut v = sc[i * k + j];
+            for c in 0..j {
+                v -= sc[i * k + c] * sc[j * k + c];
+            }
+            if i == j {
+                if !(v.is_finite() && v > 0.0) {
+                    return false;
+                }
+                sc[i * k + i] = v.sqrt();
+            } else {
+                sc[i * k + j] = v / sc[j * k + j];
+            }
+        }
+    }
+    true
+}
+
+/// The inverse of the lower-triangular `k × k` matrix `j` into `jinv` by forward
+/// substitution, row by row: row `i` needs row `i` of `J` and the rows of `J⁻¹` above it.
+fn invert_lower(j: &[f64], k: usize, jinv: &mut [f64]) {
+    for i in 0..k {
+        let dii = j[i * k + i];
+        for col in 0..i {
+            let mut v = 0.0;
+            for c in col..i {
+                v += j[i * k + c] * jinv[c * k + col];
+            }
+            jinv[i * k + col] = -v / dii;
+        }
+        jinv[i * k + i] = 1.0 / dii;
+    }
 }
 
 #[cfg(test)]
