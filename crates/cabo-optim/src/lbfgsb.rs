@@ -387,8 +387,10 @@ struct Scratch {
     /// Ring slots of the stored pairs, oldest first: the slot arithmetic (an integer
     /// division each) is done once per model step instead of in every inner loop.
     order: Vec<usize>,
-    /// The middle matrix `M` (`2k × 2k`, stride `2m`), and scratch for building it.
+    /// The middle matrix `M` (`2k × 2k`, stride `2m`), its transpose, and scratch for
+    /// building it.
     mmat: Vec<f64>,
+    mmat_t: Vec<f64>,
     kmat: Vec<f64>,
     piv: Vec<usize>,
     /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
@@ -419,6 +421,7 @@ impl Scratch {
             w: vec![0.0; n * m2],
             order: Vec::with_capacity(m),
             mmat: vec![0.0; m2 * m2],
+            mmat_t: vec![0.0; m2 * m2],
             kmat: vec![0.0; m2 * m2],
             piv: vec![0; m2],
             lmat: vec![0.0; m * m],
@@ -708,16 +711,23 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// Builds `W` and `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]`; false when `K` is singular.
+    /// Builds `W`, `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]` and `Mᵀ`; false when `K` is
+    /// singular or `M` not finite.
     fn form_middle_matrix(&mut self) -> bool {
         let (k, m) = (self.k, self.m);
         self.sc.order.clear();
         self.sc.order.extend((0..k).map(|j| (self.head + j) % m));
         self.form_w();
-        if self.form_middle_schur() {
-            return self.mmat_is_finite();
+        // When the Schur complement is not numerically positive definite, K is inverted by LU.
+        if !(self.form_middle_schur() || self.form_middle_lu()) {
+            return false;
         }
-        // The Schur complement was not numerically positive definite: invert K by LU.
+        self.transpose_middle()
+    }
+
+    /// `M = K⁻¹` by LU factorisation of `K`; false when `K` is singular.
+    fn form_middle_lu(&mut self) -> bool {
+        let (k, m) = (self.k, self.m);
         let (kk, m2) = (2 * k, 2 * m);
         for (a, &sa) in self.sc.order.iter().enumerate() {
             for (b, &sb) in self.sc.order.iter().enumerate() {
@@ -741,7 +751,7 @@ impl<'b> Solver<'b> {
                 self.sc.mmat[row * m2 + col] = e[row];
             }
         }
-        self.mmat_is_finite()
+        true
     }
 
     /// `W = [Y, θS]`: column `j` holds the `j`-th oldest pair.
@@ -847,13 +857,17 @@ impl<'b> Solver<'b> {
         }
     }
 
-    fn mmat_is_finite(&self) -> bool {
+    /// `Mᵀ` into `mmat_t`, which [`mat_vec`] reads; false when `M` is not finite.
+    fn transpose_middle(&mut self) -> bool {
         let (kk, m2) = (2 * self.k, 2 * self.m);
-        (0..kk).all(|r| {
-            self.sc.mmat[r * m2..r * m2 + kk]
-                .iter()
-                .all(|v| v.is_finite())
-        })
+        let mut finite = true;
+        for (r, row) in self.sc.mmat.chunks_exact(m2).take(kk).enumerate() {
+            for (c, &v) in row[..kk].iter().enumerate() {
+                finite &= v.is_finite();
+                self.sc.mmat_t[c * m2 + r] = v;
+            }
+        }
+        finite
     }
 
     /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`.
@@ -889,7 +903,7 @@ impl<'b> Solver<'b> {
         let theta = self.theta;
         // f'' = dᵀBd = θ dᵀd − pᵀMp.
         let p_mp = if kk > 0 {
-            mat_vec(&self.sc.mmat, m2, kk, &self.sc.p, &mut self.sc.v);
+            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.p, &mut self.sc.v);
             dotk(&self.sc.p[..kk], &self.sc.v[..kk])
         } else {
             0.0
@@ -921,7 +935,7 @@ impl<'b> Solver<'b> {
             }
             let (wb_mc, wb_mp, wb_mwb) = if kk > 0 {
                 let wb = &self.sc.w[b * m2..b * m2 + kk];
-                mat_vec(&self.sc.mmat, m2, kk, wb, &mut self.sc.mw);
+                mat_vec(&self.sc.mmat_t, m2, kk, wb, &mut self.sc.mw);
                 (
                     dotk(&self.sc.mw[..kk], &self.sc.c[..kk]),
                     dotk(&self.sc.mw[..kk], &self.sc.p[..kk]),
@@ -972,7 +986,7 @@ impl<'b> Solver<'b> {
         }
         // Reduced gradient of the model at xc: r = Zᵀ(g + θ(xc − x) − W M c).
         if kk > 0 {
-            mat_vec(&self.sc.mmat, m2, kk, &self.sc.c, &mut self.sc.v);
+            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.c, &mut self.sc.v);
         }
         for &i in &self.sc.free {
             let wmc = if kk > 0 {
@@ -998,7 +1012,7 @@ impl<'b> Solver<'b> {
                     wzzw[a * kk + b] = wzzw[b * kk + a];
                 }
             }
-            mat_vec(&self.sc.mmat, m2, kk, &self.sc.v2, &mut self.sc.v);
+            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.v2, &mut self.sc.v);
             self.form_smw_matrix();
             if !lu_factor(&mut self.sc.nmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
                 // Keep the Cauchy point; the caller's descent test decides what happens next.
@@ -1255,11 +1269,12 @@ fn interpolate(t1: f64, f1: f64, d1: f64, t2: f64, f2: f64, d2: f64) -> f64 {
     }
 }
 
-/// `out = M · a` for the leading `kk × kk` block of `M` (row stride `stride`).
-fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
-    for (r, o) in out.iter_mut().enumerate().take(kk) {
-        *o = dotk(&m[r * stride..r * stride + kk], &a[..kk]);
-    }
+/// `out = M · a` for the leading `kk × kk` block of `M`, given `Mᵀ` (row stride `stride`).
+/// Entry `r` sums `M[r][j]·a[j]` in ascending `j` from `−0.0`, as [`dotk`] of row `r` with
+/// `a` does; reading `M` by columns lets the `kk` sums run side by side.
+fn mat_vec(mt: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
+    let terms = a[..kk].iter().copied().zip(mt.chunks_exact(stride));
+    combine_rows(terms, -0.0, &mut out[..kk], |aj, mrj| mrj * aj);
 }
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
