@@ -776,7 +776,7 @@ impl<'b> Solver<'b> {
     fn form_middle_schur(&mut self) -> bool {
         let k = self.k;
         self.form_schur_complement();
-        if !cholesky_lower(&mut self.sc.schur[..k * k], k) {
+        if !cholesky_by_columns(&mut self.sc.schur[..k * k], k) {
             return false;
         }
         invert_lower(&self.sc.schur[..k * k], k, &mut self.sc.schur_inv[..k * k]);
@@ -784,37 +784,42 @@ impl<'b> Solver<'b> {
         true
     }
 
-    /// `lmat` (the strictly lower `L` and the diagonal `D` of `SᵀY`, dense `k × k`) and the
-    /// lower triangle of `Σ = θSᵀS + L D⁻¹ Lᵀ` in `schur`: entry `(a, b)` is
-    /// `θ·s_a·s_b + Σ_{c<b} L[a][c]·L[b][c] / D[c]` in ascending `c`.
+    /// `lmat` and the Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` in `schur`, both stored by
+    /// columns (`k × k`): `lmat[b·k + a] = s_a·y_b` for `a ≥ b` (the strictly lower `L` of
+    /// `SᵀY` and its diagonal `D`), and `schur[b·k + a] = Σ[a][b]` for `a ≥ b`, which is
+    /// `θ·s_a·s_b + Σ_{c<b} L[a][c]·L[b][c] / D[c]` in ascending `c`. The entries of a column
+    /// of `Σ` take their terms side by side ([`fold_rows`]).
     fn form_schur_complement(&mut self) {
         let (k, m) = (self.k, self.m);
         let theta = self.theta;
         let slot = &self.sc.order;
-        let lm = &mut self.sc.lmat[..k * k];
-        for a in 0..k {
-            for b in 0..=a {
-                lm[a * k + b] = self.sty[slot[a] * m + slot[b]];
+        let lt = &mut self.sc.lmat[..k * k];
+        for b in 0..k {
+            for a in b..k {
+                lt[b * k + a] = self.sty[slot[a] * m + slot[b]];
             }
         }
-        let sc = &mut self.sc.schur;
-        for a in 0..k {
-            for b in 0..=a {
-                let mut v = theta * self.sts[slot[a] * m + slot[b]];
-                for c in 0..b {
-                    v += lm[a * k + c] * lm[b * k + c] / lm[c * k + c];
-                }
-                sc[a * k + b] = v;
+        let lt = &self.sc.lmat[..k * k];
+        for b in 0..k {
+            let col = &mut self.sc.schur[b * k + b..(b + 1) * k];
+            for (v, &sa) in col.iter_mut().zip(&slot[b..]) {
+                *v = theta * self.sts[sa * m + slot[b]];
             }
+            let column_terms = (0..b).map(|c| {
+                let lac = &lt[c * k + b..(c + 1) * k];
+                ((lt[c * k + b], lt[c * k + c]), lac)
+            });
+            fold_rows(column_terms, col, |v, (lbc, dc), lac| v + lac * lbc / dc);
         }
     }
 
-    /// The blocks of `M` from `Σ⁻¹ = J⁻ᵀJ⁻¹` (`schur_inv` holding `J⁻¹`) and `lmat`. Every
+    /// The blocks of `M` from `Σ⁻¹ = J⁻ᵀJ⁻¹` (`schur_inv` holding `J⁻¹`) and `lmat` (by
+    /// columns, see [`Solver::form_schur_complement`]). Every
     /// entry is a sum over `c` in ascending order from `0.0`, as the textbook loops take
     /// it; a row's sums are taken side by side ([`combine_rows`]).
     fn fill_middle_blocks(&mut self) {
         let (k, m2) = (self.k, 2 * self.m);
-        let (lm, jinv) = (&self.sc.lmat[..k * k], &self.sc.schur_inv[..k * k]);
+        let (lt, jinv) = (&self.sc.lmat[..k * k], &self.sc.schur_inv[..k * k]);
         let (top, bottom) = self.sc.mmat.split_at_mut(k * m2);
         // Lower-right Σ⁻¹: entry (a, b ≤ a) sums J⁻¹[c][a]·J⁻¹[c][b] over c ≥ a; mirrored.
         for a in 0..k {
@@ -829,10 +834,10 @@ impl<'b> Solver<'b> {
         // Σ⁻¹ is symmetric bit for bit (mirrored above), so Σ⁻¹[a][c] is read as Σ⁻¹[c][a]:
         // row b takes whole rows of Σ⁻¹.
         for b in 0..k {
-            let terms = (b + 1..k).map(|c| (lm[c * k + b], &bottom[c * m2 + k..c * m2 + 2 * k]));
+            let terms = (b + 1..k).map(|c| (lt[b * k + c], &bottom[c * m2 + k..c * m2 + 2 * k]));
             let row = &mut top[b * m2 + k..b * m2 + 2 * k];
             combine_rows(terms, 0.0, row, |l, s| s * l);
-            let db = lm[b * k + b];
+            let db = lt[b * k + b];
             for v in row.iter_mut() {
                 *v /= db;
             }
@@ -846,10 +851,10 @@ impl<'b> Solver<'b> {
         // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹): entry (a, b) sums L[c][a]·(Σ⁻¹LD⁻¹)[c][b] over
         // c > a, then ÷ D[a], and the diagonal takes −1/D[a].
         for a in 0..k {
-            let terms = (a + 1..k).map(|c| (lm[c * k + a], &bottom[c * m2..c * m2 + k]));
+            let terms = (a + 1..k).map(|c| (lt[a * k + c], &bottom[c * m2..c * m2 + k]));
             let row = &mut top[a * m2..a * m2 + k];
             combine_rows(terms, 0.0, row, |x, y| x * y);
-            let da = lm[a * k + a];
+            let da = lt[a * k + a];
             for v in row.iter_mut() {
                 *v /= da;
             }
@@ -1282,16 +1287,29 @@ fn dotk(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// `out[i] = init + prod(x₁, r₁[i]) + prod(x₂, r₂[i]) + …` over the terms `(x_t, r_t)` in
-/// order: many sums side by side, each taken in exactly the order of a plain loop over the
-/// terms. The columns go in blocks of 8, 4, 2 and 1 whose partial sums stay in registers
-/// while the terms run, so each block is loaded from the terms' rows and stored once; the
-/// loop over a block's columns vectorises. Every row must hold `out.len()` entries.
+/// order, each sum taken left to right as a plain loop over the terms does.
 #[inline]
 fn combine_rows<'a>(
     terms: impl Iterator<Item = (f64, &'a [f64])> + Clone,
     init: f64,
     out: &mut [f64],
     prod: impl Fn(f64, f64) -> f64 + Copy,
+) {
+    out.fill(init);
+    fold_rows(terms, out, move |s, x, y| s + prod(x, y));
+}
+
+/// `out[i] ← step(…step(step(out[i], x₁, r₁[i]), x₂, r₂[i])…)` over the terms `(x_t, r_t)`
+/// in order: many independent accumulations side by side, each taking exactly the
+/// operations of a plain loop over the terms. The columns go in blocks of 8, 4, 2 and 1
+/// whose accumulators stay in registers while the terms run, so each block is loaded and
+/// stored once and the loop over its columns vectorises. Every row must hold at least
+/// `out.len()` entries.
+#[inline]
+fn fold_rows<'a, T: Copy>(
+    terms: impl Iterator<Item = (T, &'a [f64])> + Clone,
+    out: &mut [f64],
+    step: impl Fn(f64, T, f64) -> f64 + Copy,
 ) {
     let mut at = 0;
     let mut rest = out;
@@ -1304,68 +1322,70 @@ fn combine_rows<'a>(
         };
         let (block, tail) = rest.split_at_mut(width);
         match width {
-            8 => combine_block::<8>(terms.clone(), at, init, block, prod),
-            4 => combine_block::<4>(terms.clone(), at, init, block, prod),
-            2 => combine_block::<2>(terms.clone(), at, init, block, prod),
-            _ => combine_block::<1>(terms.clone(), at, init, block, prod),
+            8 => fold_block::<8, T>(terms.clone(), at, block, step),
+            4 => fold_block::<4, T>(terms.clone(), at, block, step),
+            2 => fold_block::<2, T>(terms.clone(), at, block, step),
+            _ => fold_block::<1, T>(terms.clone(), at, block, step),
         }
         at += width;
         rest = tail;
     }
 }
 
-/// The columns `at..at + W` of [`combine_rows`].
+/// The columns `at..at + W` of [`fold_rows`].
 #[inline(always)]
-fn combine_block<'a, const W: usize>(
-    terms: impl Iterator<Item = (f64, &'a [f64])>,
+fn fold_block<'a, const W: usize, T: Copy>(
+    terms: impl Iterator<Item = (T, &'a [f64])>,
     at: usize,
-    init: f64,
     out: &mut [f64],
-    prod: impl Fn(f64, f64) -> f64,
+    step: impl Fn(f64, T, f64) -> f64,
 ) {
-    let mut acc = [init; W];
+    let mut acc: [f64; W] = out.try_into().expect("a block of W columns");
     for (x, row) in terms {
         let r: &[f64; W] = row[at..at + W].try_into().expect("a block of W columns");
         for (s, &y) in acc.iter_mut().zip(r) {
-            *s += prod(x, y);
+            *s = step(*s, x, y);
         }
     }
     out.copy_from_slice(&acc);
 }
 
-/// In-place Cholesky factor `J` (`Σ = JJᵀ`) of the lower triangle of the row-major `k × k`
-/// matrix `sc`; false when a pivot is not positive and finite. These `k × k` triangular
-/// kernels keep one chain of operations per entry: at `k ≤ m` (10 by default) running a
-/// row's sums side by side costs more in loop overhead than it saves.
-fn cholesky_lower(sc: &mut [f64], k: usize) -> bool {
-    for i in 0..k {
-        for j in 0..=i {
-            let mut v = sc[i * k + j];
-            for c in 0..j {
-                v -= sc[i * k + c] * sc[j * k + c];
-            }
-            if i == j {
-                if !(v.is_finite() && v > 0.0) {
-                    return false;
-                }
-                sc[i * k + i] = v.sqrt();
-            } else {
-                sc[i * k + j] = v / sc[j * k + j];
-            }
+/// In-place Cholesky factor `J` (`Σ = JJᵀ`) of the `k × k` matrix stored by columns in
+/// `a` (`a[c·k + i] = Σ[i][c]` for `i ≥ c`, overwritten by `J[i][c]`), column by column:
+/// `J[i][j] = (Σ[i][j] − Σ_{c<j} J[i][c]·J[j][c]) / J[j][j]`, subtracted in ascending `c` as
+/// the textbook loop does, with the entries of a column taking their terms side by side
+/// ([`fold_rows`]). False when a pivot is not positive and finite.
+fn cholesky_by_columns(a: &mut [f64], k: usize) -> bool {
+    for j in 0..k {
+        let (done, rest) = a.split_at_mut(j * k);
+        let col = &mut rest[j..k];
+        let terms = (0..j).map(|c| (done[c * k + j], &done[c * k + j..(c + 1) * k]));
+        fold_rows(terms, col, |v, ljc, lic| v - lic * ljc);
+        let d = col[0];
+        if !(d.is_finite() && d > 0.0) {
+            return false;
+        }
+        let d = d.sqrt();
+        col[0] = d;
+        for v in &mut col[1..] {
+            *v /= d;
         }
     }
     true
 }
 
-/// The inverse of the lower-triangular `k × k` matrix `j` into `jinv` by forward
-/// substitution, row by row: row `i` needs row `i` of `J` and the rows of `J⁻¹` above it.
-fn invert_lower(j: &[f64], k: usize, jinv: &mut [f64]) {
+/// The inverse of the lower-triangular `k × k` matrix `J`, given by columns in `jt`
+/// (`jt[c·k + i] = J[i][c]`), into `jinv` (row-major) by forward substitution, row by row:
+/// row `i` needs row `i` of `J` and the rows of `J⁻¹` above it. At `k ≤ m` (10 by default)
+/// one chain of operations per entry is fastest here: the sums are too short and ragged
+/// for running them side by side to pay.
+fn invert_lower(jt: &[f64], k: usize, jinv: &mut [f64]) {
     for i in 0..k {
-        let dii = j[i * k + i];
+        let dii = jt[i * k + i];
         for col in 0..i {
             let mut v = 0.0;
             for c in col..i {
-                v += j[i * k + c] * jinv[c * k + col];
+                v += jt[c * k + i] * jinv[c * k + col];
             }
             jinv[i * k + col] = -v / dii;
         }
