@@ -382,8 +382,11 @@ const MAX_LINE_EVALS: usize = 30;
 /// products and its line-search vectors).
 #[derive(Default)]
 struct Scratch {
-    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`).
+    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`), and `Wᵀ` (`2k × n`).
     w: Vec<f64>,
+    wt: Vec<f64>,
+    /// `W v` for the `v` of the subspace step.
+    wv: Vec<f64>,
     /// Ring slots of the stored pairs, oldest first: the slot arithmetic (an integer
     /// division each) is done once per model step instead of in every inner loop.
     order: Vec<usize>,
@@ -419,6 +422,8 @@ impl Scratch {
         let m2 = 2 * m;
         Scratch {
             w: vec![0.0; n * m2],
+            wt: vec![0.0; m2 * n],
+            wv: vec![0.0; n],
             order: Vec::with_capacity(m),
             mmat: vec![0.0; m2 * m2],
             mmat_t: vec![0.0; m2 * m2],
@@ -754,16 +759,26 @@ impl<'b> Solver<'b> {
         true
     }
 
-    /// `W = [Y, θS]`: column `j` holds the `j`-th oldest pair.
+    /// `W = [Y, θS]` and `Wᵀ`: column `j` of `W` (row `j` of `Wᵀ`) holds the `j`-th oldest
+    /// pair. Products with `W`'s rows read `W`, those with its columns `Wᵀ`.
     fn form_w(&mut self) {
         let (n, k, m2) = (self.n, self.k, 2 * self.m);
         let theta = self.theta;
+        let (wt_y, wt_s) = self.sc.wt.split_at_mut(k * n);
         for (j, &slot) in self.sc.order.iter().enumerate() {
             let ys = &self.y[slot * n..(slot + 1) * n];
             let ss = &self.s[slot * n..(slot + 1) * n];
-            for ((row, &yi), &si) in self.sc.w.chunks_exact_mut(m2).zip(ys).zip(ss) {
+            let (ty, ts) = (&mut wt_y[j * n..(j + 1) * n], &mut wt_s[j * n..(j + 1) * n]);
+            for (((row, (&yi, &si)), ty), ts) in (self.sc.w.chunks_exact_mut(m2))
+                .zip(ys.iter().zip(ss))
+                .zip(ty)
+                .zip(ts)
+            {
+                let tsi = theta * si;
                 row[j] = yi;
-                row[k + j] = theta * si;
+                row[k + j] = tsi;
+                *ty = yi;
+                *ts = tsi;
             }
         }
     }
@@ -992,13 +1007,10 @@ impl<'b> Solver<'b> {
         // Reduced gradient of the model at xc: r = Zᵀ(g + θ(xc − x) − W M c).
         if kk > 0 {
             mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.c, &mut self.sc.v);
+            w_times(&self.sc.wt, n, &self.sc.v[..kk], &mut self.sc.wv);
         }
         for &i in &self.sc.free {
-            let wmc = if kk > 0 {
-                dotk(&self.sc.w[i * m2..i * m2 + kk], &self.sc.v[..kk])
-            } else {
-                0.0
-            };
+            let wmc = if kk > 0 { self.sc.wv[i] } else { 0.0 };
             self.sc.r[i] = g[i] + theta * (self.sc.xc[i] - x[i]) - wmc;
         }
         if kk > 0 && self.sc.free.len() == n {
@@ -1057,11 +1069,14 @@ impl<'b> Solver<'b> {
     /// `r ← −r/θ − W v/θ²` over the free variables (the Sherman–Morrison–Woodbury step,
     /// with `v` from [`Solver::subspace_step`]; `v` is unused without pairs).
     fn apply_smw_correction(&mut self) {
-        let (kk, m2) = (2 * self.k, 2 * self.m);
+        let (n, kk) = (self.n, 2 * self.k);
         let theta = self.theta;
+        if kk > 0 {
+            w_times(&self.sc.wt, n, &self.sc.v[..kk], &mut self.sc.wv);
+        }
         for &i in &self.sc.free {
             let corr = if kk > 0 {
-                dotk(&self.sc.w[i * m2..i * m2 + kk], &self.sc.v[..kk]) / (theta * theta)
+                self.sc.wv[i] / (theta * theta)
             } else {
                 0.0
             };
@@ -1280,6 +1295,15 @@ fn interpolate(t1: f64, f1: f64, d1: f64, t2: f64, f2: f64, d2: f64) -> f64 {
 fn mat_vec(mt: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
     let terms = a[..kk].iter().copied().zip(mt.chunks_exact(stride));
     combine_rows(terms, -0.0, &mut out[..kk], |aj, mrj| mrj * aj);
+}
+
+/// `out = W v` over all `n` rows of `W`, given `Wᵀ` (`wt`, rows of `n`): entry `i` sums
+/// `W[i][j]·v[j]` in ascending `j` from `−0.0`, as [`dotk`] of row `i` with `v` does;
+/// reading `W` by columns lets the `n` sums run side by side.
+fn w_times(wt: &[f64], n: usize, v: &[f64], out: &mut [f64]) {
+    let terms = v.iter().copied().zip(wt.chunks_exact(n));
+    out.fill(-0.0);
+    fold_rows(terms, out, |s, vj, wij| s + wij * vj);
 }
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
