@@ -53,6 +53,8 @@ use cabo_core::{Error, Result};
 use cabo_linalg::lu::{lu_factor, lu_solve};
 use cabo_linalg::rows::{accumulate_rows, free_gram};
 use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 
@@ -414,7 +416,9 @@ struct Scratch {
     wzzw: Vec<f64>,
     r: Vec<f64>,
     free: Vec<usize>,
-    breaks: Vec<(f64, usize)>,
+    /// The breakpoints of the Cauchy path as `(t, index)` with `t` by its bits: `t` is
+    /// positive and finite there, so its bits order it as `f64::total_cmp` does.
+    breaks: Vec<Reverse<(u64, usize)>>,
 }
 
 impl Scratch {
@@ -910,7 +914,7 @@ impl<'b> Solver<'b> {
                 self.sc.dvec[i] = -g[i];
                 f1 -= g[i] * g[i];
                 if t.is_finite() {
-                    self.sc.breaks.push((t, i));
+                    self.sc.breaks.push(Reverse((t.to_bits(), i)));
                 }
             }
         }
@@ -931,12 +935,13 @@ impl<'b> Solver<'b> {
         let mut f2 = -theta * f1 - p_mp;
         let f2_org = f2;
         let mut dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
-        self.sc
-            .breaks
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // The breakpoints are visited in increasing (t, index) order, ties to the lower
+        // index, through a min-heap: the walk usually stops after a few, so sorting all
+        // of them would be wasted.
+        let mut breaks = BinaryHeap::from(std::mem::take(&mut self.sc.breaks));
         let mut t_old = 0.0;
-        for idx in 0..self.sc.breaks.len() {
-            let (tb, b) = self.sc.breaks[idx];
+        while let Some(Reverse((bits, b))) = breaks.pop() {
+            let tb = f64::from_bits(bits);
             let dt = tb - t_old;
             if dt_min < dt {
                 break;
@@ -956,11 +961,7 @@ impl<'b> Solver<'b> {
             let (wb_mc, wb_mp, wb_mwb) = if kk > 0 {
                 let wb = &self.sc.w[b * m2..b * m2 + kk];
                 mat_vec(&self.sc.mmat_t, m2, kk, wb, &mut self.sc.mw);
-                (
-                    dotk(&self.sc.mw[..kk], &self.sc.c[..kk]),
-                    dotk(&self.sc.mw[..kk], &self.sc.p[..kk]),
-                    dotk(&self.sc.mw[..kk], wb),
-                )
+                dot3(&self.sc.mw[..kk], &self.sc.c[..kk], &self.sc.p[..kk], wb)
             } else {
                 (0.0, 0.0, 0.0)
             };
@@ -974,6 +975,7 @@ impl<'b> Solver<'b> {
             dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
             t_old = tb;
         }
+        self.sc.breaks = breaks.into_vec();
         let dt_min = if dt_min.is_finite() {
             dt_min.max(0.0)
         } else {
@@ -1308,6 +1310,18 @@ fn w_times(wt: &[f64], n: usize, v: &[f64], out: &mut [f64]) {
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `(dotk(a, b1), dotk(a, b2), dotk(a, b3))` in one pass: three sums side by side, each in
+/// ascending order from `−0.0` as `dotk` takes it.
+fn dot3(a: &[f64], b1: &[f64], b2: &[f64], b3: &[f64]) -> (f64, f64, f64) {
+    let (mut s1, mut s2, mut s3) = (-0.0, -0.0, -0.0);
+    for (((&x, &y1), &y2), &y3) in a.iter().zip(b1).zip(b2).zip(b3) {
+        s1 += x * y1;
+        s2 += x * y2;
+        s3 += x * y3;
+    }
+    (s1, s2, s3)
 }
 
 /// `out[i] = init + prod(x₁, r₁[i]) + prod(x₂, r₂[i]) + …` over the terms `(x_t, r_t)` in
