@@ -53,6 +53,8 @@ use cabo_core::{Error, Result};
 use cabo_linalg::lu::{lu_factor, lu_solve};
 use cabo_linalg::rows::{accumulate_rows, free_gram};
 use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 
@@ -380,16 +382,29 @@ const MAX_LINE_EVALS: usize = 30;
 /// subspace step) and rewrites before reading: searches run in lockstep share one, which
 /// keeps their combined working set small (each search keeps only its pairs, their inner
 /// products and its line-search vectors).
+#[derive(Default)]
 struct Scratch {
+    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`), and `Wᵀ` (`2k × n`).
     w: Vec<f64>,
+    wt: Vec<f64>,
+    /// `W v` for the `v` of the subspace step.
+    wv: Vec<f64>,
+    /// Ring slots of the stored pairs, oldest first: the slot arithmetic (an integer
+    /// division each) is done once per model step instead of in every inner loop.
     order: Vec<usize>,
+    /// The middle matrix `M` (`2k × 2k`, stride `2m`), its transpose, and scratch for
+    /// building it.
     mmat: Vec<f64>,
+    mmat_t: Vec<f64>,
     kmat: Vec<f64>,
     piv: Vec<usize>,
+    /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
     lmat: Vec<f64>,
     schur: Vec<f64>,
     schur_inv: Vec<f64>,
+    /// Two-loop recursion coefficients.
     two_loop: Vec<f64>,
+    // Cauchy point and subspace step.
     xc: Vec<f64>,
     dvec: Vec<f64>,
     c: Vec<f64>,
@@ -401,7 +416,9 @@ struct Scratch {
     wzzw: Vec<f64>,
     r: Vec<f64>,
     free: Vec<usize>,
-    breaks: Vec<(f64, usize)>,
+    /// The breakpoints of the Cauchy path as `(t, index)` with `t` by its bits: `t` is
+    /// positive and finite there, so its bits order it as `f64::total_cmp` does.
+    breaks: Vec<Reverse<(u64, usize)>>,
 }
 
 impl Scratch {
@@ -409,8 +426,11 @@ impl Scratch {
         let m2 = 2 * m;
         Scratch {
             w: vec![0.0; n * m2],
+            wt: vec![0.0; m2 * n],
+            wv: vec![0.0; n],
             order: Vec::with_capacity(m),
             mmat: vec![0.0; m2 * m2],
+            mmat_t: vec![0.0; m2 * m2],
             kmat: vec![0.0; m2 * m2],
             piv: vec![0; m2],
             lmat: vec![0.0; m * m],
@@ -433,9 +453,9 @@ impl Scratch {
     }
 }
 
-/// All buffers of one run, allocated once so that iterations do not allocate. The fields
-/// from `w` to `breaks` except `sty` and `sts` are the [`Scratch`] buffers: empty
-/// except while [`Solver::with_scratch`] lends them.
+/// All buffers of one run, allocated once so that iterations do not allocate. The model
+/// step's buffers live in `sc`: an empty [`Scratch`] except while [`Solver::with_scratch`]
+/// lends the shared one.
 struct Solver<'b> {
     n: usize,
     m: usize,
@@ -448,38 +468,13 @@ struct Solver<'b> {
     head: usize,
     k: usize,
     theta: f64,
-    /// `W = [Y, θS]`, row-major `n × 2k` (row stride `2m`).
-    w: Vec<f64>,
-    /// Offsets into `s` and `y` of the stored pairs, oldest first.
-    order: Vec<usize>,
-    /// The middle matrix `M` (`2k × 2k`, stride `2m`), and scratch for building it.
-    mmat: Vec<f64>,
-    kmat: Vec<f64>,
-    piv: Vec<usize>,
     /// Inner products of the stored pairs indexed by ring slot (`m × m`): `sty[a·m + b] =
     /// s_a·y_b` and `sts[a·m + b] = s_a·s_b`. Each new pair adds one row and column, so the
     /// middle matrix never recomputes the O(k²n) products from scratch.
     sty: Vec<f64>,
     sts: Vec<f64>,
-    /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
-    lmat: Vec<f64>,
-    schur: Vec<f64>,
-    schur_inv: Vec<f64>,
-    /// Two-loop recursion coefficients.
-    two_loop: Vec<f64>,
-    // Cauchy point and subspace step.
-    xc: Vec<f64>,
-    dvec: Vec<f64>,
-    c: Vec<f64>,
-    p: Vec<f64>,
-    v: Vec<f64>,
-    v2: Vec<f64>,
-    mw: Vec<f64>,
-    nmat: Vec<f64>,
-    wzzw: Vec<f64>,
-    r: Vec<f64>,
-    free: Vec<usize>,
-    breaks: Vec<(f64, usize)>,
+    /// The model step's buffers (middle matrix, Cauchy point, subspace step).
+    sc: Scratch,
     // Line search.
     xbar: Vec<f64>,
     dir: Vec<f64>,
@@ -504,29 +499,9 @@ impl<'b> Solver<'b> {
             head: 0,
             k: 0,
             theta: 1.0,
-            w: Vec::new(),
-            order: Vec::new(),
-            mmat: Vec::new(),
-            kmat: Vec::new(),
-            piv: Vec::new(),
             sty: vec![0.0; m * m],
             sts: vec![0.0; m * m],
-            lmat: Vec::new(),
-            schur: Vec::new(),
-            schur_inv: Vec::new(),
-            two_loop: Vec::new(),
-            xc: Vec::new(),
-            dvec: Vec::new(),
-            c: Vec::new(),
-            p: Vec::new(),
-            v: Vec::new(),
-            v2: Vec::new(),
-            mw: Vec::new(),
-            nmat: Vec::new(),
-            wzzw: Vec::new(),
-            r: Vec::new(),
-            free: Vec::new(),
-            breaks: Vec::new(),
+            sc: Scratch::default(),
             xbar: vec![0.0; n],
             dir: vec![0.0; n],
             t_bound: vec![0.0; n],
@@ -537,44 +512,20 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// Runs `step` with the buffers of `scratch` in place of this solver's (empty) scratch
-    /// fields, and gives them back. Moves no data, only the buffers' handles; the methods
-    /// using scratch buffers rewrite every entry they read, so whatever another search left
-    /// there does not matter.
+    /// Runs `step` with the buffers of `scratch` in place of this solver's empty `sc`, and
+    /// gives them back. Moves no data, only the buffers' handles; the methods using scratch
+    /// buffers rewrite every entry they read, so whatever another search left there does
+    /// not matter.
     fn with_scratch<R>(
         &mut self,
         scratch: &RefCell<Scratch>,
         step: impl FnOnce(&mut Self) -> R,
     ) -> R {
         let mut sc = scratch.borrow_mut();
-        self.swap_scratch(&mut sc);
+        std::mem::swap(&mut self.sc, &mut sc);
         let r = step(self);
-        self.swap_scratch(&mut sc);
+        std::mem::swap(&mut self.sc, &mut sc);
         r
-    }
-
-    fn swap_scratch(&mut self, sc: &mut Scratch) {
-        std::mem::swap(&mut self.w, &mut sc.w);
-        std::mem::swap(&mut self.order, &mut sc.order);
-        std::mem::swap(&mut self.mmat, &mut sc.mmat);
-        std::mem::swap(&mut self.kmat, &mut sc.kmat);
-        std::mem::swap(&mut self.piv, &mut sc.piv);
-        std::mem::swap(&mut self.lmat, &mut sc.lmat);
-        std::mem::swap(&mut self.schur, &mut sc.schur);
-        std::mem::swap(&mut self.schur_inv, &mut sc.schur_inv);
-        std::mem::swap(&mut self.two_loop, &mut sc.two_loop);
-        std::mem::swap(&mut self.xc, &mut sc.xc);
-        std::mem::swap(&mut self.dvec, &mut sc.dvec);
-        std::mem::swap(&mut self.c, &mut sc.c);
-        std::mem::swap(&mut self.p, &mut sc.p);
-        std::mem::swap(&mut self.v, &mut sc.v);
-        std::mem::swap(&mut self.v2, &mut sc.v2);
-        std::mem::swap(&mut self.mw, &mut sc.mw);
-        std::mem::swap(&mut self.nmat, &mut sc.nmat);
-        std::mem::swap(&mut self.wzzw, &mut sc.wzzw);
-        std::mem::swap(&mut self.r, &mut sc.r);
-        std::mem::swap(&mut self.free, &mut sc.free);
-        std::mem::swap(&mut self.breaks, &mut sc.breaks);
     }
 
     /// The search from `x0`, evaluating the objective through `slot` (see [`evaluate`]).
@@ -769,51 +720,71 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// Builds `W` and `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]`; false when `K` is singular.
+    /// Builds `W`, `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]` and `Mᵀ`; false when `K` is
+    /// singular or `M` not finite.
     fn form_middle_matrix(&mut self) -> bool {
-        let (n, k, m2) = (self.n, self.k, 2 * self.m);
-        // Column j of W holds the j-th oldest pair; the ring-slot arithmetic is done once,
-        // outside the n·2k copy.
-        let theta = self.theta;
-        self.order.clear();
-        self.order
-            .extend((0..k).map(|j| (self.head + j) % self.m * n));
-        for (i, row) in self.w.chunks_exact_mut(m2).enumerate() {
-            for (j, &start) in self.order.iter().enumerate() {
-                row[j] = self.y[start + i];
-                row[k + j] = theta * self.s[start + i];
-            }
+        let (k, m) = (self.k, self.m);
+        self.sc.order.clear();
+        self.sc.order.extend((0..k).map(|j| (self.head + j) % m));
+        self.form_w();
+        // When the Schur complement is not numerically positive definite, K is inverted by LU.
+        if !(self.form_middle_schur() || self.form_middle_lu()) {
+            return false;
         }
-        if self.form_middle_schur() {
-            return self.mmat_is_finite();
-        }
-        // The Schur complement was not numerically positive definite: invert K by LU.
-        let (m, kk) = (self.m, 2 * k);
-        for a in 0..k {
-            let sa = (self.head + a) % m;
-            for b in 0..k {
-                let sb = (self.head + b) % m;
+        self.transpose_middle()
+    }
+
+    /// `M = K⁻¹` by LU factorisation of `K`; false when `K` is singular.
+    fn form_middle_lu(&mut self) -> bool {
+        let (k, m) = (self.k, self.m);
+        let (kk, m2) = (2 * k, 2 * m);
+        for (a, &sa) in self.sc.order.iter().enumerate() {
+            for (b, &sb) in self.sc.order.iter().enumerate() {
                 // Upper-left −D, lower-left L (strictly lower part of SᵀY), lower-right θSᵀS.
                 let sayb = self.sty[sa * m + sb];
-                self.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
-                self.kmat[(k + a) * kk + b] = if a > b { sayb } else { 0.0 };
-                self.kmat[b * kk + k + a] = if a > b { sayb } else { 0.0 };
-                self.kmat[(k + a) * kk + k + b] = self.theta * self.sts[sa * m + sb];
+                self.sc.kmat[a * kk + b] = if a == b { -sayb } else { 0.0 };
+                self.sc.kmat[(k + a) * kk + b] = if a > b { sayb } else { 0.0 };
+                self.sc.kmat[b * kk + k + a] = if a > b { sayb } else { 0.0 };
+                self.sc.kmat[(k + a) * kk + k + b] = self.theta * self.sts[sa * m + sb];
             }
         }
-        if !lu_factor(&mut self.kmat[..kk * kk], kk, &mut self.piv[..kk]) {
+        if !lu_factor(&mut self.sc.kmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
             return false;
         }
         for col in 0..kk {
-            let e = &mut self.v[..kk];
+            let e = &mut self.sc.v[..kk];
             e.fill(0.0);
             e[col] = 1.0;
-            lu_solve(&self.kmat[..kk * kk], kk, &self.piv[..kk], e);
+            lu_solve(&self.sc.kmat[..kk * kk], kk, &self.sc.piv[..kk], e);
             for row in 0..kk {
-                self.mmat[row * m2 + col] = e[row];
+                self.sc.mmat[row * m2 + col] = e[row];
             }
         }
-        self.mmat_is_finite()
+        true
+    }
+
+    /// `W = [Y, θS]` and `Wᵀ`: column `j` of `W` (row `j` of `Wᵀ`) holds the `j`-th oldest
+    /// pair. Products with `W`'s rows read `W`, those with its columns `Wᵀ`.
+    fn form_w(&mut self) {
+        let (n, k, m2) = (self.n, self.k, 2 * self.m);
+        let theta = self.theta;
+        let (wt_y, wt_s) = self.sc.wt.split_at_mut(k * n);
+        for (j, &slot) in self.sc.order.iter().enumerate() {
+            let ys = &self.y[slot * n..(slot + 1) * n];
+            let ss = &self.s[slot * n..(slot + 1) * n];
+            let (ty, ts) = (&mut wt_y[j * n..(j + 1) * n], &mut wt_s[j * n..(j + 1) * n]);
+            for (((row, (&yi, &si)), ty), ts) in (self.sc.w.chunks_exact_mut(m2))
+                .zip(ys.iter().zip(ss))
+                .zip(ty)
+                .zip(ts)
+            {
+                let tsi = theta * si;
+                row[j] = yi;
+                row[k + j] = tsi;
+                *ty = yi;
+                *ts = tsi;
+            }
+        }
     }
 
     /// `M = K⁻¹` by block elimination of `K = [[−D, Lᵀ], [L, θSᵀS]]` through the k × k
@@ -822,104 +793,111 @@ impl<'b> Solver<'b> {
     /// `M = [[−D⁻¹ + D⁻¹LᵀΣ⁻¹LD⁻¹, D⁻¹LᵀΣ⁻¹], [Σ⁻¹LD⁻¹, Σ⁻¹]]`. About a tenth of the work of
     /// inverting the 2k × 2k matrix by LU. False when the Cholesky factor of `Σ` fails.
     fn form_middle_schur(&mut self) -> bool {
-        let (k, m, m2) = (self.k, self.m, 2 * self.m);
-        let theta = self.theta;
-        let slot = |j: usize| (self.head + j) % m;
-        // lmat: strictly lower L (a > b) and the diagonal D (a == b), dense k × k.
-        for a in 0..k {
-            for b in 0..=a {
-                self.lmat[a * k + b] = self.sty[slot(a) * m + slot(b)];
-            }
+        let k = self.k;
+        self.form_schur_complement();
+        if !cholesky_by_columns(&mut self.sc.schur[..k * k], k) {
+            return false;
         }
-        let lm = &self.lmat;
-        let sc = &mut self.schur;
-        for a in 0..k {
-            for b in 0..=a {
-                let mut v = theta * self.sts[slot(a) * m + slot(b)];
-                for c in 0..b {
-                    v += lm[a * k + c] * lm[b * k + c] / lm[c * k + c];
-                }
-                sc[a * k + b] = v;
-            }
-        }
-        // In-place Cholesky of the lower triangle of Σ.
-        for i in 0..k {
-            for j in 0..=i {
-                let mut v = sc[i * k + j];
-                for c in 0..j {
-                    v -= sc[i * k + c] * sc[j * k + c];
-                }
-                if i == j {
-                    if !(v.is_finite() && v > 0.0) {
-                        return false;
-                    }
-                    sc[i * k + i] = v.sqrt();
-                } else {
-                    sc[i * k + j] = v / sc[j * k + j];
-                }
-            }
-        }
-        // J⁻¹ (lower triangular) into schur_inv by forward substitution, row by row: row i
-        // needs row i of J and the rows of J⁻¹ above it.
-        let jinv = &mut self.schur_inv;
-        for i in 0..k {
-            let dii = sc[i * k + i];
-            for j in 0..i {
-                let mut v = 0.0;
-                for c in j..i {
-                    v += sc[i * k + c] * jinv[c * k + j];
-                }
-                jinv[i * k + j] = -v / dii;
-            }
-            jinv[i * k + i] = 1.0 / dii;
-        }
-        // Σ⁻¹ = J⁻ᵀ J⁻¹ into the lower-right block of M.
-        for a in 0..k {
-            for b in 0..=a {
-                let mut v = 0.0;
-                for c in a..k {
-                    v += jinv[c * k + a] * jinv[c * k + b];
-                }
-                self.mmat[(k + a) * m2 + k + b] = v;
-                self.mmat[(k + b) * m2 + k + a] = v;
-            }
-        }
-        // Lower-left Σ⁻¹LD⁻¹ (and its transpose upper-right).
-        for a in 0..k {
-            for b in 0..k {
-                let mut v = 0.0;
-                for c in b + 1..k {
-                    v += self.mmat[(k + a) * m2 + k + c] * lm[c * k + b];
-                }
-                let v = v / lm[b * k + b];
-                self.mmat[(k + a) * m2 + b] = v;
-                self.mmat[b * m2 + k + a] = v;
-            }
-        }
-        // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹).
-        for a in 0..k {
-            let da = lm[a * k + a];
-            for b in 0..k {
-                let mut v = 0.0;
-                for c in a + 1..k {
-                    v += lm[c * k + a] * self.mmat[(k + c) * m2 + b];
-                }
-                let v = v / da;
-                self.mmat[a * m2 + b] = if a == b { v - 1.0 / da } else { v };
-            }
-        }
+        invert_lower(&self.sc.schur[..k * k], k, &mut self.sc.schur_inv[..k * k]);
+        self.fill_middle_blocks();
         true
     }
 
-    fn mmat_is_finite(&self) -> bool {
+    /// `lmat` and the Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` in `schur`, both stored by
+    /// columns (`k × k`): `lmat[b·k + a] = s_a·y_b` for `a ≥ b` (the strictly lower `L` of
+    /// `SᵀY` and its diagonal `D`), and `schur[b·k + a] = Σ[a][b]` for `a ≥ b`, which is
+    /// `θ·s_a·s_b + Σ_{c<b} L[a][c]·L[b][c] / D[c]` in ascending `c`. The entries of a column
+    /// of `Σ` take their terms side by side ([`fold_rows`]).
+    fn form_schur_complement(&mut self) {
+        let (k, m) = (self.k, self.m);
+        let theta = self.theta;
+        let slot = &self.sc.order;
+        let lt = &mut self.sc.lmat[..k * k];
+        for b in 0..k {
+            for a in b..k {
+                lt[b * k + a] = self.sty[slot[a] * m + slot[b]];
+            }
+        }
+        let lt = &self.sc.lmat[..k * k];
+        for b in 0..k {
+            let col = &mut self.sc.schur[b * k + b..(b + 1) * k];
+            for (v, &sa) in col.iter_mut().zip(&slot[b..]) {
+                *v = theta * self.sts[sa * m + slot[b]];
+            }
+            let column_terms = (0..b).map(|c| {
+                let lac = &lt[c * k + b..(c + 1) * k];
+                ((lt[c * k + b], lt[c * k + c]), lac)
+            });
+            fold_rows(column_terms, col, |v, (lbc, dc), lac| v + lac * lbc / dc);
+        }
+    }
+
+    /// The blocks of `M` from `Σ⁻¹ = J⁻ᵀJ⁻¹` (`schur_inv` holding `J⁻¹`) and `lmat` (by
+    /// columns, see [`Solver::form_schur_complement`]). Every
+    /// entry is a sum over `c` in ascending order from `0.0`, as the textbook loops take
+    /// it; a row's sums are taken side by side ([`combine_rows`]).
+    fn fill_middle_blocks(&mut self) {
+        let (k, m2) = (self.k, 2 * self.m);
+        let (lt, jinv) = (&self.sc.lmat[..k * k], &self.sc.schur_inv[..k * k]);
+        let (top, bottom) = self.sc.mmat.split_at_mut(k * m2);
+        // Lower-right Σ⁻¹: entry (a, b ≤ a) sums J⁻¹[c][a]·J⁻¹[c][b] over c ≥ a; mirrored.
+        for a in 0..k {
+            let terms = (a..k).map(|c| (jinv[c * k + a], &jinv[c * k..c * k + a + 1]));
+            let row = &mut bottom[a * m2 + k..a * m2 + k + a + 1];
+            combine_rows(terms, 0.0, row, |x, y| x * y);
+            for b in 0..a {
+                bottom[b * m2 + k + a] = bottom[a * m2 + k + b];
+            }
+        }
+        // Upper-right (Σ⁻¹LD⁻¹)ᵀ: entry (b, a) sums Σ⁻¹[a][c]·L[c][b] over c > b, then ÷ D[b].
+        // Σ⁻¹ is symmetric bit for bit (mirrored above), so Σ⁻¹[a][c] is read as Σ⁻¹[c][a]:
+        // row b takes whole rows of Σ⁻¹.
+        for b in 0..k {
+            let terms = (b + 1..k).map(|c| (lt[b * k + c], &bottom[c * m2 + k..c * m2 + 2 * k]));
+            let row = &mut top[b * m2 + k..b * m2 + 2 * k];
+            combine_rows(terms, 0.0, row, |l, s| s * l);
+            let db = lt[b * k + b];
+            for v in row.iter_mut() {
+                *v /= db;
+            }
+        }
+        // Lower-left Σ⁻¹LD⁻¹: the transpose of the upper-right block.
+        for a in 0..k {
+            for b in 0..k {
+                bottom[a * m2 + b] = top[b * m2 + k + a];
+            }
+        }
+        // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹): entry (a, b) sums L[c][a]·(Σ⁻¹LD⁻¹)[c][b] over
+        // c > a, then ÷ D[a], and the diagonal takes −1/D[a].
+        for a in 0..k {
+            let terms = (a + 1..k).map(|c| (lt[a * k + c], &bottom[c * m2..c * m2 + k]));
+            let row = &mut top[a * m2..a * m2 + k];
+            combine_rows(terms, 0.0, row, |x, y| x * y);
+            let da = lt[a * k + a];
+            for v in row.iter_mut() {
+                *v /= da;
+            }
+            row[a] -= 1.0 / da;
+        }
+    }
+
+    /// `Mᵀ` into `mmat_t`, which [`mat_vec`] reads; false when `M` is not finite.
+    fn transpose_middle(&mut self) -> bool {
         let (kk, m2) = (2 * self.k, 2 * self.m);
-        (0..kk).all(|r| self.mmat[r * m2..r * m2 + kk].iter().all(|v| v.is_finite()))
+        let mut finite = true;
+        for (r, row) in self.sc.mmat.chunks_exact(m2).take(kk).enumerate() {
+            for (c, &v) in row[..kk].iter().enumerate() {
+                finite &= v.is_finite();
+                self.sc.mmat_t[c * m2 + r] = v;
+            }
+        }
+        finite
     }
 
     /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`.
     fn cauchy_point(&mut self, x: &[f64], g: &[f64]) {
         let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
-        self.breaks.clear();
+        self.sc.breaks.clear();
         let mut f1 = 0.0;
         for i in 0..n {
             let t = if g[i] < 0.0 {
@@ -929,63 +907,61 @@ impl<'b> Solver<'b> {
             } else {
                 f64::INFINITY
             };
-            self.xc[i] = x[i];
+            self.sc.xc[i] = x[i];
             if t <= 0.0 {
-                self.dvec[i] = 0.0;
+                self.sc.dvec[i] = 0.0;
             } else {
-                self.dvec[i] = -g[i];
+                self.sc.dvec[i] = -g[i];
                 f1 -= g[i] * g[i];
                 if t.is_finite() {
-                    self.breaks.push((t, i));
+                    self.sc.breaks.push(Reverse((t.to_bits(), i)));
                 }
             }
         }
-        self.c[..kk].fill(0.0);
-        self.p[..kk].fill(0.0);
+        self.sc.c[..kk].fill(0.0);
+        self.sc.p[..kk].fill(0.0);
         if f1 == 0.0 {
             return;
         }
-        accumulate_rows(&self.w, m2, &self.dvec, &mut self.p[..kk]);
+        accumulate_rows(&self.sc.w, m2, &self.sc.dvec, &mut self.sc.p[..kk]);
         let theta = self.theta;
         // f'' = dᵀBd = θ dᵀd − pᵀMp.
         let p_mp = if kk > 0 {
-            mat_vec(&self.mmat, m2, kk, &self.p, &mut self.v);
-            dotk(&self.p[..kk], &self.v[..kk])
+            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.p, &mut self.sc.v);
+            dotk(&self.sc.p[..kk], &self.sc.v[..kk])
         } else {
             0.0
         };
         let mut f2 = -theta * f1 - p_mp;
         let f2_org = f2;
         let mut dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
-        self.breaks
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // The breakpoints are visited in increasing (t, index) order, ties to the lower
+        // index, through a min-heap: the walk usually stops after a few, so sorting all
+        // of them would be wasted.
+        let mut breaks = BinaryHeap::from(std::mem::take(&mut self.sc.breaks));
         let mut t_old = 0.0;
-        for idx in 0..self.breaks.len() {
-            let (tb, b) = self.breaks[idx];
+        while let Some(Reverse((bits, b))) = breaks.pop() {
+            let tb = f64::from_bits(bits);
             let dt = tb - t_old;
             if dt_min < dt {
                 break;
             }
             // Variable b reaches its bound: fix it there and update the slope and curvature.
-            let xb = if self.dvec[b] > 0.0 {
+            let xb = if self.sc.dvec[b] > 0.0 {
                 self.upper[b]
             } else {
                 self.lower[b]
             };
             let zb = xb - x[b];
-            self.xc[b] = xb;
+            self.sc.xc[b] = xb;
             let gb = g[b];
             for j in 0..kk {
-                self.c[j] += dt * self.p[j];
+                self.sc.c[j] += dt * self.sc.p[j];
             }
             let (wb_mc, wb_mp, wb_mwb) = if kk > 0 {
-                let wb = &self.w[b * m2..b * m2 + kk];
-                mat_vec(&self.mmat, m2, kk, wb, &mut self.mw);
-                (
-                    dotk(&self.mw[..kk], &self.c[..kk]),
-                    dotk(&self.mw[..kk], &self.p[..kk]),
-                    dotk(&self.mw[..kk], wb),
-                )
+                let wb = &self.sc.w[b * m2..b * m2 + kk];
+                mat_vec(&self.sc.mmat_t, m2, kk, wb, &mut self.sc.mw);
+                dot3(&self.sc.mw[..kk], &self.sc.c[..kk], &self.sc.p[..kk], wb)
             } else {
                 (0.0, 0.0, 0.0)
             };
@@ -993,12 +969,13 @@ impl<'b> Solver<'b> {
             f2 -= theta * gb * gb + 2.0 * gb * wb_mp + gb * gb * wb_mwb;
             f2 = f2.max(f64::EPSILON * f2_org);
             for j in 0..kk {
-                self.p[j] += gb * self.w[b * m2 + j];
+                self.sc.p[j] += gb * self.sc.w[b * m2 + j];
             }
-            self.dvec[b] = 0.0;
+            self.sc.dvec[b] = 0.0;
             dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
             t_old = tb;
         }
+        self.sc.breaks = breaks.into_vec();
         let dt_min = if dt_min.is_finite() {
             dt_min.max(0.0)
         } else {
@@ -1006,12 +983,12 @@ impl<'b> Solver<'b> {
         };
         let t = t_old + dt_min;
         for i in 0..n {
-            if self.dvec[i] != 0.0 {
-                self.xc[i] = (x[i] + t * self.dvec[i]).clamp(self.lower[i], self.upper[i]);
+            if self.sc.dvec[i] != 0.0 {
+                self.sc.xc[i] = (x[i] + t * self.sc.dvec[i]).clamp(self.lower[i], self.upper[i]);
             }
         }
         for j in 0..kk {
-            self.c[j] += dt_min * self.p[j];
+            self.sc.c[j] += dt_min * self.sc.p[j];
         }
     }
 
@@ -1019,29 +996,26 @@ impl<'b> Solver<'b> {
     fn subspace_step(&mut self, x: &[f64], g: &[f64]) {
         let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
         let theta = self.theta;
-        self.xbar.copy_from_slice(&self.xc);
-        self.free.clear();
+        self.xbar.copy_from_slice(&self.sc.xc);
+        self.sc.free.clear();
         for i in 0..n {
-            if self.lower[i] < self.xc[i] && self.xc[i] < self.upper[i] {
-                self.free.push(i);
+            if self.lower[i] < self.sc.xc[i] && self.sc.xc[i] < self.upper[i] {
+                self.sc.free.push(i);
             }
         }
-        if self.free.is_empty() {
+        if self.sc.free.is_empty() {
             return;
         }
         // Reduced gradient of the model at xc: r = Zᵀ(g + θ(xc − x) − W M c).
         if kk > 0 {
-            mat_vec(&self.mmat, m2, kk, &self.c, &mut self.v);
+            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.c, &mut self.sc.v);
+            w_times(&self.sc.wt, n, &self.sc.v[..kk], &mut self.sc.wv);
         }
-        for &i in &self.free {
-            let wmc = if kk > 0 {
-                dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk])
-            } else {
-                0.0
-            };
-            self.r[i] = g[i] + theta * (self.xc[i] - x[i]) - wmc;
+        for &i in &self.sc.free {
+            let wmc = if kk > 0 { self.sc.wv[i] } else { 0.0 };
+            self.sc.r[i] = g[i] + theta * (self.sc.xc[i] - x[i]) - wmc;
         }
-        if kk > 0 && self.free.len() == n {
+        if kk > 0 && self.sc.free.len() == n {
             // Every variable is free, so the reduced model matrix is B itself and
             // du = −B⁻¹r is the two-loop recursion with H₀ = I/θ (B's compact form starts
             // from θI with the same pairs): O(kn) instead of the O(k³ + k²n) below.
@@ -1050,53 +1024,66 @@ impl<'b> Solver<'b> {
             // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
             // Only b ≥ a is accumulated (each entry summed over the free variables in order)
             // and the lower triangle is mirrored.
-            let (v2, wzzw) = (&mut self.v2[..kk], &mut self.wzzw[..kk * kk]);
-            free_gram(&self.w, m2, &self.free, &self.r, v2, wzzw);
+            let (v2, wzzw) = (&mut self.sc.v2[..kk], &mut self.sc.wzzw[..kk * kk]);
+            free_gram(&self.sc.w, m2, &self.sc.free, &self.sc.r, v2, wzzw);
             for a in 0..kk {
                 for b in 0..a {
                     wzzw[a * kk + b] = wzzw[b * kk + a];
                 }
             }
-            mat_vec(&self.mmat, m2, kk, &self.v2, &mut self.v);
-            for a in 0..kk {
-                for b in 0..kk {
-                    let mut s = 0.0;
-                    for j in 0..kk {
-                        s += self.mmat[a * m2 + j] * self.wzzw[j * kk + b];
-                    }
-                    self.nmat[a * kk + b] = if a == b { 1.0 } else { 0.0 } - s / theta;
-                }
-            }
-            if !lu_factor(&mut self.nmat[..kk * kk], kk, &mut self.piv[..kk]) {
+            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.v2, &mut self.sc.v);
+            self.form_smw_matrix();
+            if !lu_factor(&mut self.sc.nmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
                 // Keep the Cauchy point; the caller's descent test decides what happens next.
                 return;
             }
             lu_solve(
-                &self.nmat[..kk * kk],
+                &self.sc.nmat[..kk * kk],
                 kk,
-                &self.piv[..kk],
-                &mut self.v[..kk],
+                &self.sc.piv[..kk],
+                &mut self.sc.v[..kk],
             );
         }
-        if !(kk > 0 && self.free.len() == n) {
+        if !(kk > 0 && self.sc.free.len() == n) {
             self.apply_smw_correction();
         }
         self.project_subspace_step(x, g);
     }
 
+    /// `N = I − M·WᵀZZᵀW/θ` into `nmat` (`2k × 2k`), from `wzzw` with both triangles
+    /// filled. Entry `(a, b)` sums `M[a, j]·WZZW[j, b]` over ascending `j`, from `0.0`, as
+    /// the plain triple loop does; a row's sums are taken side by side ([`combine_rows`]).
+    fn form_smw_matrix(&mut self) {
+        let (kk, m2) = (2 * self.k, 2 * self.m);
+        let theta = self.theta;
+        let wzzw = &self.sc.wzzw[..kk * kk];
+        let rows = self.sc.nmat[..kk * kk].chunks_exact_mut(kk);
+        for (a, (row, mrow)) in rows.zip(self.sc.mmat.chunks_exact(m2)).enumerate() {
+            let terms = mrow[..kk].iter().copied().zip(wzzw.chunks_exact(kk));
+            combine_rows(terms, 0.0, row, |x, y| x * y);
+            for (b, s) in row.iter_mut().enumerate() {
+                let delta = if a == b { 1.0 } else { 0.0 };
+                *s = delta - *s / theta;
+            }
+        }
+    }
+
     /// `r ← −r/θ − W v/θ²` over the free variables (the Sherman–Morrison–Woodbury step,
     /// with `v` from [`Solver::subspace_step`]; `v` is unused without pairs).
     fn apply_smw_correction(&mut self) {
-        let (kk, m2) = (2 * self.k, 2 * self.m);
+        let (n, kk) = (self.n, 2 * self.k);
         let theta = self.theta;
-        for &i in &self.free {
+        if kk > 0 {
+            w_times(&self.sc.wt, n, &self.sc.v[..kk], &mut self.sc.wv);
+        }
+        for &i in &self.sc.free {
             let corr = if kk > 0 {
-                dotk(&self.w[i * m2..i * m2 + kk], &self.v[..kk]) / (theta * theta)
+                self.sc.wv[i] / (theta * theta)
             } else {
                 0.0
             };
             // r now holds the unconstrained subspace step du.
-            self.r[i] = -self.r[i] / theta - corr;
+            self.sc.r[i] = -self.sc.r[i] / theta - corr;
         }
     }
 
@@ -1104,13 +1091,13 @@ impl<'b> Solver<'b> {
     /// H is the inverse of the compact matrix B.
     fn two_loop_solve(&mut self) {
         let (n, m, k) = (self.n, self.m, self.k);
-        let q = &mut self.r[..n];
+        let q = &mut self.sc.r[..n];
         for j in (0..k).rev() {
-            let slot = (self.head + j) % m;
+            let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
             let a = dotk(sj, q) / self.sty[slot * m + slot];
-            self.two_loop[j] = a;
+            self.sc.two_loop[j] = a;
             for (qi, yi) in q.iter_mut().zip(yj) {
                 *qi -= a * yi;
             }
@@ -1120,11 +1107,11 @@ impl<'b> Solver<'b> {
             *qi *= inv_theta;
         }
         for j in 0..k {
-            let slot = (self.head + j) % m;
+            let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
             let b = dotk(yj, q) / self.sty[slot * m + slot];
-            let c = self.two_loop[j] - b;
+            let c = self.sc.two_loop[j] - b;
             for (qi, si) in q.iter_mut().zip(sj) {
                 *qi += c * si;
             }
@@ -1141,8 +1128,8 @@ impl<'b> Solver<'b> {
         // step at the first bound instead.
         let mut dphi = 0.0;
         for i in 0..n {
-            if self.lower[i] < self.xc[i] && self.xc[i] < self.upper[i] {
-                self.xbar[i] = (self.xc[i] + self.r[i]).clamp(self.lower[i], self.upper[i]);
+            if self.lower[i] < self.sc.xc[i] && self.sc.xc[i] < self.upper[i] {
+                self.xbar[i] = (self.sc.xc[i] + self.sc.r[i]).clamp(self.lower[i], self.upper[i]);
             }
             dphi += g[i] * (self.xbar[i] - x[i]);
         }
@@ -1150,18 +1137,19 @@ impl<'b> Solver<'b> {
             return;
         }
         let mut alpha: f64 = 1.0;
-        for &i in &self.free {
-            let du = self.r[i];
+        for &i in &self.sc.free {
+            let du = self.sc.r[i];
             if du > 0.0 {
-                alpha = alpha.min((self.upper[i] - self.xc[i]) / du);
+                alpha = alpha.min((self.upper[i] - self.sc.xc[i]) / du);
             } else if du < 0.0 {
-                alpha = alpha.min((self.lower[i] - self.xc[i]) / du);
+                alpha = alpha.min((self.lower[i] - self.sc.xc[i]) / du);
             }
         }
         let alpha = alpha.max(0.0);
-        self.xbar.copy_from_slice(&self.xc);
-        for &i in &self.free {
-            self.xbar[i] = (self.xc[i] + alpha * self.r[i]).clamp(self.lower[i], self.upper[i]);
+        self.xbar.copy_from_slice(&self.sc.xc);
+        for &i in &self.sc.free {
+            self.xbar[i] =
+                (self.sc.xc[i] + alpha * self.sc.r[i]).clamp(self.lower[i], self.upper[i]);
         }
     }
 
@@ -1303,15 +1291,144 @@ fn interpolate(t1: f64, f1: f64, d1: f64, t2: f64, f2: f64, d2: f64) -> f64 {
     }
 }
 
-/// `out = M · a` for the leading `kk × kk` block of `M` (row stride `stride`).
-fn mat_vec(m: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
-    for (r, o) in out.iter_mut().enumerate().take(kk) {
-        *o = dotk(&m[r * stride..r * stride + kk], &a[..kk]);
-    }
+/// `out = M · a` for the leading `kk × kk` block of `M`, given `Mᵀ` (row stride `stride`).
+/// Entry `r` sums `M[r][j]·a[j]` in ascending `j` from `−0.0`, as [`dotk`] of row `r` with
+/// `a` does; reading `M` by columns lets the `kk` sums run side by side.
+fn mat_vec(mt: &[f64], stride: usize, kk: usize, a: &[f64], out: &mut [f64]) {
+    let terms = a[..kk].iter().copied().zip(mt.chunks_exact(stride));
+    combine_rows(terms, -0.0, &mut out[..kk], |aj, mrj| mrj * aj);
+}
+
+/// `out = W v` over all `n` rows of `W`, given `Wᵀ` (`wt`, rows of `n`): entry `i` sums
+/// `W[i][j]·v[j]` in ascending `j` from `−0.0`, as [`dotk`] of row `i` with `v` does;
+/// reading `W` by columns lets the `n` sums run side by side.
+fn w_times(wt: &[f64], n: usize, v: &[f64], out: &mut [f64]) {
+    let terms = v.iter().copied().zip(wt.chunks_exact(n));
+    out.fill(-0.0);
+    fold_rows(terms, out, |s, vj, wij| s + wij * vj);
 }
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `(dotk(a, b1), dotk(a, b2), dotk(a, b3))` in one pass: three sums side by side, each in
+/// ascending order from `−0.0` as `dotk` takes it.
+fn dot3(a: &[f64], b1: &[f64], b2: &[f64], b3: &[f64]) -> (f64, f64, f64) {
+    let (mut s1, mut s2, mut s3) = (-0.0, -0.0, -0.0);
+    for (((&x, &y1), &y2), &y3) in a.iter().zip(b1).zip(b2).zip(b3) {
+        s1 += x * y1;
+        s2 += x * y2;
+        s3 += x * y3;
+    }
+    (s1, s2, s3)
+}
+
+/// `out[i] = init + prod(x₁, r₁[i]) + prod(x₂, r₂[i]) + …` over the terms `(x_t, r_t)` in
+/// order, each sum taken left to right as a plain loop over the terms does.
+#[inline]
+fn combine_rows<'a>(
+    terms: impl Iterator<Item = (f64, &'a [f64])> + Clone,
+    init: f64,
+    out: &mut [f64],
+    prod: impl Fn(f64, f64) -> f64 + Copy,
+) {
+    out.fill(init);
+    fold_rows(terms, out, move |s, x, y| s + prod(x, y));
+}
+
+/// `out[i] ← step(…step(step(out[i], x₁, r₁[i]), x₂, r₂[i])…)` over the terms `(x_t, r_t)`
+/// in order: many independent accumulations side by side, each taking exactly the
+/// operations of a plain loop over the terms. The columns go in blocks of 8, 4, 2 and 1
+/// whose accumulators stay in registers while the terms run, so each block is loaded and
+/// stored once and the loop over its columns vectorises. Every row must hold at least
+/// `out.len()` entries.
+#[inline]
+fn fold_rows<'a, T: Copy>(
+    terms: impl Iterator<Item = (T, &'a [f64])> + Clone,
+    out: &mut [f64],
+    step: impl Fn(f64, T, f64) -> f64 + Copy,
+) {
+    let mut at = 0;
+    let mut rest = out;
+    while !rest.is_empty() {
+        let width = match rest.len() {
+            8.. => 8,
+            4..=7 => 4,
+            2..=3 => 2,
+            _ => 1,
+        };
+        let (block, tail) = rest.split_at_mut(width);
+        match width {
+            8 => fold_block::<8, T>(terms.clone(), at, block, step),
+            4 => fold_block::<4, T>(terms.clone(), at, block, step),
+            2 => fold_block::<2, T>(terms.clone(), at, block, step),
+            _ => fold_block::<1, T>(terms.clone(), at, block, step),
+        }
+        at += width;
+        rest = tail;
+    }
+}
+
+/// The columns `at..at + W` of [`fold_rows`].
+#[inline(always)]
+fn fold_block<'a, const W: usize, T: Copy>(
+    terms: impl Iterator<Item = (T, &'a [f64])>,
+    at: usize,
+    out: &mut [f64],
+    step: impl Fn(f64, T, f64) -> f64,
+) {
+    let mut acc: [f64; W] = out.try_into().expect("a block of W columns");
+    for (x, row) in terms {
+        let r: &[f64; W] = row[at..at + W].try_into().expect("a block of W columns");
+        for (s, &y) in acc.iter_mut().zip(r) {
+            *s = step(*s, x, y);
+        }
+    }
+    out.copy_from_slice(&acc);
+}
+
+/// In-place Cholesky factor `J` (`Σ = JJᵀ`) of the `k × k` matrix stored by columns in
+/// `a` (`a[c·k + i] = Σ[i][c]` for `i ≥ c`, overwritten by `J[i][c]`), column by column:
+/// `J[i][j] = (Σ[i][j] − Σ_{c<j} J[i][c]·J[j][c]) / J[j][j]`, subtracted in ascending `c` as
+/// the textbook loop does, with the entries of a column taking their terms side by side
+/// ([`fold_rows`]). False when a pivot is not positive and finite.
+fn cholesky_by_columns(a: &mut [f64], k: usize) -> bool {
+    for j in 0..k {
+        let (done, rest) = a.split_at_mut(j * k);
+        let col = &mut rest[j..k];
+        let terms = (0..j).map(|c| (done[c * k + j], &done[c * k + j..(c + 1) * k]));
+        fold_rows(terms, col, |v, ljc, lic| v - lic * ljc);
+        let d = col[0];
+        if !(d.is_finite() && d > 0.0) {
+            return false;
+        }
+        let d = d.sqrt();
+        col[0] = d;
+        for v in &mut col[1..] {
+            *v /= d;
+        }
+    }
+    true
+}
+
+/// The inverse of the lower-triangular `k × k` matrix `J`, given by columns in `jt`
+/// (`jt[c·k + i] = J[i][c]`), into `jinv` (row-major) by forward substitution, row by row:
+/// row `i` needs row `i` of `J` and the rows of `J⁻¹` above it. At `k ≤ m` (10 by default)
+/// one chain of operations per entry is fastest here: the sums are too short and ragged
+/// for running them side by side to pay.
+fn invert_lower(jt: &[f64], k: usize, jinv: &mut [f64]) {
+    for i in 0..k {
+        let dii = jt[i * k + i];
+        for col in 0..i {
+            let mut v = 0.0;
+            for c in col..i {
+                v += jt[c * k + i] * jinv[c * k + col];
+            }
+            jinv[i * k + col] = -v / dii;
+        }
+        jinv[i * k + i] = 1.0 / dii;
+    }
 }
 
 #[cfg(test)]
