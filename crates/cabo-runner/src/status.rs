@@ -40,15 +40,16 @@ pub struct PolicyStatus {
     /// Summed run time of the complete replications, in seconds: the CPU time of the run's
     /// thread where recorded, else wall time.
     pub seconds: f64,
-    /// Run time the started replications have saved in checkpoints of the current spec, in
-    /// seconds: work a resumed run does not repeat.
-    pub banked: f64,
+    /// Run time each started replication with a checkpoint of the current spec has saved
+    /// in it, in seconds: work a resumed run does not repeat.
+    pub banked: Vec<f64>,
 }
 
 impl PolicyStatus {
-    /// Estimated run time of the replications not yet complete: their count times the mean
-    /// of the complete ones, less what checkpoints have banked. `None` when some are missing
-    /// and none is complete to measure.
+    /// Estimated run time of the replications not yet complete: the mean of the complete
+    /// ones for each, less what its own checkpoint has banked (a run that has banked more
+    /// than the mean is taken as nearly done, never as paying for the others). `None` when
+    /// some are missing and none is complete to measure.
     pub fn remaining_seconds(&self) -> Option<f64> {
         let missing = self.total - self.complete;
         if missing == 0 {
@@ -57,7 +58,9 @@ impl PolicyStatus {
             None
         } else {
             let mean = self.seconds / self.complete as f64;
-            Some((mean * missing as f64 - self.banked).max(0.0))
+            let resumed: f64 = self.banked.iter().map(|b| (mean - b).max(0.0)).sum();
+            let fresh = missing.saturating_sub(self.banked.len());
+            Some(resumed + mean * fresh as f64)
         }
     }
 }
@@ -90,7 +93,7 @@ pub fn sweep_status(specs: &[LoadedSpec], opts: &RunOptions) -> Vec<SpecStatus> 
                     other_version: 0,
                     damaged: 0,
                     seconds: 0.0,
-                    banked: 0.0,
+                    banked: Vec::new(),
                 })
                 .collect();
             let selected = crate::selected_runs(s, opts);
@@ -127,7 +130,7 @@ fn count_run(s: &LoadedSpec, prints: &SpecPrints, id: crate::RunId, status: &mut
         replication: id.replication,
     };
     if let Some(c) = Checkpoint::peek(&files.checkpoint, &identity) {
-        status.banked += run_seconds(&files.times, c.times_len);
+        status.banked.push(run_seconds(&files.times, c.times_len));
     }
 }
 
@@ -276,15 +279,23 @@ mod tests {
             other_version: 0,
             damaged: 0,
             seconds: 40.0,
-            banked: 0.0,
+            banked: Vec::new(),
         };
         assert_eq!(p.remaining_seconds(), Some(120.0));
         // The started run has checkpointed 4 s of its work.
-        p.banked = 4.0;
+        p.banked = vec![4.0];
         assert_eq!(p.remaining_seconds(), Some(116.0));
-        p.banked = 500.0;
+        // A started run that has banked more than the mean is nearly done, but the eleven
+        // runs not yet started still take the mean each.
+        p.banked = vec![500.0];
+        assert_eq!(p.remaining_seconds(), Some(110.0));
+        p.complete = 14;
+        p.seconds = 140.0;
+        assert_eq!(p.remaining_seconds(), Some(10.0));
+        p.started = 2;
+        p.banked = vec![500.0, 500.0];
         assert_eq!(p.remaining_seconds(), Some(0.0));
-        p.banked = 0.0;
+        p.banked = Vec::new();
         p.complete = 0;
         p.seconds = 0.0;
         assert_eq!(p.remaining_seconds(), None);
