@@ -385,14 +385,7 @@ pub fn record(minimize: Minimize, lockstep: Lockstep, cases: usize) -> Vec<u64> 
         let (lo, hi) = random_box(n, &mut rng);
         let opts = random_options(&mut rng);
         let x0 = random_start(n, &mut rng);
-        let mut h = Fnv::new();
-        let mut f = |x: &[f64], g: &mut [f64]| {
-            h.floats(x);
-            problem.value_grad(x, g)
-        };
-        let m = minimize(&mut f, &x0, &lo, &hi, &opts);
-        h.minimum(&m);
-        out.push(h.0);
+        out.push(hashed_search(minimize, &problem, &x0, &lo, &hi, &opts));
     }
     // Indefinite quadratics over boxes open on some sides, with little memory: the rare
     // runs where the Schur complement of the middle matrix fails and LU takes over.
@@ -403,14 +396,7 @@ pub fn record(minimize: Minimize, lockstep: Lockstep, cases: usize) -> Vec<u64> 
         let mut opts = random_options(&mut rng);
         opts.memory = 2 + case % 3;
         let x0 = random_start(n, &mut rng);
-        let mut h = Fnv::new();
-        let mut f = |x: &[f64], g: &mut [f64]| {
-            h.floats(x);
-            problem.value_grad(x, g)
-        };
-        let m = minimize(&mut f, &x0, &lo, &hi, &opts);
-        h.minimum(&m);
-        out.push(h.0);
+        out.push(hashed_search(minimize, &problem, &x0, &lo, &hi, &opts));
     }
     for case in 0..cases / 4 {
         let n = DIMS[case % DIMS.len()];
@@ -447,16 +433,28 @@ pub fn record(minimize: Minimize, lockstep: Lockstep, cases: usize) -> Vec<u64> 
             let j = half + i;
             (lo[j], hi[j], x0[j]) = (2.0 * lo[i], 2.0 * hi[i], 2.0 * x0[i]);
         }
-        let mut h = Fnv::new();
-        let mut f = |x: &[f64], g: &mut [f64]| {
-            h.floats(x);
-            problem.value_grad(x, g)
-        };
-        let m = minimize(&mut f, &x0, &lo, &hi, &opts);
-        h.minimum(&m);
-        out.push(h.0);
+        out.push(hashed_search(minimize, &problem, &x0, &lo, &hi, &opts));
     }
     out
+}
+
+/// The hash of one search's evaluated points and result.
+fn hashed_search(
+    minimize: Minimize,
+    problem: &Problem,
+    x0: &[f64],
+    lo: &[f64],
+    hi: &[f64],
+    opts: &LbfgsbOptions,
+) -> u64 {
+    let mut h = Fnv::new();
+    let mut f = |x: &[f64], g: &mut [f64]| {
+        h.floats(x);
+        problem.value_grad(x, g)
+    };
+    let m = minimize(&mut f, x0, lo, hi, opts);
+    h.minimum(&m);
+    h.0
 }
 
 /// The hash of all case hashes.
