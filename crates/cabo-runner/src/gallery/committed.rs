@@ -28,7 +28,8 @@ pub(super) struct KeptSpec {
     pub cpu_seconds: f64,
     /// Wall seconds the page counts for the spec.
     pub wall_seconds: f64,
-    /// The commit the page says it was made at.
+    /// The commit the spec's rows came from: the one the page names for it among the rows
+    /// it already kept, else the commit the page says it was made at.
     pub commit: String,
     /// Every table row of the page, where the spec's claim and runtime rows are looked up.
     rows: Vec<String>,
@@ -64,7 +65,10 @@ impl CommittedPage {
             wall_seconds: marker
                 .wall_seconds
                 .or_else(|| cells.get(4).and_then(|c| seconds(c)))?,
-            commit: self.commit().unwrap_or_else(|| "unknown".into()),
+            commit: self
+                .kept_commit(path)
+                .or_else(|| self.commit())
+                .unwrap_or_else(|| "unknown".into()),
             rows: self
                 .lines
                 .iter()
@@ -101,6 +105,17 @@ impl CommittedPage {
             .iter()
             .filter_map(|l| Marker::parse(l))
             .find(|m| m.path == path)
+    }
+
+    /// The commit the page's "Kept as the page had them" line names for `path`: rows kept
+    /// once keep their origin however often the page is written again.
+    fn kept_commit(&self, path: &str) -> Option<String> {
+        let line = self
+            .lines
+            .iter()
+            .find(|l| l.starts_with("Kept as the page had them"))?;
+        let rest = line.split_once(&format!("`{path}` (commit `"))?.1;
+        Some(rest.split('`').next()?.to_string())
     }
 
     /// The commit of "Made at commit `…`".
@@ -241,6 +256,18 @@ No results yet.
             kept.row("| A beats B on X | Fig. 1 |"),
             Some("| A beats B on X | Fig. 1 | A 1.0, B 2.0 | 5 / 5 | holds |")
         );
+    }
+
+    #[test]
+    fn rows_kept_before_keep_the_commit_they_came_from() {
+        let page = PAGE.replace(
+            "<!-- gallery-spec specs/x.yaml",
+            "Kept as the page had them, because the results this page was written from hold \
+             fewer complete runs of the same spec: `specs/w.yaml` (commit `111111111111`), \
+             `specs/x.yaml` (commit `37a7460e12d5`).\n\n<!-- gallery-spec specs/x.yaml",
+        );
+        let kept = CommittedPage::parse(&page).keep("specs/x.yaml", "aaaa", 3);
+        assert_eq!(kept.expect("kept").commit, "37a7460e12d5");
     }
 
     #[test]
