@@ -354,6 +354,19 @@ pub fn run_fingerprint(spec: &Spec, policy: usize) -> String {
 /// [`run_fingerprint`] of a spec given as JSON (such as a results directory's `spec.json`),
 /// so that reports check runs against the spec without parsing its plugins.
 pub fn run_fingerprint_of(spec: &serde_json::Value, policy: usize) -> String {
+    run_fingerprint_in(spec, policy, NUMERICS)
+}
+
+/// The generation of cabo's numerics that runs are made with, part of every run's
+/// fingerprint. A commit that changes what a run computes from the same spec and seeds
+/// (another summation order or `exp`, a model's bug fixed) bumps it: runs of the old
+/// numerics are then set aside like those of an edited spec, never resumed or mixed with
+/// new ones. Generation 1 adds nothing to the fingerprint, so the runs made before
+/// generations were counted keep their identity.
+pub const NUMERICS: u32 = 1;
+
+/// [`run_fingerprint_of`] under the numerics generation `numerics`.
+fn run_fingerprint_in(spec: &serde_json::Value, policy: usize, numerics: u32) -> String {
     let mut value = spec.clone();
     if let Some(fields) = value.as_object_mut() {
         let entry = fields
@@ -365,6 +378,9 @@ pub fn run_fingerprint_of(spec: &serde_json::Value, policy: usize) -> String {
             fields.remove(key);
         }
         fields.insert("policy".to_string(), entry);
+        if numerics > 1 {
+            fields.insert("numerics".to_string(), numerics.into());
+        }
     }
     fingerprint(&value)
 }
@@ -393,4 +409,44 @@ pub fn fingerprint<T: Serialize>(value: &T) -> String {
     let json = serde_json::to_string(value).unwrap_or_default();
     let seed = cabo_core::derive_seed(&[&json.as_str()]);
     format!("{seed:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> serde_json::Value {
+        serde_json::json!({
+            "name": "s",
+            "description": "what it is",
+            "replications": 4,
+            "problem": {"type": "branin"},
+            "policies": [{"name": "EI"}, {"name": "UCB"}],
+        })
+    }
+
+    #[test]
+    fn the_first_numerics_generation_leaves_fingerprints_as_they_were() {
+        // The fingerprint runs were identified by before generations existed.
+        let before = fingerprint(&serde_json::json!({
+            "name": "s",
+            "problem": {"type": "branin"},
+            "policy": {"name": "UCB"},
+        }));
+        assert_eq!(run_fingerprint_in(&spec(), 1, 1), before);
+        assert_eq!(run_fingerprint_of(&spec(), 1), before);
+    }
+
+    #[test]
+    fn a_new_numerics_generation_is_a_new_run_identity() {
+        let first = run_fingerprint_in(&spec(), 0, 1);
+        let second = run_fingerprint_in(&spec(), 0, 2);
+        assert_ne!(first, second);
+        assert_ne!(second, run_fingerprint_in(&spec(), 0, 3));
+        // What runs do not depend on still does not count.
+        let mut edited = spec();
+        edited["description"] = "another".into();
+        edited["replications"] = 16.into();
+        assert_eq!(run_fingerprint_in(&edited, 0, 2), second);
+    }
 }

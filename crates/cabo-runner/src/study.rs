@@ -122,8 +122,23 @@ pub fn is_study(text: &str) -> bool {
 struct Stored {
     /// The study file as run (smoke variant applied).
     spec: serde_json::Value,
+    /// The numerics generation it ran under ([`store::NUMERICS`]); absent for generation 1,
+    /// which keeps the files written before generations were counted as they are.
+    #[serde(
+        default = "first_generation",
+        skip_serializing_if = "is_first_generation"
+    )]
+    numerics: u32,
     /// Its output.
     output: StudyOutput,
+}
+
+fn first_generation() -> u32 {
+    1
+}
+
+fn is_first_generation(numerics: &u32) -> bool {
+    *numerics == 1
 }
 
 /// What one invocation did with one study.
@@ -156,7 +171,9 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
     let spec = resolved_spec(s)?;
     let path = dir.join("study.json");
     let stored = read_stored(&path).ok();
-    let done = stored.as_ref().is_some_and(|stored| stored.spec == spec);
+    let done = stored
+        .as_ref()
+        .is_some_and(|stored| stored.spec == spec && stored.numerics == store::NUMERICS);
     if let Some(old) = stored.filter(|_| !done) {
         // Results of another version of the study: kept, out of the way.
         store::retire_version(&dir, &store::fingerprint(&old.spec)).map_err(|e| {
@@ -186,8 +203,12 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
             times.insert(STUDY_CPU, after - before);
         }
         let times = serde_json::to_vec_pretty(&times).map_err(|e| e.to_string())?;
-        let json =
-            serde_json::to_vec_pretty(&Stored { spec, output }).map_err(|e| e.to_string())?;
+        let json = serde_json::to_vec_pretty(&Stored {
+            spec,
+            numerics: store::NUMERICS,
+            output,
+        })
+        .map_err(|e| e.to_string())?;
         let times_path = dir.join("study.times.json");
         store::write_atomic(&times_path, &times)
             .map_err(|e| format!("cannot write {}: {e}", times_path.display()))?;
@@ -320,4 +341,29 @@ fn markdown(stored: &Stored) -> String {
         let _ = writeln!(out, "\n(`{}.csv`)\n", t.name);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WITHOUT: &str =
+        r#"{"spec": {"name": "s"}, "output": {"figures": [], "tables": [], "data": null}}"#;
+
+    /// Files of generation 1 — every one written before generations were counted — carry no
+    /// `numerics` key, and a later generation is written and read back.
+    #[test]
+    fn study_files_name_their_numerics_generation_from_the_second_on() {
+        let first: Stored = serde_json::from_str(WITHOUT).unwrap();
+        assert_eq!(first.numerics, 1);
+        let text = serde_json::to_string(&first).unwrap();
+        assert!(!text.contains("numerics"), "{text}");
+        let later = Stored {
+            numerics: 2,
+            ..first
+        };
+        let text = serde_json::to_string(&later).unwrap();
+        let back: Stored = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.numerics, 2);
+    }
 }
