@@ -466,9 +466,10 @@ impl GpPosterior {
         let b = xs.len() / d;
         debug_assert!(b <= GRAD_BLOCK);
         let s = self.kernel.outputscale;
-        with_scratch(d * b + 2 * b * n, |buf| {
+        with_scratch(d * b + 2 * b * n + 2 * n, |buf| {
             let (points, rest) = buf.split_at_mut(d * b);
-            let (k, c) = rest.split_at_mut(b * n);
+            let (k, rest) = rest.split_at_mut(b * n);
+            let (c, weights) = rest.split_at_mut(b * n);
             self.block_squared_distances(xs, points, k);
             let mut mean = [0.0; GRAD_BLOCK];
             for (p, m) in mean[..b].iter_mut().enumerate() {
@@ -493,7 +494,7 @@ impl GpPosterior {
             }
             for (p, xp) in points.chunks_exact(d).enumerate() {
                 let (u, cp) = (&k[p * n..(p + 1) * n], &c[p * n..(p + 1) * n]);
-                let (dmean, dvar) = self.moment_gradients(xp, u, cp, with_var(p));
+                let (dmean, dvar) = self.moment_gradients(xp, u, cp, with_var(p), weights);
                 out.push(Ok(self
                     .transform
                     .mean_var_grad(mean[p], raw_var[p], dmean, dvar)));
@@ -532,24 +533,26 @@ impl GpPosterior {
 
     /// `(∂mean/∂x, ∂var/∂x)` in model units at the scaled point `xp` from `u = K⁻¹k` and the
     /// weights `c` of [`GpPosterior::mean_var_grad_block`]; the variance's gradient is zero
-    /// when the variance sits at its floor.
+    /// when the variance sits at its floor. `weights` (2n values) is scratch for the sums' weights.
     fn moment_gradients(
         &self,
         xp: &[f64],
         u: &[f64],
         c: &[f64],
         with_var: bool,
+        weights: &mut [f64],
     ) -> (Vec<f64>, Vec<f64>) {
         let d = self.train.dim;
         let mut dmean = vec![0.0; d];
         let mut dvar = vec![0.0; d];
-        let wm: Vec<f64> = self.alpha.iter().zip(c).map(|(a, ci)| a * ci).collect();
-        let wv: Vec<f64> = if with_var {
-            u.iter().zip(c).map(|(ui, ci)| -2.0 * ui * ci).collect()
-        } else {
-            vec![0.0; u.len()]
-        };
-        weighted_differences(xp, &self.train.x_scaled, &wm, &wv, &mut dmean, &mut dvar);
+        let (wm, wv) = weights.split_at_mut(u.len());
+        for (w, (a, ci)) in wm.iter_mut().zip(self.alpha.iter().zip(c)) {
+            *w = a * ci;
+        }
+        for (w, (ui, ci)) in wv.iter_mut().zip(u.iter().zip(c)) {
+            *w = if with_var { -2.0 * ui * ci } else { 0.0 };
+        }
+        weighted_differences(xp, &self.train.x_scaled, wm, wv, &mut dmean, &mut dvar);
         for ((gm, gv), il) in dmean.iter_mut().zip(dvar.iter_mut()).zip(&self.inv_ls) {
             *gm *= il;
             *gv *= il;
