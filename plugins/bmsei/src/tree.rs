@@ -351,21 +351,36 @@ impl PairCache {
         }
     }
 
-    /// Makes every entry stale: the prepared points changed.
-    fn start_evaluation(&mut self) {
+    /// Makes every entry stale (the prepared points changed) and sets what the entries
+    /// hold: gradients of length `d`, or none for `d = 0`.
+    fn start_evaluation(&mut self, d: usize) {
         self.current += 1;
+        self.d = d;
     }
 
-    /// `Σ(p[a], p[c])` for `c < a` of a path `p` whose point `p[a]` is the node `node` (and
-    /// `p[c]` therefore its ancestor at level `c`), with the gradients in `ga`, `gb` when
-    /// they are non-empty: stored if computed earlier in this evaluation, else computed by
-    /// `b` and stored.
+    /// A cache that stores nothing: every request computes its covariance.
+    fn disabled() -> Self {
+        PairCache {
+            d: 0,
+            offset: Vec::new(),
+            stamp: Vec::new(),
+            value: Vec::new(),
+            grads: Vec::new(),
+            current: 0,
+            enabled: false,
+        }
+    }
+
+    /// `Σ(p[a], p[c])` for `c < a` of the path `p` through the tree nodes `path` (so `p[c]`
+    /// is the ancestor at level `c` of node `path[a]`), with the gradients in `ga`, `gb`
+    /// when they are non-empty: stored if computed earlier in this evaluation, else
+    /// computed by `b` and stored.
     #[allow(clippy::too_many_arguments)]
     fn cov(
         &mut self,
         b: &dyn Covariance,
         p: &[&PreparedPoint],
-        node: usize,
+        path: &[usize],
         a: usize,
         c: usize,
         ga: &mut [f64],
@@ -374,14 +389,13 @@ impl PairCache {
         if !self.enabled {
             return b.cov(p[a], p[c], ga, gb);
         }
-        let d = ga.len();
-        // Every request of one evaluation asks for gradients or none do; a change of mind
-        // restarts the table rather than mixing the two kinds.
-        if d != self.d {
-            self.d = d;
-            self.current += 1;
-        }
-        let entry = self.offset[node] + c;
+        let d = self.d;
+        debug_assert_eq!(
+            ga.len(),
+            d,
+            "one evaluation asks for one kind of covariance"
+        );
+        let entry = self.offset[path[a]] + c;
         let grads = &mut self.grads[2 * d * entry..2 * d * (entry + 1)];
         if self.stamp[entry] == self.current {
             ga.copy_from_slice(&grads[..d]);
@@ -397,20 +411,12 @@ impl PairCache {
     }
 }
 
-/// `Σ(p[a], p[c])` of a path by the indices `a > c` of its points, writing the gradients into
-/// the two slices when they are non-empty (what [`path_factor`] asks of a belief).
-type PathCov<'f> = dyn FnMut(usize, usize, &mut [f64], &mut [f64]) -> f64 + 'f;
-
-/// Where a path's covariances come from.
-enum Pairs<'c> {
-    /// Computed on every request (the finite-domain solver's candidate paths).
-    Fresh,
-    /// From the evaluation's caches, for the path of tree nodes `path`.
-    Cached {
-        path: &'c [usize],
-        f: &'c mut PairCache,
-        c: &'c mut PairCache,
-    },
+/// Where a node's path covariances come from: the path's tree nodes and each belief's
+/// [`PairCache`] (a [`PairCache::disabled`] one computes every covariance afresh).
+struct Pairs<'c> {
+    path: &'c [usize],
+    f: &'c mut PairCache,
+    c: &'c mut PairCache,
 }
 
 /// Buffers of one node's path algebra.
@@ -574,9 +580,10 @@ impl<'a> TreeObjective<'a> {
     }
 
     fn prepare_all(&self, xs: &[f64], grad: bool, s: &mut Scratch) {
-        s.pairs_f.start_evaluation();
-        s.pairs_c.start_evaluation();
         let d = self.tree.d;
+        let grads = if grad { d } else { 0 };
+        s.pairs_f.start_evaluation(grads);
+        s.pairs_c.start_evaluation(grads);
         for (node, x) in xs.chunks_exact(d).enumerate() {
             self.f.prepare(x, grad, &mut s.fc[node]);
             self.c.prepare(x, grad, &mut s.cc[node]);
@@ -704,7 +711,7 @@ impl<'a> TreeObjective<'a> {
         }
         let leaf = t.level[node] + 1 == t.steps();
         let (pf, pc, work) = (&pf[..len], &pc[..len], &mut s.work);
-        let pairs = Pairs::Cached {
+        let pairs = Pairs {
             path: &path[..len],
             f: &mut s.pairs_f,
             c: &mut s.pairs_c,
@@ -765,7 +772,12 @@ impl<'a> TreeObjective<'a> {
                 pc[i] = &cc[c];
             }
             let (pf, pc) = (&pf[..len], &pc[..len]);
-            let pairs = Pairs::Fresh;
+            let (mut fresh_f, mut fresh_c) = (PairCache::disabled(), PairCache::disabled());
+            let pairs = Pairs {
+                path: &path[..len],
+                f: &mut fresh_f,
+                c: &mut fresh_c,
+            };
             let mut v =
                 node_value::<0, MAX_STEPS>(self, pf, pc, &ey, &ec, leaf, false, pairs, work).v;
             let kids = t.children(node);
@@ -869,14 +881,16 @@ fn chain_moments(
 
 /// The joint posterior covariance of the path points plus fantasy noise on all but the last,
 /// and its (semi-definite) Cholesky factor, as duals with respect to `wrt`: means and
-/// variances from the prepared points `p` of belief `b`, covariances between them from
-/// `cov`. Under [`Wrt::Moments`] the covariances' gradients are kept in `kept` for
-/// [`chain_moments`].
+/// variances from the prepared points `p` of belief `b`, covariances between them through
+/// `pairs` (by the path's tree nodes `path`). Under [`Wrt::Moments`] the covariances'
+/// gradients are kept in `kept` for [`chain_moments`].
+#[allow(clippy::too_many_arguments)]
 fn path_factor<const W: usize, const S: usize>(
     b: &dyn Covariance,
     p: &[&PreparedPoint],
     wrt: Wrt,
-    cov: &mut PathCov<'_>,
+    pairs: &mut PairCache,
+    path: &[usize],
     ga: &mut Vec<f64>,
     gb: &mut Vec<f64>,
     kept: &mut Vec<f64>,
@@ -904,7 +918,7 @@ fn path_factor<const W: usize, const S: usize>(
             Wrt::Coordinates => (D::c(p[a].mean), D::c(diag)),
         };
         for c in 0..a {
-            let v = cov(a, c, ga, gb);
+            let v = pairs.cov(b, p, path, a, c, ga, gb);
             m[a][c] = match wrt {
                 Wrt::Moments(o) => {
                     kept.extend_from_slice(ga);
@@ -976,15 +990,12 @@ fn node_value<const W: usize, const S: usize>(
         (Wrt::Coordinates, Wrt::Coordinates)
     };
     let Work { ga, gb, jf, jc } = work;
-    let (mut cache_f, mut cache_c, path) = match pairs {
-        Pairs::Fresh => (None, None, &[][..]),
-        Pairs::Cached { path, f, c } => (Some(f), Some(c), path),
-    };
-    let mut cov_f = |a: usize, c: usize, ga: &mut [f64], gb: &mut [f64]| match &mut cache_f {
-        Some(cache) => cache.cov(o.f, pf, path[a], a, c, ga, gb),
-        None => o.f.cov(pf[a], pf[c], ga, gb),
-    };
-    let (lf, mf) = path_factor::<W, S>(o.f, pf, wrt_f, &mut cov_f, ga, gb, jf);
+    let Pairs {
+        path,
+        f: pairs_f,
+        c: pairs_c,
+    } = pairs;
+    let (lf, mf) = path_factor::<W, S>(o.f, pf, wrt_f, pairs_f, path, ga, gb, jf);
     // Latent value at the node's point given the path's fantasies.
     let mut mean = mf[k];
     for i in 0..k {
@@ -1008,11 +1019,7 @@ fn node_value<const W: usize, const S: usize>(
     // Budget left after the path's fantasised costs.
     let mut prob = D::c(1.0);
     if o.budget.is_finite() {
-        let mut cov_c = |a: usize, c: usize, ga: &mut [f64], gb: &mut [f64]| match &mut cache_c {
-            Some(cache) => cache.cov(o.c, pc, path[a], a, c, ga, gb),
-            None => o.c.cov(pc[a], pc[c], ga, gb),
-        };
-        let (lc, mc) = path_factor::<W, S>(o.c, pc, wrt_c, &mut cov_c, ga, gb, jc);
+        let (lc, mc) = path_factor::<W, S>(o.c, pc, wrt_c, pairs_c, path, ga, gb, jc);
         let mut left = D::c(o.budget);
         for j in 0..k {
             let mut z = mc[j];
