@@ -655,8 +655,9 @@ impl<'a> Field<'a> {
         ))
     }
 
-    /// `policy` among the best `at_most`.
-    fn rank(&self, policy: &str, at_most: usize) -> Option<(String, bool)> {
+    /// `policy`'s rank (1 = best) among the spec's policies, their number, and every policy
+    /// in order with its value ("A 0.1 < B 0.2 < …", best first).
+    fn ranking(&self, policy: &str) -> Option<(usize, usize, String)> {
         let mine = self.get(policy)?.value;
         let mut ranked: Vec<&Standing> = self.standings.iter().collect();
         ranked.sort_by(|a, b| {
@@ -672,13 +673,14 @@ impl<'a> Field<'a> {
             .iter()
             .map(|s| format!("{} {}", s.policy, sig(s.value)))
             .collect();
+        Some((rank, ranked.len(), order.join(" < ")))
+    }
+
+    /// `policy` among the best `at_most`.
+    fn rank(&self, policy: &str, at_most: usize) -> Option<(String, bool)> {
+        let (rank, of, order) = self.ranking(policy)?;
         Some((
-            format!(
-                "{policy} ranks {rank} of {} by {}: {}",
-                ranked.len(),
-                self.label,
-                order.join(" < ")
-            ),
+            format!("{policy} ranks {rank} of {of} by {}: {order}", self.label),
             rank <= at_most,
         ))
     }
@@ -696,9 +698,11 @@ impl<'a> Field<'a> {
         } else {
             "± 1 s.e. band"
         };
+        let (rank, of, order) = self.ranking(policy)?;
         Some((
             format!(
-                "{} {}: {policy} {} against the best, {} {} (its {band} {} to {})",
+                "{} {}: {policy} {} against the best, {} {} (its {band} {} to {}); \
+                 {policy} ranks {rank} of {of}: {order}",
                 self.label,
                 self.place,
                 sig(mine),
