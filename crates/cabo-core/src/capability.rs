@@ -214,6 +214,16 @@ pub trait Covariance: Sync {
     /// the working vectors [`Covariance::cov`] needs.
     fn prepare(&self, x: &[f64], grad: bool, p: &mut PreparedPoint);
 
+    /// Fills `ps[i]` for the `i`-th point of `xs` (row-major, [`Covariance::dim`] columns),
+    /// each bit for bit as [`Covariance::prepare`] fills it: a model may share work between
+    /// the points (an exact GP solves their triangular systems together, sharing each load
+    /// of its factor) but may not change a result.
+    fn prepare_many(&self, xs: &[f64], grad: bool, ps: &mut [PreparedPoint]) {
+        for (x, p) in xs.chunks_exact(self.dim()).zip(ps) {
+            self.prepare(x, grad, p);
+        }
+    }
+
     /// Posterior covariance of two prepared distinct points, writing its gradients with
     /// respect to `a.x` and `b.x` into `ga` and `gb` when they are non-empty.
     fn cov(&self, a: &PreparedPoint, b: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64;

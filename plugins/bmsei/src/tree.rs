@@ -584,10 +584,9 @@ impl<'a> TreeObjective<'a> {
         let grads = if grad { d } else { 0 };
         s.pairs_f.start_evaluation(grads);
         s.pairs_c.start_evaluation(grads);
-        for (node, x) in xs.chunks_exact(d).enumerate() {
-            self.f.prepare(x, grad, &mut s.fc[node]);
-            self.c.prepare(x, grad, &mut s.cc[node]);
-        }
+        let nodes = xs.len() / d;
+        self.f.prepare_many(xs, grad, &mut s.fc[..nodes]);
+        self.c.prepare_many(xs, grad, &mut s.cc[..nodes]);
     }
 
     fn evaluate(&self, xs: &[f64], grad: Option<&mut [f64]>) -> f64 {
@@ -736,10 +735,9 @@ impl<'a> TreeObjective<'a> {
         }
         let mut fc = vec![PreparedPoint::default(); candidates.len()];
         let mut cc = vec![PreparedPoint::default(); candidates.len()];
-        for (i, x) in candidates.iter().enumerate() {
-            self.f.prepare(x, false, &mut fc[i]);
-            self.c.prepare(x, false, &mut cc[i]);
-        }
+        let xs = candidates.concat();
+        self.f.prepare_many(&xs, false, &mut fc);
+        self.c.prepare_many(&xs, false, &mut cc);
         let mut chosen = Vec::with_capacity(MAX_STEPS);
         Ok(self.dp(0, &fc, &cc, &mut chosen, &mut Work::default()))
     }

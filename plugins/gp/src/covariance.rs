@@ -27,60 +27,44 @@ impl Covariance for GpPosterior {
     /// The working vectors are `v = L⁻¹k(X, x)`, `u = (K + σ²I)⁻¹k(X, x)` (with gradients
     /// only) and `jv = ∂k(X, x)/∂x` (row-major `n × d`, with gradients only).
     fn prepare(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
-        let t = self.output_transform();
-        let (scale, shift) = (t.scale, t.shift);
-        let scale2 = scale * scale;
-        let d = x.len();
-        let n = self.len();
-        let kern = self.kernel();
-        let train = self.train_x();
-        c.x.clear();
-        c.x.extend_from_slice(x);
-        c.v.resize(n, 0.0);
-        if grad {
-            c.jv.resize(n * d, 0.0);
-            // `u` is overwritten below; until then it holds the kernel's gradient weights.
-            // The values and Jacobian of `Kernel::cross_grad_x`, with the distances to all
-            // training inputs side by side (the same operations per entry).
-            c.u.resize(n, 0.0);
-            let ls = &kern.lengthscales;
-            lengthscaled_squared_distances(self.train_x_by_coordinate(), n, x, ls, &mut c.v);
-            scaled_profiles(kern.kind.shape(), kern.outputscale, &mut c.v, &mut c.u);
-            kernel_jacobian(x, train, &c.u, ls, &mut c.jv);
-        } else {
-            c.jv.clear();
-            kern.cross(x, train, &mut c.v);
-        }
-        // Mean (model units) before the solve turns k into L⁻¹k.
-        let alpha = self.alpha();
-        let mean = self.mean_constant() + dot(&c.v, alpha);
-        c.mean = shift + scale * mean;
-        c.dmean.clear();
-        if grad {
-            c.dmean.resize(d, 0.0);
-            weighted_rows(&c.jv, alpha, Fold::Add, &mut c.dmean);
-            for g in c.dmean.iter_mut() {
-                *g *= scale;
-            }
-        }
+        self.cross_moments(x, grad, c);
         let chol = self.cholesky();
         chol.solve_lower_in_place(&mut c.v);
-        let raw = kern.outputscale - dot(&c.v, &c.v);
-        c.dvar.clear();
-        c.u.clear();
+        start_gradient_solve(grad, c);
         if grad {
-            // u = K⁻¹k turns every gradient into an O(n·d) product with ∂k/∂x, instead of
-            // solving L⁻¹ ∂k/∂x (O(n²·d)): ∂var/∂x = −2 (∂k/∂x)ᵀu and
-            // ∂cov(a, b)/∂a = ∂k(a, b)/∂a − (∂k_a/∂a)ᵀ u_b.
-            c.u.extend_from_slice(&c.v);
             chol.solve_upper_in_place(&mut c.u);
-            c.dvar.resize(d, 0.0);
-            if raw > MIN_VARIANCE {
-                let twice_u: Vec<f64> = c.u.iter().map(|ui| 2.0 * ui).collect();
-                weighted_rows(&c.jv, &twice_u, Fold::SubtractScaled(scale2), &mut c.dvar);
+        }
+        self.finish_variance(grad, c);
+    }
+
+    /// The points' triangular systems are solved together (`solve_lower_many`,
+    /// `solve_upper_many`, each row bitwise its single solve), so that the points of a
+    /// scenario tree share each load of the factor.
+    fn prepare_many(&self, xs: &[f64], grad: bool, ps: &mut [PreparedPoint]) {
+        let (n, d) = (self.len(), cabo_core::Posterior::dim(self));
+        let count = ps.len().min(xs.len() / d.max(1));
+        let ps = &mut ps[..count];
+        let mut block = Vec::with_capacity(count * n);
+        for (x, c) in xs.chunks_exact(d).zip(ps.iter_mut()) {
+            self.cross_moments(x, grad, c);
+            block.extend_from_slice(&c.v);
+        }
+        let chol = self.cholesky();
+        chol.solve_lower_many_in_place(&mut block);
+        for (i, c) in ps.iter_mut().enumerate() {
+            c.v.copy_from_slice(&block[i * n..(i + 1) * n]);
+            start_gradient_solve(grad, c);
+        }
+        if grad {
+            // The block holds each point's v, which is where its u starts.
+            chol.solve_upper_many_in_place(&mut block);
+            for (i, c) in ps.iter_mut().enumerate() {
+                c.u.copy_from_slice(&block[i * n..(i + 1) * n]);
             }
         }
-        c.var = scale2 * raw.max(MIN_VARIANCE);
+        for c in ps.iter_mut() {
+            self.finish_variance(grad, c);
+        }
     }
 
     fn cov(&self, a: &PreparedPoint, b: &PreparedPoint, ga: &mut [f64], gb: &mut [f64]) -> f64 {
@@ -105,5 +89,76 @@ impl Covariance for GpPosterior {
             k
         };
         scale2 * (k - dot(&a.v, &b.v))
+    }
+}
+
+impl GpPosterior {
+    /// What [`Covariance::prepare`] does before its solves: the point, `k(X, x)` in `c.v`,
+    /// the mean and, with gradients, its gradient, the Jacobian `∂k(X, x)/∂x` in `c.jv` and
+    /// the kernel's gradient weights in `c.u`.
+    fn cross_moments(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
+        let scale = self.output_transform().scale;
+        let shift = self.output_transform().shift;
+        let d = x.len();
+        let n = self.len();
+        let kern = self.kernel();
+        let train = self.train_x();
+        c.x.clear();
+        c.x.extend_from_slice(x);
+        c.v.resize(n, 0.0);
+        if grad {
+            c.jv.resize(n * d, 0.0);
+            // `u` holds the kernel's gradient weights until the solves overwrite it.
+            // The values and Jacobian of `Kernel::cross_grad_x`, with the distances to all
+            // training inputs side by side (the same operations per entry).
+            c.u.resize(n, 0.0);
+            let ls = &kern.lengthscales;
+            lengthscaled_squared_distances(self.train_x_by_coordinate(), n, x, ls, &mut c.v);
+            scaled_profiles(kern.kind.shape(), kern.outputscale, &mut c.v, &mut c.u);
+            kernel_jacobian(x, train, &c.u, ls, &mut c.jv);
+        } else {
+            c.jv.clear();
+            kern.cross(x, train, &mut c.v);
+        }
+        // Mean (model units) before the solve turns k into L⁻¹k.
+        let alpha = self.alpha();
+        let mean = self.mean_constant() + dot(&c.v, alpha);
+        c.mean = shift + scale * mean;
+        c.dmean.clear();
+        if grad {
+            c.dmean.resize(d, 0.0);
+            weighted_rows(&c.jv, alpha, Fold::Add, &mut c.dmean);
+            for g in c.dmean.iter_mut() {
+                *g *= scale;
+            }
+        }
+    }
+
+    /// What [`Covariance::prepare`] does after its solves (`c.v = L⁻¹k`, and with gradients
+    /// `c.u = K⁻¹k`): the variance and its gradient.
+    fn finish_variance(&self, grad: bool, c: &mut PreparedPoint) {
+        let scale2 = self.output_transform().scale * self.output_transform().scale;
+        let raw = self.kernel().outputscale - dot(&c.v, &c.v);
+        c.dvar.clear();
+        if grad {
+            // u = K⁻¹k turns every gradient into an O(n·d) product with ∂k/∂x, instead of
+            // solving L⁻¹ ∂k/∂x (O(n²·d)): ∂var/∂x = −2 (∂k/∂x)ᵀu and
+            // ∂cov(a, b)/∂a = ∂k(a, b)/∂a − (∂k_a/∂a)ᵀ u_b.
+            c.dvar.resize(c.x.len(), 0.0);
+            if raw > MIN_VARIANCE {
+                let twice_u: Vec<f64> = c.u.iter().map(|ui| 2.0 * ui).collect();
+                weighted_rows(&c.jv, &twice_u, Fold::SubtractScaled(scale2), &mut c.dvar);
+            }
+        }
+        c.var = scale2 * raw.max(MIN_VARIANCE);
+    }
+}
+
+/// Between the two solves of [`Covariance::prepare`]: `c.u` starts as `c.v = L⁻¹k`
+/// (with gradients; empty without).
+fn start_gradient_solve(grad: bool, c: &mut PreparedPoint) {
+    c.u.clear();
+    if grad {
+        c.u.extend_from_slice(&c.v);
     }
 }

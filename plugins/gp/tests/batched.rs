@@ -157,3 +157,45 @@ fn prepared_points_have_the_bits_of_the_kernels_rows() {
         }
     }
 }
+
+/// Points prepared together (a scenario tree's nodes, their solves sharing the factor) have
+/// the bits of points prepared one at a time, with and without gradients, in reused slots,
+/// and with no training data.
+#[test]
+fn points_prepared_together_have_the_bits_of_single_ones() {
+    use cabo_core::capability::{Covariance, PreparedPoint};
+    let bits = |p: &PreparedPoint| -> Vec<u64> {
+        [p.mean, p.var]
+            .iter()
+            .chain(&p.dmean)
+            .chain(&p.dvar)
+            .chain(&p.x)
+            .chain(&p.v)
+            .chain(&p.u)
+            .chain(&p.jv)
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    for kind in KINDS {
+        for (n, d, noise) in [(0, 3, 1e-6), (1, 2, 1e-6), (37, 3, 1e-12), (70, 6, 1e-6)] {
+            let post = fitted(kind, n.max(1), d, true, noise);
+            let post = if n == 0 { prior_of(&post) } else { post };
+            let xs = queries(&post, d);
+            let count = xs.len() / d;
+            // Slots filled with gradients first, then reused without, as a tree reuses them.
+            let mut together = vec![PreparedPoint::default(); count];
+            for grad in [true, false] {
+                post.prepare_many(&xs, grad, &mut together);
+                for (i, (x, t)) in xs.chunks_exact(d).zip(&together).enumerate() {
+                    let mut single = PreparedPoint::default();
+                    post.prepare(x, grad, &mut single);
+                    assert_eq!(
+                        bits(t),
+                        bits(&single),
+                        "{kind:?} n={n} d={d} grad={grad} point {i}"
+                    );
+                }
+            }
+        }
+    }
+}
