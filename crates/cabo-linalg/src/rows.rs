@@ -85,34 +85,77 @@ avx2_dispatch! {
     /// `out` in ascending `i` as `fold` says: the per-coordinate sums over training inputs of
     /// a GP's gradients (`∂mean/∂x = Σ α_i ∂k_i/∂x`, and the like). Each entry gets exactly
     /// the operations of the plain loop.
+    ///
+    /// The columns go in blocks of up to 32 whose running sums stay in registers while the
+    /// rows stream past. The plain loop stores every sum after every row and loads it back
+    /// for the next, which ties each row to the one before through memory; here each
+    /// block's sums are loaded and stored once.
     pub fn weighted_rows(rows: &[f64], w: &[f64], fold: Fold, out: &mut [f64]) {
-        let d = out.len();
-        if d == 0 {
-            return;
-        }
-        let pairs = rows.chunks_exact(d).zip(w);
         match fold {
-            Fold::Add => {
-                for (row, &wi) in pairs {
-                    for (o, &r) in out.iter_mut().zip(row) {
-                        *o += wi * r;
-                    }
-                }
-            }
-            Fold::Subtract => {
-                for (row, &wi) in pairs {
-                    for (o, &r) in out.iter_mut().zip(row) {
-                        *o -= wi * r;
-                    }
-                }
-            }
-            Fold::SubtractScaled(s) => {
-                for (row, &wi) in pairs {
-                    for (o, &r) in out.iter_mut().zip(row) {
-                        *o -= wi * r * s;
-                    }
-                }
-            }
+            Fold::Add => fold_columns(rows, w, out, |o, wi, r| o + wi * r),
+            Fold::Subtract => fold_columns(rows, w, out, |o, wi, r| o - wi * r),
+            Fold::SubtractScaled(s) => fold_columns(rows, w, out, |o, wi, r| o - wi * r * s),
         }
     }
+}
+
+/// `out[j] ← step(…step(step(out[j], w₁, row₁[j]), w₂, row₂[j])…)` over the rows of `rows`
+/// (`out.len()` columns) in order, for every column `j`, in blocks of 32, 16, 8, 4, 2 and 1
+/// columns.
+#[inline(always)]
+fn fold_columns(
+    rows: &[f64],
+    w: &[f64],
+    out: &mut [f64],
+    step: impl Fn(f64, f64, f64) -> f64 + Copy,
+) {
+    let d = out.len();
+    if d == 0 {
+        return;
+    }
+    let n = w.len().min(rows.len() / d);
+    let mut at = 0;
+    while at < d {
+        let width = match d - at {
+            32.. => 32,
+            16..=31 => 16,
+            8..=15 => 8,
+            4..=7 => 4,
+            2..=3 => 2,
+            _ => 1,
+        };
+        let block = &mut out[at..at + width];
+        match width {
+            32 => fold_block::<32>(rows, w, n, d, at, block, step),
+            16 => fold_block::<16>(rows, w, n, d, at, block, step),
+            8 => fold_block::<8>(rows, w, n, d, at, block, step),
+            4 => fold_block::<4>(rows, w, n, d, at, block, step),
+            2 => fold_block::<2>(rows, w, n, d, at, block, step),
+            _ => fold_block::<1>(rows, w, n, d, at, block, step),
+        }
+        at += width;
+    }
+}
+
+/// The columns `at..at + W` of [`fold_columns`] over its first `n` rows (of `d` columns).
+#[inline(always)]
+fn fold_block<const W: usize>(
+    rows: &[f64],
+    w: &[f64],
+    n: usize,
+    d: usize,
+    at: usize,
+    out: &mut [f64],
+    step: impl Fn(f64, f64, f64) -> f64,
+) {
+    let mut acc: [f64; W] = (&*out).try_into().expect("a block of W columns");
+    for (i, &wi) in w[..n].iter().enumerate() {
+        let r: &[f64; W] = rows[i * d + at..i * d + at + W]
+            .try_into()
+            .expect("a block of W columns");
+        for (s, &y) in acc.iter_mut().zip(r) {
+            *s = step(*s, wi, y);
+        }
+    }
+    out.copy_from_slice(&acc);
 }
