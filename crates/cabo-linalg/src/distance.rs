@@ -161,6 +161,57 @@ fn differences_chunk<const W: usize>(
     gv[j0..j0 + W].copy_from_slice(&av);
 }
 
+avx2_dispatch! {
+/// `g[j] += (c[i]·f[i])·(x[j] − rows[i·d + j])` over the rows i of `rows` (row-major,
+/// `d = x.len()` per row) in ascending order, with exactly the plain loop's operations per
+/// entry: a weighted sum of a stationary kernel's gradients at `x` (`c` its gradient
+/// weights, `f` the caller's). Blocks of 8, 4, 2 and 1 coordinates keep their running sums
+/// in registers while the rows stream past.
+pub fn product_weighted_differences(x: &[f64], rows: &[f64], c: &[f64], f: &[f64], g: &mut [f64]) {
+    let d = x.len();
+    assert!(g.len() == d);
+    let mut j0 = 0;
+    while j0 < d {
+        let width = match d - j0 {
+            8.. => 8,
+            4..=7 => 4,
+            2..=3 => 2,
+            _ => 1,
+        };
+        match width {
+            8 => product_chunk::<8>(x, rows, c, f, g, j0),
+            4 => product_chunk::<4>(x, rows, c, f, g, j0),
+            2 => product_chunk::<2>(x, rows, c, f, g, j0),
+            _ => product_chunk::<1>(x, rows, c, f, g, j0),
+        }
+        j0 += width;
+    }
+}
+}
+
+/// [`product_weighted_differences`] over the `W` coordinates from `j0`.
+#[inline(always)]
+fn product_chunk<const W: usize>(
+    x: &[f64],
+    rows: &[f64],
+    c: &[f64],
+    f: &[f64],
+    g: &mut [f64],
+    j0: usize,
+) {
+    let d = x.len();
+    let xs: [f64; W] = std::array::from_fn(|t| x[j0 + t]);
+    let mut acc: [f64; W] = std::array::from_fn(|t| g[j0 + t]);
+    for ((row, &ci), &fi) in rows.chunks_exact(d).zip(c).zip(f) {
+        let w = ci * fi;
+        let r: &[f64; W] = row[j0..j0 + W].try_into().expect("W coordinates");
+        for ((a, &xt), &rt) in acc.iter_mut().zip(&xs).zip(r) {
+            *a += w * (xt - rt);
+        }
+    }
+    g[j0..j0 + W].copy_from_slice(&acc);
+}
+
 /// `points` (row-major, `scale.len()` coordinates per point) laid out by coordinate into
 /// `out` (the same length), each coordinate multiplied by `scale[j]` first: the layout
 /// [`squared_distances`] reads.

@@ -17,7 +17,7 @@ use crate::cholesky::{
 use crate::dense::product_rows;
 use crate::distance::{
     BLOCK_LANES, block_squared_distances, kernel_jacobian, lengthscaled_squared_distances,
-    scaled_by_coordinate, squared_distances, weighted_differences,
+    product_weighted_differences, scaled_by_coordinate, squared_distances, weighted_differences,
 };
 use crate::factor::Cholesky;
 use crate::gram::{fill_rows, gradient_rows};
@@ -321,7 +321,7 @@ fn squared_distances_by_coordinate() {
 #[test]
 fn block_distances_and_weighted_differences() {
     same_bits_on_every_level(
-        "distance::block_squared_distances, weighted_differences",
+        "distance::block_squared_distances, weighted_differences, product_weighted_differences",
         || {
             let mut rng = Gen(36);
             let mut out = Vec::new();
@@ -369,6 +369,18 @@ fn block_distances_and_weighted_differences() {
                     );
                     out.extend(gm);
                     out.extend(gv);
+                    let (c, f) = (rng.awkward_finite(n), rng.awkward_finite(n));
+                    let mut g = rng.vec(d);
+                    let mut plain = g.clone();
+                    product_weighted_differences(&x, &rows, &c, &f, &mut g);
+                    for i in 0..n {
+                        let w = c[i] * f[i];
+                        for j in 0..d {
+                            plain[j] += w * (x[j] - rows[i * d + j]);
+                        }
+                    }
+                    assert_eq!(bits(&g), bits(&plain), "d = {d}, n = {n}");
+                    out.extend(g);
                 }
             }
             out

@@ -9,6 +9,9 @@
 //! subgradient).
 
 use cabo_core::{Error, Result};
+use cabo_linalg::distance::{
+    product_weighted_differences, scaled_by_coordinate, squared_distances,
+};
 use cabo_linalg::profile::Profile;
 use serde::{Deserialize, Serialize};
 
@@ -178,11 +181,14 @@ impl Kernel {
             .chunks_exact(self.dim())
             .flat_map(|row| row.iter().zip(&inv).map(|(x, i)| x * i))
             .collect();
+        let mut by_coordinate = vec![0.0; xs.len()];
+        scaled_by_coordinate(xs, &inv, &mut by_coordinate);
         ScaledRows {
             kind: self.kind,
             outputscale: self.outputscale,
             inv_lengthscales: inv,
             rows,
+            by_coordinate,
         }
     }
 
@@ -229,6 +235,8 @@ pub struct ScaledRows {
     outputscale: f64,
     inv_lengthscales: Vec<f64>,
     rows: Vec<f64>,
+    /// The same scaled rows laid out by coordinate (`d × n`), for the distances.
+    by_coordinate: Vec<f64>,
 }
 
 /// Largest dimension whose scaled point lives on the stack.
@@ -248,16 +256,11 @@ impl ScaledRows {
     /// `k(x, X_i)` into `out` and the gradient weights `c_i` (with
     /// `∂k(x, X_i)/∂x = c_i (x − X_i)/ℓ²`) into `weights`, one entry per row.
     pub fn cross_weights(&self, x: &[f64], out: &mut [f64], weights: &mut [f64]) {
-        self.with_scaled(x, |xs| {
-            for (o, row) in out.iter_mut().zip(self.rows.chunks_exact(xs.len())) {
-                let mut r2 = 0.0;
-                for (a, b) in xs.iter().zip(row) {
-                    let t = a - b;
-                    r2 += t * t;
-                }
-                *o = r2;
-            }
-        });
+        // Σ_j (X_ij/ℓ_j − x_j/ℓ_j)², the rows side by side in vector lanes: each sum in
+        // ascending j from zero, as one row at a time (a difference and its negation have
+        // the same square).
+        let n = self.len();
+        self.with_scaled(x, |xs| squared_distances(&self.by_coordinate, n, xs, out));
         scaled_profiles(self.kind, self.outputscale, out, weights);
     }
 
@@ -267,12 +270,7 @@ impl ScaledRows {
         let d = x.len();
         with_zeroed(d, |acc| {
             self.with_scaled(x, |xs| {
-                for ((row, &c), &fi) in self.rows.chunks_exact(d).zip(weights).zip(f) {
-                    let w = c * fi;
-                    for ((a, &xj), &r) in acc.iter_mut().zip(xs).zip(row) {
-                        *a += w * (xj - r);
-                    }
-                }
+                product_weighted_differences(xs, &self.rows, weights, f, acc);
             });
             for ((o, a), i) in out.iter_mut().zip(&*acc).zip(&self.inv_lengthscales) {
                 *o += a * i;
