@@ -29,9 +29,10 @@ pub enum Isa {
     Avx2 = 2,
     /// 512-bit AVX-512F. Only the panel products,
     /// [`solve_lower_rows`](crate::cholesky::solve_lower_rows),
-    /// [`solve_lower_many`](crate::cholesky::solve_lower_many) (which also needs AVX-512VL)
-    /// and [`solve_upper_many`](crate::cholesky::solve_upper_many) have such a build; the
-    /// other kernels run their AVX2 build at this level.
+    /// [`solve_lower_many`](crate::cholesky::solve_lower_many) (which also needs AVX-512VL),
+    /// [`solve_upper_many`](crate::cholesky::solve_upper_many) and
+    /// [`scaled_profiles`](crate::profile::scaled_profiles) have such a build; the other
+    /// kernels run their AVX2 build at this level.
     Avx512 = 3,
 }
 
