@@ -91,32 +91,39 @@ avx2_dispatch! {
     /// for the next, which ties each row to the one before through memory; here each
     /// block's sums are loaded and stored once.
     pub fn weighted_rows(rows: &[f64], w: &[f64], fold: Fold, out: &mut [f64]) {
+        let d = out.len();
+        if d == 0 {
+            return;
+        }
+        let terms = rows.chunks_exact(d).zip(w).map(|(row, &wi)| (wi, row));
         match fold {
-            Fold::Add => fold_columns(rows, w, out, |o, wi, r| o + wi * r),
-            Fold::Subtract => fold_columns(rows, w, out, |o, wi, r| o - wi * r),
-            Fold::SubtractScaled(s) => fold_columns(rows, w, out, |o, wi, r| o - wi * r * s),
+            Fold::Add => fold_rows(terms, out, |o, wi, r| o + wi * r),
+            Fold::Subtract => fold_rows(terms, out, |o, wi, r| o - wi * r),
+            Fold::SubtractScaled(s) => fold_rows(terms, out, |o, wi, r| o - wi * r * s),
         }
     }
 }
 
-/// `out[j] ← step(…step(step(out[j], w₁, row₁[j]), w₂, row₂[j])…)` over the rows of `rows`
-/// (`out.len()` columns) in order, for every column `j`, in blocks of 32, 16, 8, 4, 2 and 1
-/// columns.
+/// `out[j] ← step(…step(step(out[j], x₁, r₁[j]), x₂, r₂[j])…)` over the terms `(x_t, r_t)`
+/// in order, for every column `j`: many independent accumulations side by side, each taking
+/// exactly the operations of a plain loop over the terms. The columns go in blocks of 32,
+/// 16, 8, 4, 2 and 1 whose running sums stay in registers while the terms stream past, so
+/// each block is loaded and stored once and the loop over its columns vectorises; a plain
+/// loop over the terms would store every sum after every term and load it back for the
+/// next. Every row must hold at least `out.len()` entries.
+///
+/// Inlined into its caller, so it runs in the caller's build (a dispatched kernel's AVX2
+/// body, or the baseline).
 #[inline(always)]
-fn fold_columns(
-    rows: &[f64],
-    w: &[f64],
+pub fn fold_rows<'a, T: Copy>(
+    terms: impl Iterator<Item = (T, &'a [f64])> + Clone,
     out: &mut [f64],
-    step: impl Fn(f64, f64, f64) -> f64 + Copy,
+    step: impl Fn(f64, T, f64) -> f64 + Copy,
 ) {
-    let d = out.len();
-    if d == 0 {
-        return;
-    }
-    let n = w.len().min(rows.len() / d);
     let mut at = 0;
-    while at < d {
-        let width = match d - at {
+    let mut rest = out;
+    while !rest.is_empty() {
+        let width = match rest.len() {
             32.. => 32,
             16..=31 => 16,
             8..=15 => 8,
@@ -124,37 +131,33 @@ fn fold_columns(
             2..=3 => 2,
             _ => 1,
         };
-        let block = &mut out[at..at + width];
+        let (block, tail) = rest.split_at_mut(width);
         match width {
-            32 => fold_block::<32>(rows, w, n, d, at, block, step),
-            16 => fold_block::<16>(rows, w, n, d, at, block, step),
-            8 => fold_block::<8>(rows, w, n, d, at, block, step),
-            4 => fold_block::<4>(rows, w, n, d, at, block, step),
-            2 => fold_block::<2>(rows, w, n, d, at, block, step),
-            _ => fold_block::<1>(rows, w, n, d, at, block, step),
+            32 => fold_block::<32, T>(terms.clone(), at, block, step),
+            16 => fold_block::<16, T>(terms.clone(), at, block, step),
+            8 => fold_block::<8, T>(terms.clone(), at, block, step),
+            4 => fold_block::<4, T>(terms.clone(), at, block, step),
+            2 => fold_block::<2, T>(terms.clone(), at, block, step),
+            _ => fold_block::<1, T>(terms.clone(), at, block, step),
         }
         at += width;
+        rest = tail;
     }
 }
 
-/// The columns `at..at + W` of [`fold_columns`] over its first `n` rows (of `d` columns).
+/// The columns `at..at + W` of [`fold_rows`].
 #[inline(always)]
-fn fold_block<const W: usize>(
-    rows: &[f64],
-    w: &[f64],
-    n: usize,
-    d: usize,
+fn fold_block<'a, const W: usize, T: Copy>(
+    terms: impl Iterator<Item = (T, &'a [f64])>,
     at: usize,
     out: &mut [f64],
-    step: impl Fn(f64, f64, f64) -> f64,
+    step: impl Fn(f64, T, f64) -> f64,
 ) {
     let mut acc: [f64; W] = (&*out).try_into().expect("a block of W columns");
-    for (i, &wi) in w[..n].iter().enumerate() {
-        let r: &[f64; W] = rows[i * d + at..i * d + at + W]
-            .try_into()
-            .expect("a block of W columns");
+    for (x, row) in terms {
+        let r: &[f64; W] = row[at..at + W].try_into().expect("a block of W columns");
         for (s, &y) in acc.iter_mut().zip(r) {
-            *s = step(*s, wi, y);
+            *s = step(*s, x, y);
         }
     }
     out.copy_from_slice(&acc);

@@ -51,7 +51,7 @@
 
 use cabo_core::{Error, Result};
 use cabo_linalg::lu::{lu_factor, lu_solve};
-use cabo_linalg::rows::{accumulate_rows, free_gram};
+use cabo_linalg::rows::{accumulate_rows, fold_rows, free_gram};
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -1335,57 +1335,6 @@ fn combine_rows<'a>(
 ) {
     out.fill(init);
     fold_rows(terms, out, move |s, x, y| s + prod(x, y));
-}
-
-/// `out[i] ← step(…step(step(out[i], x₁, r₁[i]), x₂, r₂[i])…)` over the terms `(x_t, r_t)`
-/// in order: many independent accumulations side by side, each taking exactly the
-/// operations of a plain loop over the terms. The columns go in blocks of 8, 4, 2 and 1
-/// whose accumulators stay in registers while the terms run, so each block is loaded and
-/// stored once and the loop over its columns vectorises. Every row must hold at least
-/// `out.len()` entries.
-#[inline]
-fn fold_rows<'a, T: Copy>(
-    terms: impl Iterator<Item = (T, &'a [f64])> + Clone,
-    out: &mut [f64],
-    step: impl Fn(f64, T, f64) -> f64 + Copy,
-) {
-    let mut at = 0;
-    let mut rest = out;
-    while !rest.is_empty() {
-        let width = match rest.len() {
-            8.. => 8,
-            4..=7 => 4,
-            2..=3 => 2,
-            _ => 1,
-        };
-        let (block, tail) = rest.split_at_mut(width);
-        match width {
-            8 => fold_block::<8, T>(terms.clone(), at, block, step),
-            4 => fold_block::<4, T>(terms.clone(), at, block, step),
-            2 => fold_block::<2, T>(terms.clone(), at, block, step),
-            _ => fold_block::<1, T>(terms.clone(), at, block, step),
-        }
-        at += width;
-        rest = tail;
-    }
-}
-
-/// The columns `at..at + W` of [`fold_rows`].
-#[inline(always)]
-fn fold_block<'a, const W: usize, T: Copy>(
-    terms: impl Iterator<Item = (T, &'a [f64])>,
-    at: usize,
-    out: &mut [f64],
-    step: impl Fn(f64, T, f64) -> f64,
-) {
-    let mut acc: [f64; W] = out.try_into().expect("a block of W columns");
-    for (x, row) in terms {
-        let r: &[f64; W] = row[at..at + W].try_into().expect("a block of W columns");
-        for (s, &y) in acc.iter_mut().zip(r) {
-            *s = step(*s, x, y);
-        }
-    }
-    out.copy_from_slice(&acc);
 }
 
 /// In-place Cholesky factor `J` (`Σ = JJᵀ`) of the `k × k` matrix stored by columns in
