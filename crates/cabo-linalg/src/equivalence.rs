@@ -436,7 +436,7 @@ fn weighted_row_folds() {
                 let rows = rng.awkward_finite(n * d);
                 let w = rng.awkward_finite(n);
                 let start = rng.vec(d);
-                for fold in [Fold::Add, Fold::Subtract, Fold::SubtractScaled(1.7)] {
+                for fold in [Fold::Add, Fold::Subtract, Fold::SubtractTwiceScaled(1.7)] {
                     let mut got = start.clone();
                     weighted_rows(&rows, &w, fold, &mut got);
                     let mut plain = start.clone();
@@ -446,7 +446,7 @@ fn weighted_row_folds() {
                             plain[j] = match fold {
                                 Fold::Add => plain[j] + w[i] * r,
                                 Fold::Subtract => plain[j] - w[i] * r,
-                                Fold::SubtractScaled(s) => plain[j] - w[i] * r * s,
+                                Fold::SubtractTwiceScaled(s) => plain[j] - 2.0 * w[i] * r * s,
                             };
                         }
                     }

@@ -76,8 +76,9 @@ pub enum Fold {
     Add,
     /// `out[j] = out[j] − w_i·row_i[j]`.
     Subtract,
-    /// `out[j] = out[j] − (w_i·row_i[j])·s`.
-    SubtractScaled(f64),
+    /// `out[j] = out[j] − ((2·w_i)·row_i[j])·s`: a GP's variance gradient
+    /// `−2 Σ u_i ∂k_i/∂x`, scaled, straight from `u`.
+    SubtractTwiceScaled(f64),
 }
 
 avx2_dispatch! {
@@ -99,7 +100,9 @@ avx2_dispatch! {
         match fold {
             Fold::Add => fold_rows(terms, out, |o, wi, r| o + wi * r),
             Fold::Subtract => fold_rows(terms, out, |o, wi, r| o - wi * r),
-            Fold::SubtractScaled(s) => fold_rows(terms, out, |o, wi, r| o - wi * r * s),
+            Fold::SubtractTwiceScaled(s) => {
+                fold_rows(terms, out, |o, wi, r| o - 2.0 * wi * r * s)
+            }
         }
     }
 }

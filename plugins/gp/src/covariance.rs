@@ -97,8 +97,7 @@ impl GpPosterior {
     /// the mean and, with gradients, its gradient, the Jacobian `∂k(X, x)/∂x` in `c.jv` and
     /// the kernel's gradient weights in `c.u`.
     fn cross_moments(&self, x: &[f64], grad: bool, c: &mut PreparedPoint) {
-        let scale = self.output_transform().scale;
-        let shift = self.output_transform().shift;
+        let (scale, shift) = (self.output_transform().scale, self.output_transform().shift);
         let d = x.len();
         let n = self.len();
         let kern = self.kernel();
@@ -146,8 +145,7 @@ impl GpPosterior {
             // ∂cov(a, b)/∂a = ∂k(a, b)/∂a − (∂k_a/∂a)ᵀ u_b.
             c.dvar.resize(c.x.len(), 0.0);
             if raw > MIN_VARIANCE {
-                let twice_u: Vec<f64> = c.u.iter().map(|ui| 2.0 * ui).collect();
-                weighted_rows(&c.jv, &twice_u, Fold::SubtractScaled(scale2), &mut c.dvar);
+                weighted_rows(&c.jv, &c.u, Fold::SubtractTwiceScaled(scale2), &mut c.dvar);
             }
         }
         c.var = scale2 * raw.max(MIN_VARIANCE);
