@@ -2,8 +2,7 @@
 //! Matérn-1/2, 3/2 and 5/2 kernels, with an `exp` of this crate's own so that loops of kernel
 //! values vectorise and give the same bits on every machine.
 
-#[cfg(target_arch = "x86_64")]
-use crate::simd::{Isa, allows};
+use crate::simd::avx512_dispatch;
 
 /// A stationary kernel's shape as a function of the squared scaled distance `r²`, at unit
 /// outputscale (the Matérn distance is *not* pre-scaled by √(2ν); the factor appears inside
@@ -60,60 +59,29 @@ impl Profile {
     }
 }
 
-/// In place over `k`: each `r²` becomes `s·κ(r²)`, and `2s·dκ/d(r²)` goes to the same
-/// entry of `c` — the kernel values and gradient weights of one point against many, as one
-/// vectorised loop (the values are those of a [`Profile::value`] call per entry). Runs with
-/// 512-bit vectors where the processor has AVX-512F and with 256-bit ones where it has
-/// AVX2, with bitwise identical results (the loop is elementwise): the profiles' square
-/// roots, division and `exp` polynomial are long dependent chains, and wider vectors put
-/// twice as many entries in flight.
-pub fn scaled_profiles(profile: Profile, s: f64, k: &mut [f64], c: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if allows(Isa::Avx512) {
-            /// [`profiles_loop`] compiled for AVX-512F (and AVX2).
-            ///
-            /// # Safety
-            /// The processor must support AVX-512F and AVX2.
-            #[target_feature(enable = "avx512f,avx2")]
-            unsafe fn avx512(profile: Profile, s: f64, k: &mut [f64], c: &mut [f64]) {
-                profiles_loop(profile, s, k, c);
+avx512_dispatch! {
+    /// In place over `k`: each `r²` becomes `s·κ(r²)`, and `2s·dκ/d(r²)` goes to the same
+    /// entry of `c` — the kernel values and gradient weights of one point against many, as
+    /// one vectorised loop (the values are those of a [`Profile::value`] call per entry).
+    /// Runs with 512-bit vectors where the processor has AVX-512F and with 256-bit ones where
+    /// it has AVX2, with bitwise identical results (the loop is elementwise): the profiles'
+    /// square roots, division and `exp` polynomial are long dependent chains, and wider
+    /// vectors put twice as many entries in flight.
+    pub fn scaled_profiles(profile: Profile, s: f64, k: &mut [f64], c: &mut [f64]) {
+        #[inline(always)]
+        fn each(s: f64, k: &mut [f64], c: &mut [f64], f: impl Fn(f64) -> (f64, f64)) {
+            for (kv, cv) in k.iter_mut().zip(c.iter_mut()) {
+                let (p, dp) = f(*kv);
+                *kv = s * p;
+                *cv = 2.0 * s * dp;
             }
-            // SAFETY: the processor supports AVX-512F and AVX2 (`allows` checks both).
-            return unsafe { avx512(profile, s, k, c) };
         }
-        if allows(Isa::Avx2) {
-            /// [`profiles_loop`] compiled for AVX2.
-            ///
-            /// # Safety
-            /// The processor must support AVX2.
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(profile: Profile, s: f64, k: &mut [f64], c: &mut [f64]) {
-                profiles_loop(profile, s, k, c);
-            }
-            // SAFETY: the processor supports AVX2 (`allows` checks it).
-            return unsafe { avx2(profile, s, k, c) };
+        match profile {
+            Profile::Rbf => each(s, k, c, rbf),
+            Profile::Matern12 => each(s, k, c, matern12),
+            Profile::Matern32 => each(s, k, c, matern32),
+            Profile::Matern52 => each(s, k, c, matern52),
         }
-    }
-    profiles_loop(profile, s, k, c);
-}
-
-/// The loop of [`scaled_profiles`], inlined into each of its builds.
-#[inline(always)]
-fn profiles_loop(profile: Profile, s: f64, k: &mut [f64], c: &mut [f64]) {
-    #[inline(always)]
-    fn each(s: f64, k: &mut [f64], c: &mut [f64], f: impl Fn(f64) -> (f64, f64)) {
-        for (kv, cv) in k.iter_mut().zip(c.iter_mut()) {
-            let (p, dp) = f(*kv);
-            *kv = s * p;
-            *cv = 2.0 * s * dp;
-        }
-    }
-    match profile {
-        Profile::Rbf => each(s, k, c, rbf),
-        Profile::Matern12 => each(s, k, c, matern12),
-        Profile::Matern32 => each(s, k, c, matern32),
-        Profile::Matern52 => each(s, k, c, matern52),
     }
 }
 
