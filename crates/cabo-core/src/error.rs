@@ -12,6 +12,10 @@ pub enum Error {
     /// A plugin was asked for a capability it does not have.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The work was stopped by a request to stop ([`crate::interrupt`]) while it waited,
+    /// e.g. for an external program's answer: not a failure, the run resumes later.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

@@ -24,6 +24,7 @@ pub mod cost;
 pub mod data;
 pub mod error;
 pub mod expr;
+pub mod interrupt;
 pub mod model;
 pub mod normal;
 pub mod objective;

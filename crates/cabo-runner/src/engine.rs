@@ -498,6 +498,9 @@ impl Tracker {
 /// set or `pacing` paused it (both checked between decisions, so an interrupted sweep stops
 /// promptly). The run leaves a checkpoint then, and a later invocation resumes it from there
 /// (see [`crate::checkpoint`]); so does one after a crash, from the last periodic checkpoint.
+/// A problem that is stopped while an evaluation waits ([`Error::Interrupted`]) also gives
+/// `None`: that run resumes from its last periodic checkpoint, its journal replaying the
+/// evaluations answered since.
 ///
 /// `parent` is the sweep's span: the run's own span (carrying its progress bar when the
 /// command line shows bars) is opened under it, since rayon workers do not inherit spans.
@@ -557,8 +560,17 @@ pub fn execute(
         }
     };
     run.attach(&files)?;
-    let Some(reason) = run.run(cancel, pacing)? else {
-        return Ok(None);
+    let reason = match run.run(cancel, pacing) {
+        Ok(Some(reason)) => reason,
+        Ok(None) => return Ok(None),
+        // Stopped while an evaluation waited (an external program's answer or retry): the
+        // run is mid-decision, so no checkpoint is saved; it resumes from its last one, and
+        // its journal replays every evaluation that was answered.
+        Err(Error::Interrupted(why)) => {
+            tracing::info!(%why, "run interrupted during an evaluation");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
     };
     let mut summary = run.summary(reason, id);
     summary.records = Some(run.sinks.seal()?);
