@@ -469,6 +469,24 @@ impl LoadedSpec {
         self.spec.limits.evaluations()
     }
 
+    /// A problem plugin's error, pointing at the key it names: `external.bounds[1]: why`
+    /// is located at `problem.bounds[1]` (the plugin's own key under `problem:`) and said
+    /// without the plugin's name; any other message is located at `problem`.
+    fn problem_error(&self, e: cabo_core::Error) -> SpecError {
+        let message = e.to_string();
+        let key = message.split_once(": ").and_then(|(prefix, rest)| {
+            let plain = prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.[]".contains(c));
+            let (_, key) = prefix.split_once('.').filter(|_| plain)?;
+            Some((format!("problem.{key}"), rest))
+        });
+        match key {
+            Some((key, rest)) => self.error_at(&key, rest),
+            None => self.error_at("problem", message),
+        }
+    }
+
     fn validate(&self) -> Result<usize, SpecError> {
         let s = &self.spec;
         let at = |key: &str, e: cabo_core::Error| self.error_at(key, e.to_string());
@@ -485,7 +503,7 @@ impl LoadedSpec {
             .map_err(|m| self.error_at("limits", m))?;
         // Before anything is sized by the replication count.
         limits::check_runs(s).map_err(|m| self.error_at("replications", m))?;
-        let dim = s.problem.dim().map_err(|e| at("problem", e))?;
+        let dim = s.problem.dim().map_err(|e| self.problem_error(e))?;
         if dim == 0 {
             return Err(self.error_at("problem", "the problem has dimension 0"));
         }
