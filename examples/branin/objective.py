@@ -4,8 +4,8 @@
 cabo maximises, so this answers y = -branin(x). Each evaluation also reports what it cost:
 evaluations with a larger first input are dearer (1 to 10 units), as if x0 were the size
 of a simulation. Requests arrive one JSON line at a time on standard input; answers go to
-standard output, one line each; anything else we have to say goes to standard error, which
-cabo keeps in the run's log.
+standard output, one line each, echoing the request's `eval`; anything else we have to say
+goes to standard error, which cabo keeps in the run's log.
 """
 import json
 import math
@@ -19,4 +19,4 @@ for line in sys.stdin:
     cost = 1 + 9 * (x0 + 5) / 15
     print(f"evaluation {request['eval']}: branin = {f:.6f}", file=sys.stderr)
     # A noise-free objective: `value` (what regret is measured with) is y itself.
-    print(json.dumps({"y": -f, "value": -f, "cost": cost}), flush=True)
+    print(json.dumps({"eval": request["eval"], "y": -f, "value": -f, "cost": cost}), flush=True)

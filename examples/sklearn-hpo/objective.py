@@ -31,4 +31,5 @@ for line in sys.stdin:
     )
     accuracy = cross_val_score(model, X, labels, cv=3).mean()
     print(f"eval {request['eval']}: {model.get_params()} -> {accuracy:.4f}", file=sys.stderr)
-    print(json.dumps({"y": accuracy, "metrics": {"trees": int(round(trees))}}), flush=True)
+    answer = {"eval": request["eval"], "y": accuracy, "metrics": {"trees": int(round(trees))}}
+    print(json.dumps(answer), flush=True)

@@ -574,28 +574,31 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
     }
 }
 
-/// Set by the first Ctrl-C or SIGTERM.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
 /// The flag that asks runs to stop, set by the first Ctrl-C or SIGTERM (a Slurm time limit or
-/// pre-emption): each run then saves a checkpoint at its next decision boundary and no new
-/// run starts. A second signal exits at once.
+/// pre-emption): each run then saves a checkpoint at its next decision boundary, an
+/// evaluation waiting on an external program (or between its retries) stops waiting, and no
+/// new run starts. A second signal exits at once, killing the programs still running.
 fn interrupt_flag() -> &'static AtomicBool {
     // `reproduce` runs one sweep after another: the handler is installed once.
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(install_interrupt_handler);
-    &INTERRUPTED
+    // The process-wide flag, which external programs' waits read too.
+    cabo::core::interrupt::flag()
 }
 
-/// Catches Ctrl-C and SIGTERM into [`INTERRUPTED`].
+/// Catches Ctrl-C and SIGTERM into [`cabo::core::interrupt`].
 fn install_interrupt_handler() {
     let installed = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::Relaxed) {
+        if cabo::core::interrupt::request() {
+            // Each program runs in its own process group, which a signal to cabo's does
+            // not reach: without this, a hung one would outlive cabo.
+            cabo::external::process::kill_all();
             std::process::exit(130);
         }
         eprintln!(
-            "interrupt: each run stops at its next decision and saves a checkpoint \
-             (interrupt again to quit at once)"
+            "interrupt: each run stops at its next decision (saving a checkpoint) or in the \
+             evaluation it waits for (resuming from its last one); interrupt again to quit \
+             at once"
         );
     });
     if let Err(e) = installed {

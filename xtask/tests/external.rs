@@ -373,3 +373,283 @@ policies:
     assert!(err.contains("missing.yaml:3"), "no line: {err}");
     assert!(err.contains("no program at"), "{err}");
 }
+
+/// A failed run of `mode`'s program (EI, one replication, `extra` problem keys): the
+/// command's standard error, the run's records and how long it took.
+fn failed_run(mode: &str, extra: &str) -> (String, String, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ei_spec(dir.path(), "step", mode, 6);
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("timeout_s: 20", &format!("timeout_s: 20{extra}"));
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let started = Instant::now();
+    let o = run(&spec, &out, &["--only", "EI", "--replications", "1"]);
+    let took = started.elapsed();
+    // The temporary directory varies between runs.
+    let err = stderr(&o).replace(&dir.path().display().to_string(), "[tmp]");
+    assert_eq!(o.status.code(), Some(1), "{mode}: {err}");
+    assert!(
+        !out.join("step/EI/rep-0.json").exists(),
+        "{mode}: completed"
+    );
+    let records = std::fs::read_to_string(out.join("step/EI/rep-0.jsonl")).unwrap_or_default();
+    (err, records, took)
+}
+
+#[test]
+fn a_program_out_of_step_is_a_protocol_error_not_a_shifted_result() {
+    if !python() {
+        return;
+    }
+    // (mode, the evaluation that fails, what the message says: any one of them)
+    let cases: [(&str, usize, &[&str]); 4] = [
+        // The extra line is read either before the next request is sent or as its answer.
+        (
+            "extra-line",
+            3,
+            &[
+                "printed `{\"eval\": 2, ",
+                "has `eval`: 2, but evaluation 3 was asked",
+            ],
+        ),
+        (
+            "wrong-eval",
+            2,
+            &["has `eval`: 1, but evaluation 2 was asked: `{\"eval\": 1, \"y\": "],
+        ),
+        (
+            "no-eval",
+            2,
+            &["has no `eval`: `{\"y\": ", "print {\"eval\": 2, \"y\": …}"],
+        ),
+        (
+            "eager",
+            0,
+            &[
+                "printed `{\"y\": 1.0}` before it was asked",
+                "has no `eval`: `{\"y\": 1.0}`",
+            ],
+        ),
+    ];
+    for (mode, failed, said) in cases {
+        let (err, records, _) = failed_run(mode, "");
+        assert!(
+            err.contains(&format!("failed evaluation {failed} ")),
+            "{mode}: {err}"
+        );
+        assert!(said.iter().any(|s| err.contains(s)), "{mode}: {err}");
+        // Every recorded evaluation is the one its program answered: nothing shifted.
+        assert_eq!(records.lines().count(), failed, "{mode}: {records}");
+    }
+}
+
+#[test]
+fn a_non_finite_answer_names_the_number_and_the_evaluation() {
+    if !python() {
+        return;
+    }
+    let (err, records, _) = failed_run("nan", "");
+    assert_eq!(records.lines().count(), 2, "{records}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("failed evaluation"))
+        .unwrap_or_else(|| panic!("no failure: {err}"));
+    // This checkout's path varies between machines.
+    let line = line.replace(&objective().display().to_string(), "[objective.py]");
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn output_without_a_newline_is_cut_at_the_line_cap() {
+    if !python() {
+        return;
+    }
+    let (err, records, took) = failed_run("long-line", "");
+    assert!(
+        err.contains("failed evaluation 2 ")
+            && err.contains("is longer than 16 MiB without a newline"),
+        "{err}"
+    );
+    assert_eq!(records.lines().count(), 2, "{records}");
+    // Well before the spec's 20 s timeout: the cap ends the wait, not the clock.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+/// The ids in the program's `pids.txt` (every process it started, and their children).
+fn pids(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join("pids.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+/// Whether process `pid` still runs (a zombie, killed and waiting for a parent to reap it,
+/// does not).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Starts `run` of `spec` (EI, one replication) as its own process, its output discarded.
+fn start_run(spec: &Path, out: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--only",
+            "EI",
+            "--replications",
+            "1",
+            "--no-report",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `ready` holds, for at most a minute.
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}: not in time");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends SIGINT to `child` `times` times, then waits for it to exit; its exit code, how long
+/// it took and its standard error.
+fn interrupt(child: std::process::Child, times: usize) -> (Option<i32>, Duration, String) {
+    let started = Instant::now();
+    for _ in 0..times {
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+    // Killed if it hangs, so that a failing test ends.
+    let id = child.id();
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(30));
+        let _ = Command::new("kill")
+            .args(["-KILL", &id.to_string()])
+            .status();
+    });
+    let o = child.wait_with_output().unwrap();
+    drop(watchdog);
+    (o.status.code(), started.elapsed(), stderr(&o))
+}
+
+#[test]
+fn an_interrupt_stops_a_retry_loop_at_once() {
+    if !python() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ei_spec(dir.path(), "retry", "always-error", 6);
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("timeout_s: 20", "timeout_s: 20\n  retries: 100");
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let child = start_run(&spec, &out);
+    // The second attempt comes 0.1 s after the first; the third 0.2 s after that.
+    wait_until("a retry", || calls(dir.path()).get(&0) >= Some(&2));
+    let (code, took, err) = interrupt(child, 1);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
+    // Backed off, not a tight loop: a handful of attempts, where one without waits made
+    // all 101 before the interrupt.
+    let asked = calls(dir.path())[&0];
+    assert!(asked < 10, "asked {asked} times");
+    let log = std::fs::read_to_string(out.join("retry/EI/rep-0.log")).unwrap();
+    assert!(log.lines().count() < 40, "{log}");
+    for pid in pids(dir.path()) {
+        assert!(!alive(pid), "program {pid} outlived cabo");
+    }
+}
+
+#[test]
+fn an_interrupt_stops_a_waiting_evaluation_and_the_run_resumes() {
+    if !python() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ei_spec(dir.path(), "same", "hang-once", 4);
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("timeout_s: 20", "timeout_s: 600");
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let child = start_run(&spec, &out);
+    wait_until("the hang", || pids(dir.path()).len() >= 2);
+    let (code, took, err) = interrupt(child, 1);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
+    assert!(err.contains("interrupted: the runs in progress"), "{err}");
+    let hung = pids(dir.path());
+    for pid in &hung {
+        assert!(!alive(*pid), "program {pid} outlived the interrupt");
+    }
+    assert!(!out.join("same/EI/rep-0.json").exists());
+
+    // Started again: the answered evaluations come from the journal, the interrupted one
+    // is asked again, and the results are an uninterrupted run's.
+    let o = run(&spec, &out, &["--only", "EI", "--replications", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let asked = calls(dir.path());
+    assert_eq!(asked[&0], 1, "{asked:?}");
+    assert_eq!(asked[&1], 1, "{asked:?}");
+    assert_eq!(asked[&2], 2, "{asked:?}");
+    let other = tempfile::tempdir().unwrap();
+    let ok = ei_spec(other.path(), "same", "ok", 4);
+    let text = std::fs::read_to_string(&ok)
+        .unwrap()
+        .replace("timeout_s: 20", "timeout_s: 600");
+    std::fs::write(&ok, text).unwrap();
+    let clean = other.path().join("ok");
+    let o = run(&ok, &clean, &["--only", "EI", "--replications", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The records (the markers differ by the specs' fingerprints: the modes differ).
+    assert!(out.join("same/EI/rep-0.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("same/EI/rep-0.jsonl")).unwrap(),
+        std::fs::read_to_string(clean.join("same/EI/rep-0.jsonl")).unwrap(),
+        "the records differ from an uninterrupted run's"
+    );
+}
+
+#[test]
+fn a_second_interrupt_leaves_no_program_behind() {
+    if !python() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ei_spec(dir.path(), "twice", "hang", 4);
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("timeout_s: 20", "timeout_s: 600");
+    std::fs::write(&spec, text).unwrap();
+    let out = dir.path().join("results");
+    let child = start_run(&spec, &out);
+    // The program and the child it started while hanging.
+    wait_until("the hang", || pids(dir.path()).len() >= 2);
+    let (code, took, err) = interrupt(child, 2);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
+    // Killed with their process group, not left to init.
+    std::thread::sleep(Duration::from_millis(200));
+    for pid in pids(dir.path()) {
+        assert!(!alive(pid), "process {pid} outlived cabo");
+    }
+}

@@ -112,6 +112,26 @@ const GIST: &[(&str, &str)] = &[
         "external-cost-twice.yaml:8:7: `cost`: the problem measures each evaluation's cost itself",
     ),
     (
+        "external-timeout-huge.yaml",
+        "external-timeout-huge.yaml:8:14: `problem.timeout_s`: 1e20 is not a number of seconds from 0.001 to 2592000 (30 days)",
+    ),
+    (
+        "external-retries-huge.yaml",
+        "external-retries-huge.yaml:8:12: `problem.retries`: 4000000000 is more than 100, the most times a failed evaluation is asked again",
+    ),
+    (
+        "external-bounds-overflow.yaml",
+        "external-bounds-overflow.yaml:6:20: `problem.bounds[1]`: [-1e308, 1e308] is not a box side (need finite low < high, with a finite width high - low)",
+    ),
+    (
+        "external-optimum-nan.yaml",
+        "external-optimum-nan.yaml:8:12: `problem.optimum`: .nan is not a finite number",
+    ),
+    (
+        "external-name-comma.yaml",
+        "external-name-comma.yaml:8:15: `problem.names[1]`: \"depth, max\" cannot be a column of a data file (a name has no commas, quotes",
+    ),
+    (
         "external-field-unknown.yaml",
         "external-field-unknown.yaml:8:12: `problem.timeout`: unknown field `timeout`; did you mean `timeout_s`?",
     ),

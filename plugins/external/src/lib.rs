@@ -9,10 +9,13 @@
 //! cost model), or the spec's own.
 //!
 //! Failures are never turned into numbers: a program that cannot be started, crashes, hangs
-//! past `timeout_s`, prints something other than an answer or answers `{"error": …}` is
-//! asked again up to `retries` times (restarted first unless it answered with an error),
-//! then the run ends with an error naming the evaluation and the run's log, where the
-//! program's standard error and cabo's notes on each failure are kept. Evaluations are
+//! past `timeout_s`, prints something other than an answer (or an answer to another
+//! request) or answers `{"error": …}` is asked again up to `retries` times (restarted first
+//! unless it answered with an error; waiting [`backoff`] before each), then the run ends
+//! with an error naming the evaluation and the run's log, where the program's standard
+//! error and cabo's notes on each failure are kept. A stop requested while an evaluation
+//! waits ([`cabo_core::interrupt`]) ends the wait and the program, and the evaluation
+//! reports [`Error::Interrupted`]: the run resumes later, as after any interruption. Evaluations are
 //! never asked twice: the problem asks the runner to journal every answer before the next
 //! request ([`Problem::reuses_recorded_outcomes`]), and a run started again replays them.
 //!
@@ -36,10 +39,26 @@ use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Keeps this crate's registrations linked (see the `cabo` facade).
 pub fn link() {}
+
+/// The least `timeout_s` (a millisecond: less could not be told from no time at all).
+pub const MIN_TIMEOUT_S: f64 = 0.001;
+
+/// The largest `timeout_s`: 30 days.
+pub const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
+
+/// The most `retries` a spec may ask for.
+pub const MAX_RETRIES: u32 = 100;
+
+/// The wait before retry `k` (from 1): 0.1 s, doubling, at most 10 s, so that a program
+/// that fails at once is not asked again in a tight loop.
+pub fn backoff(k: u32) -> Duration {
+    let doublings = k.saturating_sub(1).min(7);
+    Duration::from_millis(100 << doublings).min(Duration::from_secs(10))
+}
 
 /// Where an evaluation's cost comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,8 +82,8 @@ pub enum CostSource {
 ///   bounds: [[0, 15], [-5, 10]]            # the native box, one pair per input
 ///   names: [x, y]                          # optional: the inputs' names
 ///   cost: reported                         # or wall_time, or none (the spec's cost:)
-///   timeout_s: 3600                        # per evaluation (default 3600)
-///   retries: 1                             # asks again after a failure (default 0)
+///   timeout_s: 3600                        # per evaluation (default 3600; 0.001 to 2592000)
+///   retries: 1                             # asks again after a failure (default 0, at most 100)
 ///   metrics: [train_s]                     # names the program may report in `metrics`
 /// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -186,39 +205,82 @@ impl ExternalSpec {
             ));
         }
         for (i, [lo, hi]) in self.bounds.iter().enumerate() {
-            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            // The width too: a point is `lo + u * (hi - lo)`, and an infinite width would
+            // send the program `null`.
+            if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
                 return Err(Error::invalid(format!(
-                    "external.bounds[{i}]: [{lo}, {hi}] is not a box side (need finite low < high)"
+                    "external.bounds[{i}]: [{}, {}] is not a box side (need finite low < \
+                     high, with a finite width high - low)",
+                    shown(*lo),
+                    shown(*hi)
                 )));
             }
         }
         let d = self.bounds.len();
-        if !self.names.is_empty() {
-            if self.names.len() != d {
-                return Err(Error::invalid(format!(
-                    "external.names: {} names for {d} inputs (one per pair of `bounds`)",
-                    self.names.len()
-                )));
-            }
-            for (i, n) in self.names.iter().enumerate() {
-                if n.is_empty()
-                    || self.names[..i].contains(n)
-                    || ["y", "cost"].contains(&n.as_str())
-                {
-                    return Err(Error::invalid(format!(
-                        "external.names[{i}]: {n:?} is empty, repeated or reserved (`y` and \
-                         `cost` name the outputs)"
-                    )));
-                }
-            }
-        }
-        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
+        self.check_names(d)?;
+        self.check_limits()?;
+        if let Some(o) = self.optimum
+            && !o.is_finite()
+        {
             return Err(Error::invalid(format!(
-                "external.timeout_s: {} is not a positive number of seconds",
-                self.timeout_s
+                "external.optimum: {} is not a finite number (simple regret is measured \
+                 against it; leave the key out when the optimum is not known)",
+                shown(o)
             )));
         }
         self.check_control_sets(d)
+    }
+
+    /// The inputs' names are the columns of an ask/tell data file: one per input, distinct,
+    /// not an output's, and usable as a CSV column name as they are.
+    fn check_names(&self, d: usize) -> Result<()> {
+        if self.names.is_empty() {
+            return Ok(());
+        }
+        if self.names.len() != d {
+            return Err(Error::invalid(format!(
+                "external.names: {} names for {d} inputs (one per pair of `bounds`)",
+                self.names.len()
+            )));
+        }
+        for (i, n) in self.names.iter().enumerate() {
+            if n.is_empty() || self.names[..i].contains(n) || ["y", "cost"].contains(&n.as_str()) {
+                return Err(Error::invalid(format!(
+                    "external.names[{i}]: {n:?} is empty, repeated or reserved (`y` and \
+                     `cost` name the outputs)"
+                )));
+            }
+            let unusable = n.contains([',', '"', '\'']) || n.chars().any(char::is_control);
+            if unusable || n.trim() != n {
+                return Err(Error::invalid(format!(
+                    "external.names[{i}]: {n:?} cannot be a column of a data file (a name \
+                     has no commas, quotes, line breaks or other control characters, and no \
+                     spaces at its ends)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `timeout_s` and `retries` within their stated ranges, so that a run can neither
+    /// overflow a duration nor retry without end.
+    fn check_limits(&self) -> Result<()> {
+        let t = self.timeout_s;
+        if !(t.is_finite() && (MIN_TIMEOUT_S..=MAX_TIMEOUT_S).contains(&t)) {
+            return Err(Error::invalid(format!(
+                "external.timeout_s: {} is not a number of seconds from {MIN_TIMEOUT_S} to \
+                 {MAX_TIMEOUT_S} (30 days), the time one evaluation may take",
+                shown(t)
+            )));
+        }
+        if self.retries > MAX_RETRIES {
+            return Err(Error::invalid(format!(
+                "external.retries: {} is more than {MAX_RETRIES}, the most times a failed \
+                 evaluation is asked again",
+                self.retries
+            )));
+        }
+        Ok(())
     }
 
     fn check_control_sets(&self, d: usize) -> Result<()> {
@@ -314,6 +376,16 @@ impl ExternalSpec {
                  `/`, relative to the spec file's directory, or install it)"
             )))
         }
+    }
+}
+
+/// `x` as a spec would write it: `1e20` rather than twenty-one digits, `.nan` and `.inf`.
+fn shown(x: f64) -> String {
+    match x {
+        _ if x.is_nan() => ".nan".into(),
+        _ if x.is_infinite() => if x > 0.0 { ".inf" } else { "-.inf" }.into(),
+        _ if x != 0.0 && !(1e-4..1e16).contains(&x.abs()) => format!("{x:e}"),
+        _ => x.to_string(),
     }
 }
 
@@ -424,6 +496,9 @@ impl ExternalProblem {
         let attempts = self.spec.retries + 1;
         let mut last = None;
         for attempt in 1..=attempts {
+            if attempt > 1 {
+                self.wait_before_retry(attempt - 1, index)?;
+            }
             let answered = self
                 .program
                 .ask(&request, &self.spec.metrics)
@@ -438,6 +513,9 @@ impl ExternalProblem {
                     self.program.note(&format!(
                         "evaluation {index}, attempt {attempt} of {attempts}: {failure}"
                     ));
+                    if failure == Failure::Interrupted {
+                        return Err(self.interrupted(index));
+                    }
                     last = Some(failure);
                 }
             }
@@ -450,6 +528,33 @@ impl ExternalProblem {
             self.spec.retries,
             self.program.log_description()
         )))
+    }
+}
+
+impl ExternalProblem {
+    /// Sleeps [`backoff`] before retry `k` of evaluation `index`, unless a stop is
+    /// requested meanwhile.
+    fn wait_before_retry(&self, k: u32, index: usize) -> Result<()> {
+        let until = Instant::now() + backoff(k);
+        loop {
+            if cabo_core::interrupt::requested() {
+                return Err(self.interrupted(index));
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(process::POLL));
+        }
+    }
+
+    /// The error of evaluation `index` stopped by a request to stop.
+    fn interrupted(&self, index: usize) -> Error {
+        Error::Interrupted(format!(
+            "evaluation {index} of `{}` was stopped while it waited; the run resumes from \
+             its last checkpoint",
+            self.spec.command.join(" ")
+        ))
     }
 }
 

@@ -3,12 +3,17 @@
 //! is killed with everything it started), asked one request at a time, and ended when the
 //! run ends: its standard input is closed, it gets [`GRACE`] to exit, then it is killed.
 //!
-//! Its standard output is read on a thread of its own so that a silent program can time out;
-//! its standard error is copied to the run's log (or cabo's standard error when there is
-//! none) on another, which also keeps the last lines for error messages.
+//! Its standard output is read on a thread of its own, a line of at most
+//! [`protocol::MAX_LINE`] bytes at a time, so that a silent program can time out and a waiting
+//! evaluation notices a request to stop ([`cabo_core::interrupt`]); its standard error is
+//! copied to the run's log (or cabo's standard error when there is none) on another, which
+//! also keeps the last lines for error messages.
+//!
+//! Every running program's process group is in a registry that [`kill_all`] empties: a
+//! command that exits at once (a second Ctrl-C) leaves no program behind.
 
-use crate::protocol::{self, Answer, Evaluation, Request};
-use std::collections::VecDeque;
+use crate::protocol::{self, Answer, Evaluation, MAX_LINE, Request};
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -25,6 +30,35 @@ pub const GRACE: Duration = Duration::from_secs(10);
 /// Lines of standard error kept for error messages.
 const TAIL_LINES: usize = 5;
 
+/// How often a waiting evaluation looks whether a stop was requested.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// The process groups of the programs running now (their leaders' ids).
+static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+/// Kills the process group of every program running now, for a command that is about to
+/// exit without ending its runs (a second Ctrl-C): nothing it started outlives it.
+pub fn kill_all() {
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    for &group in live.iter() {
+        kill_group(group);
+    }
+}
+
+/// Sends SIGKILL to process group `group` (best effort: it may be gone already).
+fn kill_group(group: u32) {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::Pid;
+        if let Ok(id) = i32::try_from(group) {
+            let _ = killpg(Pid::from_raw(id), Signal::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = group;
+}
+
 /// Why one request got no evaluation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
@@ -35,6 +69,10 @@ pub enum Failure {
     Exited(String, Vec<String>),
     /// No answer within the time limit.
     TimedOut(Duration),
+    /// A stop was requested while the evaluation waited (the program was killed).
+    Interrupted,
+    /// The program printed a line no request was waiting for (out of step).
+    Unasked(String),
     /// The answer was not what the protocol allows.
     Malformed(String),
     /// The program answered `{"error": …}`.
@@ -58,6 +96,13 @@ impl fmt::Display for Failure {
                 "no answer within timeout_s = {} s (the program was killed)",
                 limit.as_secs_f64()
             ),
+            Failure::Interrupted => write!(f, "interrupted while waiting for the answer"),
+            Failure::Unasked(line) => write!(
+                f,
+                "the program printed `{line}` before it was asked (an answer without a \
+                 request: the program is out of step; it must print exactly one answer per \
+                 request, after reading it, and print logs to standard error)"
+            ),
             Failure::Malformed(what) => write!(f, "the program's answer {what}"),
             Failure::Reported(why) => write!(f, "the program reported an error: {why}"),
         }
@@ -73,11 +118,23 @@ pub struct Program {
     running: Mutex<Option<Running>>,
 }
 
+/// What the reader thread passes on: a non-blank line, or why it stopped reading.
+enum Line {
+    /// A line of text (without its newline).
+    Text(String),
+    /// More than [`MAX_LINE`] bytes without a newline.
+    TooLong,
+    /// A line that is not UTF-8 text.
+    NotText,
+}
+
 /// A started program.
 struct Running {
     child: Child,
+    /// Killed and reaped already.
+    ended: bool,
     stdin: Option<ChildStdin>,
-    answers: Receiver<String>,
+    answers: Receiver<Line>,
     stderr: Option<JoinHandle<()>>,
     tail: Arc<Mutex<VecDeque<String>>>,
 }
@@ -132,15 +189,22 @@ impl Program {
         let line = serde_json::to_string(request).expect("a request serialises") + "\n";
         let started = Instant::now();
         let answer = running
-            .send(&line)
+            .nothing_waiting()
+            .and_then(|()| running.send(&line))
             .and_then(|()| running.receive(self.timeout));
         let elapsed = started.elapsed();
-        let answer = answer
-            .and_then(|line| protocol::parse(&line, declared_metrics).map_err(Failure::Malformed));
+        let answer = answer.and_then(|line| {
+            protocol::parse(&line, request.eval, declared_metrics).map_err(Failure::Malformed)
+        });
         match answer {
             Ok(Answer::Evaluated(e)) => Ok((e, elapsed)),
             // The program is in step and alive: it may answer the next request.
             Ok(Answer::Failed(why)) => Err(Failure::Reported(why)),
+            Err(Failure::Interrupted) => {
+                // Stopping: no grace for a program whose answer nobody will read.
+                slot.take().expect("started above").kill();
+                Err(Failure::Interrupted)
+            }
             Err(failure) => {
                 // Out of step, hung or gone: ended now, started afresh for the next request.
                 let running = slot.take().expect("started above");
@@ -169,24 +233,54 @@ impl Program {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("piped above");
         let stderr = child.stderr.take().expect("piped above");
+        LIVE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(child.id());
         let (send, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if !line.trim().is_empty() && send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        std::thread::spawn(move || read_lines(stdout, &send));
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr = Some(copy_stderr(stderr, self.log.clone(), tail.clone()));
         Ok(Running {
             child,
+            ended: false,
             stdin,
             answers,
             stderr,
             tail,
         })
+    }
+}
+
+/// Passes the program's non-blank lines of standard output to `send` until it ends, a line
+/// is longer than [`MAX_LINE`] or is not text (then the program is out of the protocol and
+/// is ended, so the rest is not read).
+fn read_lines(stdout: impl Read, send: &mpsc::Sender<Line>) {
+    let mut reader = BufReader::new(stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        // At most one byte past the cap: enough to know the line is too long.
+        let limit = MAX_LINE as u64 + 1;
+        match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else if buf.len() > MAX_LINE {
+            let _ = send.send(Line::TooLong);
+            return;
+        }
+        let line = match String::from_utf8(std::mem::take(&mut buf)) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = send.send(Line::NotText);
+                return;
+            }
+        };
+        if !line.trim().is_empty() && send.send(Line::Text(line)).is_err() {
+            return;
+        }
     }
 }
 
@@ -227,15 +321,39 @@ impl Running {
             .map_err(|_| Failure::Exited("closed its standard input".into(), Vec::new()))
     }
 
-    /// The next non-blank line of standard output within `timeout`.
+    /// Nothing the program printed is waiting before a request is sent: a line there
+    /// answers no request (an extra answer, output before the first request).
+    fn nothing_waiting(&mut self) -> Result<(), Failure> {
+        match self.answers.try_recv() {
+            Ok(line) => Err(unasked(line)),
+            // Empty, or the program is gone: sending or receiving says so.
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// The next non-blank line of standard output within `timeout`, unless a stop is
+    /// requested first (looked at every [`POLL`]).
     fn receive(&mut self, timeout: Duration) -> Result<String, Failure> {
-        match self.answers.recv_timeout(timeout) {
-            Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => Err(Failure::TimedOut(timeout)),
-            Err(RecvTimeoutError::Disconnected) => Err(Failure::Exited(
-                "closed its standard output".into(),
-                Vec::new(),
-            )),
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.answers.recv_timeout(left.min(POLL)) {
+                Ok(Line::Text(line)) => return Ok(line),
+                Ok(other) => return Err(malformed(&other)),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Failure::Exited(
+                        "closed its standard output".into(),
+                        Vec::new(),
+                    ));
+                }
+                Err(RecvTimeoutError::Timeout) if cabo_core::interrupt::requested() => {
+                    return Err(Failure::Interrupted);
+                }
+                Err(RecvTimeoutError::Timeout) if left <= POLL => {
+                    return Err(Failure::TimedOut(timeout));
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
         }
     }
 
@@ -269,18 +387,18 @@ impl Running {
         }
     }
 
-    /// Kills the program's process group and reaps it.
+    /// Kills the program's process group and reaps it (once: a reaped id may be reused).
     fn kill(&mut self) {
-        #[cfg(unix)]
-        {
-            use nix::sys::signal::{Signal, killpg};
-            use nix::unistd::Pid;
-            if let Ok(id) = i32::try_from(self.child.id()) {
-                let _ = killpg(Pid::from_raw(id), Signal::SIGKILL);
-            }
+        if self.ended {
+            return;
         }
+        self.ended = true;
+        kill_group(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
+        LIVE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.child.id());
         if let Some(handle) = self.stderr.take() {
             let _ = handle.join();
         }
@@ -294,6 +412,27 @@ impl Running {
             .cloned()
             .collect()
     }
+}
+
+/// The failure a line printed before its request stands for.
+fn unasked(line: Line) -> Failure {
+    match line {
+        Line::Text(text) => Failure::Unasked(protocol::shorten(&text)),
+        other => malformed(&other),
+    }
+}
+
+/// The failure of a line the reader could not pass on as text.
+fn malformed(line: &Line) -> Failure {
+    Failure::Malformed(match line {
+        Line::TooLong => format!(
+            "is longer than {} MiB without a newline (a program must print its answers on \
+             standard output, one JSON line each; print logs to standard error)",
+            MAX_LINE >> 20
+        ),
+        Line::NotText => "is not UTF-8 text".to_string(),
+        Line::Text(text) => format!("is `{}`", protocol::shorten(text)),
+    })
 }
 
 impl Drop for Running {

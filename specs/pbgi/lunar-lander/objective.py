@@ -43,7 +43,8 @@ def action(s, w):
 
 env = gym.make("LunarLander-v3", max_episode_steps=args.max_steps)
 for line in sys.stdin:
-    w = json.loads(line)["x"]
+    request = json.loads(line)
+    w = request["x"]
     rewards, steps = [], []
     for seed in range(args.episodes):
         s, _ = env.reset(seed=seed)
@@ -58,5 +59,11 @@ for line in sys.stdin:
     mean_steps = sum(steps) / len(steps)
     y = sum(rewards) / len(rewards)
     # Seeded episodes make y noise-free: it is also the value the report's best value tracks.
-    answer = {"y": y, "value": y, "cost": mean_steps / 16, "metrics": {"mean_steps": mean_steps}}
+    answer = {
+        "eval": request["eval"],
+        "y": y,
+        "value": y,
+        "cost": mean_steps / 16,
+        "metrics": {"mean_steps": mean_steps},
+    }
     print(json.dumps(answer), flush=True)

@@ -67,7 +67,10 @@ def evaluate(request):
 def main():
     for line in sys.stdin:
         if line.strip():
-            print(json.dumps(evaluate(json.loads(line))), flush=True)
+            request = json.loads(line)
+            # Each answer echoes its request's index, which keeps cabo and the program in step.
+            answer = {"eval": request["eval"], **evaluate(request)}
+            print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,9 @@ class TwoRobots(unittest.TestCase):
                              capture_output=True, text=True, check=True).stdout
         lines = out.splitlines()
         self.assertEqual(len(lines), 3)
-        self.assertEqual(json.loads(lines[0]), two_robots.evaluate(PUSHING, "hands"))
+        self.assertEqual(json.loads(lines[0]),
+                         {"eval": 0, **two_robots.evaluate(PUSHING, "hands")})
+        self.assertEqual([json.loads(line)["eval"] for line in lines], [0, 1, 2])
         self.assertIn("error", json.loads(lines[2]))
 
 

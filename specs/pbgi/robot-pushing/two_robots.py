@@ -88,7 +88,9 @@ def main():
     args = parser.parse_args()
     for line in sys.stdin:
         if line.strip():
-            answer = evaluate(json.loads(line)["x"], args.cost)
+            request = json.loads(line)
+            # Each answer echoes its request's index, which keeps cabo and the program in step.
+            answer = {"eval": request["eval"], **evaluate(request["x"], args.cost)}
             print(json.dumps(answer), flush=True)
 
 
