@@ -99,10 +99,12 @@ pub struct ExternalSpec {
     pub names: Vec<String>,
     /// Where costs come from.
     pub cost: CostSource,
-    /// Seconds an answer may take before the program is killed; default 3600.
+    /// Seconds an answer may take before the program is killed; default 3600, from
+    /// [`MIN_TIMEOUT_S`] to [`MAX_TIMEOUT_S`].
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
-    /// How many times a failed evaluation is asked again; default 0.
+    /// How many times a failed evaluation is asked again; default 0, at most
+    /// [`MAX_RETRIES`].
     #[serde(default)]
     pub retries: u32,
     /// The metrics the program may report (recorded per evaluation, plotted by `report`'s
