@@ -703,7 +703,11 @@ fn report_one(
         return Ok(None);
     }
     let spec = match &target.spec {
-        Some(spec) => spec.clone(),
+        Some(spec) => {
+            // A spec edited since its last run: the report there is the other version's.
+            cabo_runner::report::check_version(d, spec)?;
+            spec.clone()
+        }
         None => cabo_runner::report::read_spec_json(d)?,
     };
     let runs = cabo_runner::report::load(d, &spec)?;

@@ -375,3 +375,60 @@ fn console_manifest_and_report_give_the_same_numbers_at_the_budget() {
         assert!(entry["cost_median"].as_f64().unwrap() <= 60.0);
     }
 }
+
+#[test]
+fn report_of_an_edited_spec_not_yet_run_leaves_the_other_versions_report() {
+    let s = Sweep::new(SPEC);
+    s.ok("run", &[]);
+    let top = [
+        "spec.json",
+        "run.json",
+        "report.md",
+        "summary.csv",
+        "report.svg",
+    ];
+    let before: Vec<Vec<u8>> = top
+        .iter()
+        .map(|f| std::fs::read(s.dir().join(f)).unwrap())
+        .collect();
+    // One more replication: the two that exist still count for the edited spec.
+    std::fs::write(&s.spec, SPEC.replace("replications: 2", "replications: 3")).unwrap();
+    let o = s.call("report", &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("this version of the spec has not been run yet"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for (f, old) in top.iter().zip(&before) {
+        assert!(
+            std::fs::read(s.dir().join(f)).unwrap() == *old,
+            "report changed {f}"
+        );
+    }
+    // The next run moves the old spec and the old report aside together, byte for byte.
+    s.ok("run", &[]);
+    let superseded = s.dir().join("superseded");
+    let kept: Vec<PathBuf> = std::fs::read_dir(&superseded)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("spec-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    for (f, old) in top.iter().zip(&before) {
+        assert!(
+            std::fs::read(kept[0].join(f)).unwrap() == *old,
+            "{f} was not kept with its spec"
+        );
+    }
+    let md = read(&s.dir(), "report.md");
+    assert!(!md.contains("incomplete"), "{md}");
+    assert!(read(&s.dir(), "spec.json").contains("\"replications\": 3"));
+}

@@ -197,6 +197,42 @@ pub fn read_spec_json(dir: &Path) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
 }
 
+/// Checks that the results directory `dir` was last run with `spec` (the spec as it is now,
+/// as JSON): when its `spec.json` is another version's, the version asked for has not been
+/// run there, and what the directory holds — its spec, manifest, report and figures — is a
+/// consistent set of that other version, which `report` must not overwrite. The error says
+/// so and how to get the report. A directory without `spec.json` passes (it has no report
+/// to lose; [`load`] says what is missing).
+pub fn check_version(dir: &Path, spec: &serde_json::Value) -> Result<(), String> {
+    let Ok(recorded) = read_spec_json(dir) else {
+        return Ok(());
+    };
+    if recorded == *spec {
+        return Ok(());
+    }
+    let kept = dir
+        .join(store::SUPERSEDED)
+        .join(format!("spec-{}", store::fingerprint(&recorded)));
+    let report = dir.join("report.md");
+    let theirs = if report.is_file() {
+        format!(
+            ", and so is its report {} (left as it is)",
+            report.display()
+        )
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "{}: this version of the spec has not been run yet: the spec.json there is another \
+         version's{theirs}. `cargo xtask run` this spec to report it: runs the edit leaves \
+         valid are not made again (after an edit of only the report section or the \
+         description, none is), and the other version's spec, manifest and report move \
+         together to {}/",
+        dir.display(),
+        kept.display()
+    ))
+}
+
 fn input_of(v: &serde_json::Value, path: &Path) -> Result<ReportInput, String> {
     let field = |k: &str| {
         v.get(k)
