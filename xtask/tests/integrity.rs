@@ -295,11 +295,13 @@ fn a_checkpoint_of_another_run_is_discarded_with_a_warning() {
     std::fs::write(&c1, &b0).unwrap();
     let stderr = s.ok("run", &["--only", "EI"]);
     assert!(
-        stderr.contains("checkpoint belongs to EI / rep 1, not this run: discarded"),
+        stderr.contains(
+            "checkpoint belongs to another replication (EI / rep 1), not to this run: discarded"
+        ),
         "{stderr}"
     );
     assert!(
-        stderr.contains("checkpoint belongs to EI / rep 0, not this run"),
+        stderr.contains("checkpoint belongs to another replication (EI / rep 0), not to this run"),
         "{stderr}"
     );
     assert!(
@@ -376,6 +378,56 @@ fn console_manifest_and_report_give_the_same_numbers_at_the_budget() {
     }
 }
 
+/// `text` with the first digit of the first record's `"y"` changed: the same length, another
+/// number.
+fn edit_first_y(text: &str) -> String {
+    let at = text.find("\"y\":").unwrap();
+    let digit = at + text[at..].find(|c: char| c.is_ascii_digit()).unwrap();
+    let new = if &text[digit..=digit] == "1" {
+        "2"
+    } else {
+        "1"
+    };
+    format!("{}{new}{}", &text[..digit], &text[digit + 1..])
+}
+
+#[test]
+fn an_in_progress_record_edited_to_the_same_length_makes_the_run_start_again() {
+    let spec = SPEC.replace("cost: 60", "cost: 400");
+    let only = ["--only", "EI", "--replications", "1"];
+    let s = Sweep::new(&spec);
+    s.ok(
+        "run",
+        &[
+            &only[..],
+            &["--pause-after", "3", "--checkpoint-every", "0"],
+        ]
+        .concat(),
+    );
+    let records = s.dir().join("EI/rep-0.jsonl");
+    assert!(s.dir().join("EI/rep-0.checkpoint.cbor").is_file());
+    let text = read(&s.dir(), "EI/rep-0.jsonl");
+    let edited = edit_first_y(&text);
+    assert_eq!(edited.len(), text.len());
+    assert_ne!(edited, text);
+    std::fs::write(&records, &edited).unwrap();
+    let stderr = s.ok("run", &only);
+    assert!(
+        stderr.contains("records edited since their checkpoint was saved"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("checkpoint discarded, the run starts again"),
+        "{stderr}"
+    );
+    // The final results are an uninterrupted run's.
+    let clean = Sweep::new(&spec);
+    clean.ok("run", &only);
+    for f in ["EI/rep-0.jsonl", "EI/rep-0.json"] {
+        assert_eq!(read(&s.dir(), f), read(&clean.dir(), f), "{f}");
+    }
+}
+
 #[test]
 fn report_of_an_edited_spec_not_yet_run_leaves_the_other_versions_report() {
     let s = Sweep::new(SPEC);
@@ -431,4 +483,28 @@ fn report_of_an_edited_spec_not_yet_run_leaves_the_other_versions_report() {
     let md = read(&s.dir(), "report.md");
     assert!(!md.contains("incomplete"), "{md}");
     assert!(read(&s.dir(), "spec.json").contains("\"replications\": 3"));
+}
+
+#[test]
+fn a_checkpoint_of_another_policy_is_named_as_such() {
+    let s = Sweep::new(&SPEC.replace("cost: 60", "cost: 400"));
+    let one = ["--replications", "1"];
+    s.ok(
+        "run",
+        &[&one[..], &["--pause-after", "3", "--checkpoint-every", "0"]].concat(),
+    );
+    std::fs::copy(
+        s.dir().join("EIPC/rep-0.checkpoint.cbor"),
+        s.dir().join("EI/rep-0.checkpoint.cbor"),
+    )
+    .unwrap();
+    let stderr = s.ok("run", &[&one[..], &["--only", "EI"]].concat());
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("checkpoint belongs to"))
+        .unwrap_or_else(|| panic!("no warning:\n{stderr}"));
+    // Without the time stamp and the temporary directory.
+    let warning =
+        line[line.find("WARN").unwrap()..].replace(s.dir().to_str().unwrap(), "<results>/t");
+    insta::assert_snapshot!(warning);
 }

@@ -4,11 +4,13 @@
 //! Between two decisions a run is fully described by its dataset, its budget, its counters,
 //! the best value so far, the lengths of its record files and the states of its policy,
 //! model and cost model ([`cabo_core::PluginState`]). `rep-<r>.checkpoint.cbor` holds exactly
-//! that, written atomically; a resumed run truncates its record files to the saved lengths
-//! and goes on, writing the same bytes an uninterrupted run writes. A checkpoint belongs to
-//! one run — its run fingerprint, policy and replication: after an edit of the spec that
-//! could change the run, or when the file is another run's (copied or moved by hand), it is
-//! discarded with a warning and the run starts again.
+//! that, written atomically, with the SHA-256 of the records so far; a resumed run checks
+//! that its records are still those (a record edited since, even to the same length, makes
+//! the checkpoint unusable: the run starts again, with a warning), truncates its record files
+//! to the saved lengths and goes on, writing the same bytes an uninterrupted run writes. A
+//! checkpoint belongs to one run — its run fingerprint, policy and replication: after an edit
+//! of the spec that could change the run, or when the file is another run's (copied or moved
+//! by hand), it is discarded with a warning naming whose it is, and the run starts again.
 
 use cabo_core::{Dataset, PluginState, Result};
 use serde::{Deserialize, Serialize};
@@ -59,6 +61,12 @@ pub struct Checkpoint {
     pub best_value: Option<f64>,
     /// Length in bytes of `rep-<r>.jsonl` after the last decision's record.
     pub records_len: u64,
+    /// SHA-256 (lowercase hex) of those `records_len` bytes: a resumed run goes on from
+    /// records exactly as they were, so one edited since — even to the same length — makes
+    /// the checkpoint unusable. Absent in checkpoints written before the digest was kept;
+    /// those are checked by length alone, as they were when written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_sha256: Option<String>,
     /// Length in bytes of `rep-<r>.times.jsonl` then.
     pub times_len: u64,
     /// The policy's state.
@@ -98,13 +106,9 @@ impl Checkpoint {
         match PluginState::from_bytes::<Checkpoint>(&bytes, "the run") {
             Ok(c) if &c.run == run => Some(c),
             Ok(c) => {
-                let whose = if c.run.fingerprint != run.fingerprint {
-                    "an earlier version of the spec".to_string()
-                } else {
-                    format!("{} / rep {}", c.run.policy, c.run.replication)
-                };
                 tracing::warn!(path = %path.display(),
-                    "checkpoint belongs to {whose}, not this run: discarded, the run starts again");
+                    "checkpoint belongs to {}, not to this run: discarded, the run starts again",
+                    whose(&c.run, run));
                 None
             }
             Err(e) => {
@@ -124,5 +128,56 @@ impl Checkpoint {
         PluginState::from_bytes::<Checkpoint>(&bytes, "the run")
             .ok()
             .filter(|c| &c.run == run)
+    }
+}
+
+/// Whose checkpoint `found` is, seen from run `this`: another policy's (whose fingerprint
+/// differs too, so nothing tells whether it is of this spec version), another replication's,
+/// or an earlier version's of this very run.
+fn whose(found: &RunIdentity, this: &RunIdentity) -> String {
+    let run = format!("{} / rep {}", found.policy, found.replication);
+    let earlier = found.fingerprint != this.fingerprint;
+    if found.policy != this.policy {
+        format!("another policy ({run})")
+    } else if found.replication != this.replication && earlier {
+        format!("another replication ({run}) of an earlier version of the spec")
+    } else if found.replication != this.replication {
+        format!("another replication ({run})")
+    } else {
+        "an earlier version of the spec".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(fingerprint: &str, policy: &str, replication: usize) -> RunIdentity {
+        RunIdentity {
+            fingerprint: fingerprint.to_string(),
+            policy: policy.to_string(),
+            replication,
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_is_named_by_whose_it_is() {
+        let this = id("a", "EI", 0);
+        assert_eq!(
+            whose(&id("b", "UCB", 0), &this),
+            "another policy (UCB / rep 0)"
+        );
+        assert_eq!(
+            whose(&id("a", "EI", 1), &this),
+            "another replication (EI / rep 1)"
+        );
+        assert_eq!(
+            whose(&id("b", "EI", 1), &this),
+            "another replication (EI / rep 1) of an earlier version of the spec"
+        );
+        assert_eq!(
+            whose(&id("b", "EI", 0), &this),
+            "an earlier version of the spec"
+        );
     }
 }

@@ -6,7 +6,7 @@
 use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;
 use crate::journal::Journal;
-use crate::sink::{Record, RecordFiles, Sinks, Times};
+use crate::sink::{Record, RecordFiles, Sinks, Times, Unresumable};
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::store::{self, RunFiles, RunSummary};
 use cabo_core::{
@@ -444,6 +444,7 @@ impl Run<'_> {
             best_value: self.tracker.best_value,
             // Set by the record files' sink, which knows how far they go.
             records_len: 0,
+            records_sha256: None,
             times_len: 0,
             policy,
             model,
@@ -690,9 +691,18 @@ fn resume<'a>(
         tracing::warn!(error = %e, "checkpoint does not fit the current plugins; starting again");
         return Ok(None);
     }
-    let Some(records) = RecordFiles::reopen(files, &c) else {
-        tracing::warn!("record files shorter than their checkpoint; starting again");
-        return Ok(None);
+    let records = match RecordFiles::reopen(files, &c) {
+        Ok(records) => records,
+        Err(Unresumable::Short) => {
+            tracing::warn!("record files shorter than their checkpoint; starting again");
+            return Ok(None);
+        }
+        Err(Unresumable::Edited) => {
+            tracing::warn!(path = %files.records.display(),
+                "records edited since their checkpoint was saved (they differ from what it \
+                 saw): checkpoint discarded, the run starts again");
+            return Ok(None);
+        }
     };
     let mut budget = BudgetState::new(spec.spec.budget.clone());
     budget.spent = c.spent;

@@ -10,9 +10,10 @@ use crate::checkpoint::Checkpoint;
 use crate::store::{RecordsDigest, RunFiles};
 use cabo_core::{BudgetState, Diagnostics, Error, Phase, Result};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 /// One line of `rep-<r>.jsonl`: an evaluation and where the run stands after it.
@@ -127,11 +128,23 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
 }
 
 /// The run's record files and checkpoint. Every line is flushed as it is written, so the
-/// files' lengths are where a checkpoint says they are.
+/// files' lengths are where a checkpoint says they are; the records written so far are
+/// hashed as they go, so a checkpoint also says what they were.
 pub(crate) struct RecordFiles {
     files: RunFiles,
     records: BufWriter<File>,
+    /// SHA-256 of everything in `records` (a resumed run's kept part included).
+    records_hash: Sha256,
     times: BufWriter<File>,
+}
+
+/// Why a checkpoint's record files cannot be resumed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unresumable {
+    /// A record file is missing or shorter than the checkpoint says.
+    Short,
+    /// The records the checkpoint covers differ from what it saw (edited since).
+    Edited,
 }
 
 impl RecordFiles {
@@ -142,20 +155,50 @@ impl RecordFiles {
         };
         Ok(RecordFiles {
             records: create(&files.records)?,
+            records_hash: Sha256::new(),
             times: create(&files.times)?,
             files: files.clone(),
         })
     }
 
-    /// The record files cut back to where `checkpoint` left them and open for appending;
-    /// `None` when either is shorter than that.
-    pub fn reopen(files: &RunFiles, checkpoint: &Checkpoint) -> Option<Self> {
-        Some(RecordFiles {
-            records: reopen(&files.records, checkpoint.records_len)?,
-            times: reopen(&files.times, checkpoint.times_len)?,
+    /// The record files cut back to where `checkpoint` left them and open for appending,
+    /// once the records it covers are found to be the ones it saw (by digest, when the
+    /// checkpoint has one).
+    pub fn reopen(
+        files: &RunFiles,
+        checkpoint: &Checkpoint,
+    ) -> std::result::Result<Self, Unresumable> {
+        let (records, records_hash) = reopen_hashed(&files.records, checkpoint)?;
+        Ok(RecordFiles {
+            records,
+            records_hash,
+            times: reopen(&files.times, checkpoint.times_len).ok_or(Unresumable::Short)?,
             files: files.clone(),
         })
     }
+}
+
+/// The record file cut back to `checkpoint.records_len` bytes and open for appending, with
+/// the hash of those bytes; an error when it is shorter or they are not what the checkpoint
+/// saw.
+fn reopen_hashed(
+    path: &Path,
+    checkpoint: &Checkpoint,
+) -> std::result::Result<(BufWriter<File>, Sha256), Unresumable> {
+    let len = checkpoint.records_len;
+    let mut hasher = Sha256::new();
+    let mut kept = File::open(path).map_err(|_| Unresumable::Short)?.take(len);
+    let copied = std::io::copy(&mut kept, &mut hasher).map_err(|_| Unresumable::Short)?;
+    if copied < len {
+        return Err(Unresumable::Short);
+    }
+    if let Some(expected) = &checkpoint.records_sha256
+        && crate::store::hex(hasher.clone()) != *expected
+    {
+        return Err(Unresumable::Edited);
+    }
+    let out = reopen(path, len).ok_or(Unresumable::Short)?;
+    Ok((out, hasher))
 }
 
 /// `path` cut back to `len` bytes and open for appending; `None` when it is shorter.
@@ -168,12 +211,14 @@ fn reopen(path: &Path, len: u64) -> Option<BufWriter<File>> {
     Some(BufWriter::new(f))
 }
 
-/// Writes `value` as one JSON line of `out` and flushes it.
-fn write_line(out: &mut BufWriter<File>, path: &Path, value: &impl Serialize) -> Result<()> {
-    let line = serde_json::to_string(value).map_err(|e| Error::invalid(e.to_string()))?;
-    writeln!(out, "{line}")
+/// Writes `value` as one JSON line of `out` and flushes it; returns the bytes written.
+fn write_line(out: &mut BufWriter<File>, path: &Path, value: &impl Serialize) -> Result<String> {
+    let mut line = serde_json::to_string(value).map_err(|e| Error::invalid(e.to_string()))?;
+    line.push('\n');
+    out.write_all(line.as_bytes())
         .and_then(|_| out.flush())
-        .map_err(io_error(path))
+        .map_err(io_error(path))?;
+    Ok(line)
 }
 
 /// The length of a flushed file.
@@ -186,15 +231,18 @@ fn length(f: &BufWriter<File>, path: &Path) -> Result<u64> {
 
 impl Sink for RecordFiles {
     fn evaluated(&mut self, record: &Record<'_>, _budget: &BudgetState) -> Result<()> {
-        write_line(&mut self.records, &self.files.records, record)
+        let line = write_line(&mut self.records, &self.files.records, record)?;
+        self.records_hash.update(line.as_bytes());
+        Ok(())
     }
 
     fn timed(&mut self, times: &Times) -> Result<()> {
-        write_line(&mut self.times, &self.files.times, times)
+        write_line(&mut self.times, &self.files.times, times).map(drop)
     }
 
     fn checkpoint(&mut self, checkpoint: &mut Checkpoint) -> Result<()> {
         checkpoint.records_len = length(&self.records, &self.files.records)?;
+        checkpoint.records_sha256 = Some(crate::store::hex(self.records_hash.clone()));
         checkpoint.times_len = length(&self.times, &self.files.times)?;
         checkpoint.save(&self.files.checkpoint)
     }

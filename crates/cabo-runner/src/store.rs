@@ -194,13 +194,20 @@ impl RecordsDigest {
             bytes += n as u64;
             hasher.update(&buf[..n]);
         }
-        let sha256 = hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        Ok(RecordsDigest { bytes, sha256 })
+        Ok(RecordsDigest {
+            bytes,
+            sha256: hex(hasher),
+        })
     }
+}
+
+/// The lowercase hex digest of what `hasher` has seen.
+pub(crate) fn hex(hasher: Sha256) -> String {
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// What the files of one run say about it, checked against the current spec.
