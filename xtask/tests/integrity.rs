@@ -378,6 +378,87 @@ fn console_manifest_and_report_give_the_same_numbers_at_the_budget() {
     }
 }
 
+/// Copies the result files of `from` (`<policy>/rep-<r>`) over those of `to` in `dir`.
+fn copy_run(dir: &Path, from: &str, to: &str) {
+    for ext in ["jsonl", "json", "times.jsonl"] {
+        let (a, b) = (
+            dir.join(format!("{from}.{ext}")),
+            dir.join(format!("{to}.{ext}")),
+        );
+        std::fs::copy(&a, &b).unwrap_or_else(|e| panic!("{}: {e}", a.display()));
+    }
+}
+
+#[test]
+fn a_finished_run_copied_or_swapped_into_another_slot_is_damaged_and_made_again() {
+    let s = Sweep::new(SPEC);
+    s.ok("run", &[]);
+    let untouched = files(&s.dir());
+    let swap = |d: &Path| {
+        copy_run(d, "EI/rep-0", "EI/swap");
+        copy_run(d, "EI/rep-1", "EI/rep-0");
+        copy_run(d, "EI/swap", "EI/rep-1");
+        for ext in ["jsonl", "json", "times.jsonl"] {
+            std::fs::remove_file(d.join(format!("EI/swap.{ext}"))).unwrap();
+        }
+    };
+    let damage: [(&str, &dyn Fn(&Path), usize); 3] = [
+        (
+            "rep 1 copied over rep 0",
+            &|d| copy_run(d, "EI/rep-1", "EI/rep-0"),
+            1,
+        ),
+        ("reps 0 and 1 swapped", &swap, 2),
+        (
+            "another policy's rep 0 copied over",
+            &|d| copy_run(d, "EIPC/rep-0", "EI/rep-0"),
+            1,
+        ),
+    ];
+    for (how, act, damaged) in damage {
+        act(&s.dir());
+        let status = s.ok("status", &[]);
+        assert!(
+            status.contains(&format!("{damaged} run(s) damaged")),
+            "{how}: {status}"
+        );
+        assert!(
+            total_is(&status, &format!("{}/4", 4 - damaged)),
+            "{how}: {status}"
+        );
+        // The report leaves them out, and names them.
+        let stderr = s.ok("report", &[]);
+        assert!(
+            stderr.contains(&format!("{damaged} damaged")),
+            "{how}: {stderr}"
+        );
+        let md = read(&s.dir(), "report.md");
+        assert!(
+            md.contains("rep-0.json is the completion marker of"),
+            "{how}: {md}"
+        );
+        let stderr = s.ok("run", &[]);
+        assert!(stderr.contains("damaged result"), "{how}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{damaged} run(s) executed, {} already complete",
+                4 - damaged
+            )),
+            "{how}: {stderr}"
+        );
+        // Made again to the bytes of the untouched run, report and manifest included.
+        let after = files(&s.dir());
+        assert_eq!(
+            after.keys().collect::<Vec<_>>(),
+            untouched.keys().collect::<Vec<_>>(),
+            "{how}"
+        );
+        for (path, bytes) in &untouched {
+            assert!(after[path] == *bytes, "{how}: {} differs", path.display());
+        }
+    }
+}
+
 /// `text` with the first digit of the first record's `"y"` changed: the same length, another
 /// number.
 fn edit_first_y(text: &str) -> String {

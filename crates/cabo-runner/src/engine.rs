@@ -524,11 +524,11 @@ pub fn execute(
         .parent()
         .expect("run files live in a directory");
     fs::create_dir_all(dir).map_err(io_error(dir))?;
-    keep_other_version(spec_dir, &files, &entry.name, id.replication, fingerprint)?;
+    let slot = store::Slot::new(s.seed_name(), fingerprint, &entry.name, id.replication);
+    keep_other_version(spec_dir, &files, &slot)?;
     let _ = fs::remove_file(&files.done);
     remove_orphaned_checkpoints(&files.checkpoint);
-    let pseed = problem_seed(s.seed_name(), id.replication);
-    let qseed = policy_seed(s.seed_name(), &entry.name, id.replication);
+    let (pseed, qseed) = (slot.problem_seed, slot.policy_seed);
     let identity = RunIdentity {
         fingerprint: fingerprint.to_string(),
         policy: entry.name.clone(),
@@ -727,14 +727,9 @@ fn resume<'a>(
 
 /// Moves a complete run of another version of the spec out of the way (see
 /// [`store::supersede`]) before this version's run reuses its file names.
-fn keep_other_version(
-    spec_dir: &Path,
-    files: &RunFiles,
-    policy: &str,
-    rep: usize,
-    fingerprint: &str,
-) -> Result<()> {
-    if let store::Completion::OtherVersion(old) = store::completion(files, fingerprint) {
+fn keep_other_version(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> Result<()> {
+    if let store::Completion::OtherVersion(old) = store::completion(files, slot) {
+        let (policy, rep) = (slot.policy.as_str(), slot.replication);
         store::supersede(spec_dir, policy, rep, &old.spec_fingerprint)
             .map_err(io_error(&spec_dir.join(store::SUPERSEDED)))?;
         tracing::warn!(

@@ -34,8 +34,8 @@ pub struct PolicyStatus {
     /// Replications complete for an earlier version of the spec: not results of this one
     /// (`run` makes them again, keeping the old ones under `superseded/`).
     pub other_version: usize,
-    /// Replications marked complete whose records disagree with the marker (`run` makes
-    /// them again).
+    /// Replications marked complete whose marker is another run's (copied or moved into
+    /// this one's place) or whose records disagree with the marker (`run` makes them again).
     pub damaged: usize,
     /// Summed run time of the complete replications, in seconds: the CPU time of the run's
     /// thread where recorded, else wall time.
@@ -197,8 +197,8 @@ pub fn render(specs: &[SpecStatus], studies: &[(&LoadedStudy, bool)]) -> String 
         }
         if damaged > 0 {
             notes.push(format!(
-                "{}: {damaged} run(s) damaged: their records disagree with their completion \
-                 marker (not counted; `run` makes them again)",
+                "{}: {damaged} run(s) damaged: their completion marker is another run's, or \
+                 their records disagree with it (not counted; `run` makes them again)",
                 s.name
             ));
         }

@@ -224,10 +224,41 @@ pub enum Completion {
     Missing,
 }
 
-/// Reads a run's completion marker and checks it: its fingerprint against `fingerprint`
-/// (the run's [`run_fingerprint`] under the current spec) and its record file against the
-/// length and hash the marker holds.
-pub fn completion(files: &RunFiles, fingerprint: &str) -> Completion {
+/// The run a set of run files is meant to hold: what its completion marker must say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// The run's [`run_fingerprint`] under the current spec.
+    pub fingerprint: String,
+    /// The policy's name.
+    pub policy: String,
+    /// The replication index.
+    pub replication: usize,
+    /// The seed the run's problem instance and initial design derive from.
+    pub problem_seed: u64,
+    /// The seed of the policy's randomness.
+    pub policy_seed: u64,
+}
+
+impl Slot {
+    /// Replication `replication` of `policy` in a spec whose seeds derive from `seed_name`
+    /// ([`crate::spec::Spec::seed_name`]), with run fingerprint `fingerprint`.
+    pub fn new(seed_name: &str, fingerprint: &str, policy: &str, replication: usize) -> Self {
+        Slot {
+            fingerprint: fingerprint.to_string(),
+            policy: policy.to_string(),
+            replication,
+            problem_seed: crate::engine::problem_seed(seed_name, replication),
+            policy_seed: crate::engine::policy_seed(seed_name, policy, replication),
+        }
+    }
+}
+
+/// Reads a run's completion marker and checks it against the slot it lies in: the policy
+/// and replication it names, its fingerprint against the slot's (the run's
+/// [`run_fingerprint`] under the current spec), its seeds, and its record file against the
+/// length and hash the marker holds. A marker of another run — copied or moved by hand into
+/// this slot, with its records — is damaged, never counted as this run.
+pub fn completion(files: &RunFiles, slot: &Slot) -> Completion {
     let Ok(text) = fs::read_to_string(&files.done) else {
         return Completion::Missing;
     };
@@ -237,12 +268,62 @@ pub fn completion(files: &RunFiles, fingerprint: &str) -> Completion {
             files.done.display()
         ));
     };
-    if summary.spec_fingerprint != fingerprint {
+    if let Err(why) = check_slot(files, &summary, slot) {
+        return Completion::Damaged(why);
+    }
+    if summary.spec_fingerprint != slot.fingerprint {
         return Completion::OtherVersion(summary);
+    }
+    if let Err(why) = check_seeds(files, &summary, slot) {
+        return Completion::Damaged(why);
     }
     match check_records(files, &summary) {
         Ok(()) => Completion::Complete(summary),
         Err(why) => Completion::Damaged(why),
+    }
+}
+
+/// Whether a marker names the slot's run. Policies are compared by directory name here: a
+/// marker of an earlier spec version whose policy was renamed to one with the same directory
+/// is that version's result (set aside, not deleted), and the fingerprint tells it apart.
+fn check_slot(files: &RunFiles, summary: &RunSummary, slot: &Slot) -> Result<(), String> {
+    let same_dir = dir_name(&summary.policy) == dir_name(&slot.policy);
+    if same_dir && summary.replication == slot.replication {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is the completion marker of {} / rep {}, not of {} / rep {}: another run's, \
+         copied or moved there",
+        files.done.display(),
+        summary.policy,
+        summary.replication,
+        slot.policy,
+        slot.replication
+    ))
+}
+
+/// Whether a marker of the slot's fingerprint names the slot's policy and seeds, which that
+/// fingerprint determines: anything else was edited by hand.
+fn check_seeds(files: &RunFiles, summary: &RunSummary, slot: &Slot) -> Result<(), String> {
+    let marker = files.done.display();
+    if summary.policy != slot.policy {
+        Err(format!(
+            "{marker} names policy {:?}, not {:?}",
+            summary.policy, slot.policy
+        ))
+    } else if (summary.problem_seed, summary.policy_seed) != (slot.problem_seed, slot.policy_seed) {
+        Err(format!(
+            "{marker} records seeds {} (problem) and {} (policy); {} / rep {} runs with {} \
+             and {}",
+            summary.problem_seed,
+            summary.policy_seed,
+            slot.policy,
+            slot.replication,
+            slot.problem_seed,
+            slot.policy_seed
+        ))
+    } else {
+        Ok(())
     }
 }
 

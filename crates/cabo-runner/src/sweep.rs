@@ -307,7 +307,21 @@ impl SpecPrints {
         policy: usize,
         rep: usize,
     ) -> store::Completion {
-        store::completion(&self.files(spec, policy, rep), &self.runs[policy])
+        store::completion(
+            &self.files(spec, policy, rep),
+            &self.slot(spec, policy, rep),
+        )
+    }
+
+    /// The run that replication `rep` of policy `policy` must hold.
+    pub(crate) fn slot(&self, spec: &LoadedSpec, policy: usize, rep: usize) -> store::Slot {
+        let s = &spec.spec;
+        store::Slot::new(
+            s.seed_name(),
+            &self.runs[policy],
+            &s.policies[policy].name,
+            rep,
+        )
     }
 
     /// The summary of replication `rep` of policy `policy`, if that run is complete on disk.

@@ -61,6 +61,9 @@ pub struct ReportInput {
     pub report: ReportSpec,
     /// The run fingerprint of each policy (see [`store::run_fingerprint_of`]).
     pub fingerprints: Vec<String>,
+    /// The name the runs' seeds derive from (`seeds_from`, else `name`; see
+    /// [`crate::spec::Spec::seed_name`]).
+    pub seed_name: String,
 }
 
 /// The metric actually plotted once `auto` is resolved.
@@ -255,7 +258,13 @@ fn input_of(v: &serde_json::Value, path: &Path) -> Result<ReportInput, String> {
             .map_err(|e| format!("{}: `report`: {e}", path.display()))?,
         None => ReportSpec::default(),
     };
+    let seed_name = v
+        .get("seeds_from")
+        .and_then(|n| n.as_str())
+        .unwrap_or(&name)
+        .to_string();
     Ok(ReportInput {
+        seed_name,
         name,
         description: v
             .get("description")
@@ -449,9 +458,10 @@ pub struct Runs {
     left_out: Vec<LeftOut>,
 }
 
-/// Reads the runs in `dir` of the resolved spec `spec` (as JSON): each is checked against
-/// the spec's run fingerprints and its completion marker (see [`store::completion`]) and
-/// either counts, with its lines within the budget, or is left out with the reason.
+/// Reads the runs in `dir` of the resolved spec `spec` (as JSON): each completion marker is
+/// checked against its place — the policy, replication, seeds and run fingerprint the spec
+/// gives it — and its records against the marker (see [`store::completion`]); a run either
+/// counts, with its lines within the budget, or is left out with the reason.
 pub fn load(dir: &Path, spec: &serde_json::Value) -> Result<Runs, String> {
     let input = input_of(spec, &dir.join("spec.json"))?;
     let mut runs = Vec::new();
@@ -459,7 +469,8 @@ pub fn load(dir: &Path, spec: &serde_json::Value) -> Result<Runs, String> {
     for (p, policy) in input.policies.iter().enumerate() {
         for r in 0..input.replications {
             let files = RunFiles::new(dir, policy, r);
-            let why = match store::completion(&files, &input.fingerprints[p]) {
+            let slot = store::Slot::new(&input.seed_name, &input.fingerprints[p], policy, r);
+            let why = match store::completion(&files, &slot) {
                 store::Completion::Complete(_) => {
                     let lines = within_budget(read_lines(&files.records)?, input.cost_limit);
                     runs.push((p, r, lines));
