@@ -389,6 +389,9 @@ fn copy_run(dir: &Path, from: &str, to: &str) {
     }
 }
 
+/// How a results directory is damaged, what does it, and how many runs it damages.
+type Damage<'a> = (&'a str, &'a dyn Fn(&Path), usize);
+
 #[test]
 fn a_finished_run_copied_or_swapped_into_another_slot_is_damaged_and_made_again() {
     let s = Sweep::new(SPEC);
@@ -402,7 +405,7 @@ fn a_finished_run_copied_or_swapped_into_another_slot_is_damaged_and_made_again(
             std::fs::remove_file(d.join(format!("EI/swap.{ext}"))).unwrap();
         }
     };
-    let damage: [(&str, &dyn Fn(&Path), usize); 3] = [
+    let damage: [Damage; 3] = [
         (
             "rep 1 copied over rep 0",
             &|d| copy_run(d, "EI/rep-1", "EI/rep-0"),
