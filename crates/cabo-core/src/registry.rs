@@ -185,8 +185,14 @@ pub fn closest(kind: Kind, name: &str) -> Option<&'static str> {
     closest_of(name, &names(kind))
 }
 
-/// The candidate closest to `name` (by Jaro–Winkler similarity).
+/// The candidate closest to `name`: one that differs from it only in case if there is one
+/// (`ei` means `EI`, however similar another name's letters are), else the most similar by
+/// Jaro–Winkler similarity.
 pub fn closest_of<'n>(name: &str, candidates: &[&'n str]) -> Option<&'n str> {
+    let lower = name.to_lowercase();
+    if let Some(c) = candidates.iter().find(|c| c.to_lowercase() == lower) {
+        return Some(c);
+    }
     candidates
         .iter()
         .map(|c| (strsim::jaro_winkler(name, c), *c))
