@@ -196,6 +196,11 @@ fn describe<T: serde::de::DeserializeOwned>(
         E::NonFiniteFloat { value, .. } => format!("`{value}` is not a finite number"),
         other => {
             let message = plain_message(other);
+            // A breach met inside a plugin's mapping reaches us as text; reading the document
+            // alone meets it again, as the parser's own error.
+            if let Some(breach) = message.strip_prefix("budget breached: ") {
+                return budget_text(breach);
+            }
             // Plugins' specs (typetag) pass the parser's errors on as plain text.
             if let Some(hint) = scalar_error_text(&message) {
                 return mismatch_from_schema::<T>(text, key, hint);
@@ -379,33 +384,41 @@ fn plain_found(found: &str) -> String {
 
 /// The limit a YAML budget breach exceeded, in the default budget's numbers.
 fn budget_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
-    use serde_saphyr::budget::BudgetBreach as B;
+    budget_text(&format!("{breach:?}"))
+}
+
+/// What a budget breach means, from its name as the parser prints it (`Nodes { nodes: 250001
+/// }`): a breach met inside a plugin's mapping reaches us only as that text.
+fn budget_text(breach: &str) -> String {
     let limits = serde_saphyr::budget::Budget::default();
-    match breach {
-        B::Depth { .. } => format!("nesting deeper than {} levels", limits.max_depth),
-        B::Events { .. } => format!(
+    let name = breach.split([' ', '{']).next().unwrap_or("");
+    match name {
+        "Depth" => format!("nesting deeper than {} levels", limits.max_depth),
+        "Events" => format!(
             "the file is too large: more than {} YAML items",
             limits.max_events
         ),
-        B::Nodes { .. } => format!(
-            "the file is too large: more than {} values",
+        "Nodes" => format!(
+            "the file expands to more than {} values: each alias (`*name`) repeats the whole \
+             value its anchor (`&name`) names, so aliases of aliases multiply; write the values \
+             out, or use fewer aliases",
             limits.max_nodes
         ),
-        B::ScalarBytes { .. } => format!(
+        "ScalarBytes" => format!(
             "the file is too large: more than {} bytes of text in values",
             limits.max_total_scalar_bytes
         ),
-        B::Aliases { .. } => format!("more than {} aliases (`*name`)", limits.max_aliases),
-        B::Anchors { .. } => format!("more than {} anchors (`&name`)", limits.max_anchors),
-        B::Documents { .. } => format!("more than {} YAML documents", limits.max_documents),
-        B::MergeKeys { .. } => format!("more than {} merge keys (`<<`)", limits.max_merge_keys),
-        B::AliasAnchorRatio { .. } => {
+        "Aliases" => format!("more than {} aliases (`*name`)", limits.max_aliases),
+        "Anchors" => format!("more than {} anchors (`&name`)", limits.max_anchors),
+        "Documents" => format!("more than {} YAML documents", limits.max_documents),
+        "MergeKeys" => format!("more than {} merge keys (`<<`)", limits.max_merge_keys),
+        "AliasAnchorRatio" => {
             "aliases (`*name`) repeat their anchors too often: the file would expand too much"
                 .into()
         }
-        B::SequenceUnbalanced => "more closing brackets than opening ones".into(),
-        _ => "the file exceeds a size limit of the YAML reader (too large, too deeply \
-              nested, or its aliases expand too much)"
+        "SequenceUnbalanced" => "more closing brackets than opening ones".into(),
+        _ => "the file exceeds a size limit of the YAML reader (too large, too deeply nested, \
+              or its aliases expand too much)"
             .into(),
     }
 }
