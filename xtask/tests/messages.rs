@@ -136,6 +136,34 @@ const GIST: &[(&str, &str)] = &[
         "external-field-unknown.yaml:8:12: `problem.timeout`: unknown field `timeout`; did you mean `timeout_s`?",
     ),
     (
+        "alias-bomb.yaml",
+        "alias-bomb.yaml:8:16: the file expands to more than 250000 values: each alias (`*name`)",
+    ),
+    (
+        "limits-memory-tiny.yaml",
+        "an estimated 1.39e-5 GB of memory per run, more than limits.max_memory_gb = 1e-9 GB",
+    ),
+    (
+        "smoke-budget-zero.yaml",
+        "smoke-budget-zero.yaml:10:11: `smoke.budget`: in the spec with its `smoke:` overrides",
+    ),
+    (
+        "smoke-policy-unknown.yaml",
+        "smoke-policy-unknown.yaml:13:14: `smoke.policies[0]`: \"ei\" names no policy of this spec; did you mean \"EI\"?",
+    ),
+    (
+        "smoke-lengthscale-dim.yaml",
+        "smoke-lengthscale-dim.yaml:9:12: `policies[0].model`: in the spec with its `smoke:` overrides",
+    ),
+    (
+        "initial-design-5000.yaml",
+        "an estimated 59.2 CPU hours per run for the model fits and acquisition optimisation, more than limits.max_cpu_hours = 24 hours",
+    ),
+    (
+        "optimizer-restarts-huge.yaml",
+        "CPU hours per run for the model fits and acquisition optimisation, more than limits.max_cpu_hours = 24 hours",
+    ),
+    (
         "untagged-form.yaml",
         "`model.kernel.lengthscale`: the value has none of the forms",
     ),
@@ -201,6 +229,18 @@ const SUGGEST_GIST: &[(&str, &str)] = &[
     (
         "empty-cost-cell.csv",
         "empty-cost-cell.csv:5: column 4 `cost`: the cell is empty: the spec has no known cost",
+    ),
+    (
+        "comments-only.csv",
+        "comments-only.csv: the file holds only blank lines and comments: an observations file starts with its header line",
+    ),
+    (
+        "empty.csv",
+        "empty.csv: the file is empty: an observations file starts with its header line, even before the first observation (an experiment without observations is the header alone: `length,width,y,cost`)",
+    ),
+    (
+        "huge-y.csv",
+        "huge-y.csv:3: column 3 `y`: 1e300: the value is too large to model",
     ),
     (
         "infinite-y.csv",

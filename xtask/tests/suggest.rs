@@ -447,3 +447,107 @@ fn the_example_walk_through_quotes_the_binary() {
     quoted(&next, 1);
     assert_eq!(next["queries"][1]["pending_fantasised"], Value::Bool(true));
 }
+
+/// A file without a header — empty, blank lines and comments only, or `/dev/null` — is not
+/// an experiment without observations (that is the header alone): `suggest` refuses it
+/// rather than restart the experiment from its first design point.
+#[test]
+fn suggest_refuses_a_file_without_a_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let spec = spec.to_str().unwrap();
+    let data = dir.path().join("observations.csv");
+    let data_arg = data.to_str().unwrap();
+    let header = "the header alone: `temperature,pressure,y,cost`";
+    for (text, what) in [
+        ("", "is empty"),
+        ("\n  \n", "holds only blank lines and comments"),
+        ("# day 1\n\n", "holds only blank lines and comments"),
+    ] {
+        std::fs::write(&data, text).unwrap();
+        let err = refused(&xtask(&[
+            "suggest", spec, "--policy", "EI", "--data", data_arg,
+        ]));
+        assert!(
+            err.contains(&format!("observations.csv: the file {what}")) && err.contains(header),
+            "{text:?}: {err}"
+        );
+    }
+    let err = refused(&xtask(&[
+        "suggest",
+        spec,
+        "--policy",
+        "EI",
+        "--data",
+        "/dev/null",
+    ]));
+    assert!(
+        err.contains("/dev/null: the file is empty") && err.contains(header),
+        "{err}"
+    );
+}
+
+/// 200 000 observations would have `suggest` fit a GP to all of them (about a terabyte of
+/// memory): the spec's limits refuse it at once, saying what it would cost.
+#[test]
+fn suggest_applies_the_spec_limits_to_the_observations() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let data = dir.path().join("observations.csv");
+    let mut text = String::from("temperature,pressure,y,cost\n");
+    for i in 0..200_000 {
+        let t = (i % 1000) as f64 / 1000.0;
+        text.push_str(&format!("{t},{t},{t},1\n"));
+    }
+    std::fs::write(&data, text).unwrap();
+    let started = std::time::Instant::now();
+    let err = refused(&xtask(&[
+        "suggest",
+        spec.to_str().unwrap(),
+        "--policy",
+        "EI",
+        "--data",
+        data.to_str().unwrap(),
+    ]));
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        err.contains("observations.csv: the file holds 200000 observations")
+            && err.contains("limits.max_evaluations = 20000 observations")
+            && err.contains("GB of memory")
+            && err.contains("CPU hours"),
+        "{err}"
+    );
+    insta::assert_snapshot!(
+        "observations_over_the_limits",
+        err.replace(dir.path().to_str().unwrap(), "<dir>")
+    );
+}
+
+/// A name that differs from a policy's only in case is that policy, whatever other name
+/// its letters resemble more.
+#[test]
+fn a_policy_named_in_another_case_is_suggested_as_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let data = dir.path().join("observations.csv");
+    std::fs::write(&data, "temperature,pressure,y,cost\n").unwrap();
+    let err = refused(&xtask(&[
+        "suggest",
+        spec.to_str().unwrap(),
+        "--policy",
+        "ei",
+        "--data",
+        data.to_str().unwrap(),
+    ]));
+    assert!(
+        err.contains("no policy \"ei\"; did you mean \"EI\"?"),
+        "{err}"
+    );
+}

@@ -405,3 +405,78 @@ fn a_policy_whose_model_lacks_a_capability_is_refused() {
         assert!(out.status.success(), "{policy}: {}", stderr(&out));
     }
 }
+
+/// `--only` with a policy named in another case suggests that policy (`EI`), not the
+/// policy whose letters merely resemble it most.
+#[test]
+fn only_with_a_policy_in_another_case_suggests_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{VALID}  - name: EI\n    acquisition: {{ type: ei }}\n{MODEL}");
+    std::fs::write(dir.path().join("spec.yaml"), text).unwrap();
+    let err = refused(
+        dir.path(),
+        &[
+            "run",
+            "spec.yaml",
+            "--only",
+            "ei",
+            "--out",
+            "out",
+            "--no-report",
+        ],
+    );
+    assert!(
+        err.contains("--only \"ei\" names no policy of this spec; did you mean \"EI\"?"),
+        "{err}"
+    );
+}
+
+/// `validate` refuses exactly what `run --smoke` refuses in the `smoke:` section, and both
+/// point at the line inside `smoke:`.
+#[test]
+fn validate_checks_the_smoke_overrides_where_they_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{VALID}smoke:\n  replications: 1\n  budget: {{ iterations: 0 }}\n");
+    std::fs::write(dir.path().join("spec.yaml"), text).unwrap();
+    let validated = refused(dir.path(), &["validate", "spec.yaml"]);
+    let smoke_run = refused(
+        dir.path(),
+        &["run", "spec.yaml", "--smoke", "--out", "out", "--no-report"],
+    );
+    for err in [&validated, &smoke_run] {
+        assert!(
+            err.contains("spec.yaml:10:11: `smoke.budget`: ")
+                && err.contains("`iterations` must be at least 1, got 0"),
+            "{err}"
+        );
+    }
+    assert!(!dir.path().join("out").exists());
+    insta::assert_snapshot!("smoke_budget_zero", validated);
+}
+
+/// Initial designs, budgets and optimiser settings whose decisions would take hours are
+/// refused with the CPU-time estimate; a raised `max_cpu_hours` admits them.
+#[test]
+fn decisions_that_would_run_for_hours_are_refused() {
+    let text = format!(
+        "{}initial_design: {{ type: sobol, points: 5000 }}\n{MODEL}",
+        VALID.replace("iterations: 2", "iterations: 50").replace(
+            "policy: { type: random_search }",
+            "acquisition: { type: ei }"
+        )
+    );
+    let err = run_writes_nothing(&text);
+    assert!(
+        err.contains("CPU hours per run") && err.contains("limits.max_cpu_hours = 24 hours"),
+        "{err}"
+    );
+    insta::assert_snapshot!("huge_initial_design", err);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("spec.yaml"),
+        format!("{text}limits: {{ max_cpu_hours: 100 }}\n"),
+    )
+    .unwrap();
+    let out = xtask_in(dir.path(), &["validate", "spec.yaml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -420,6 +420,127 @@ pub struct LoadedSpec {
     /// The problem's input dimension.
     pub dim: usize,
     locator: Locator,
+    /// Set on a smoke variant: where its keys came from.
+    smoke_keys: Option<SmokeKeys>,
+}
+
+/// How the keys of a spec with its `smoke:` overrides applied map back to the spec file:
+/// an overridden top-level key to its line in `smoke:`, a policy to its index in the full
+/// list.
+#[derive(Debug, Clone)]
+struct SmokeKeys {
+    /// Top-level keys `smoke:` replaces.
+    overridden: Vec<&'static str>,
+    /// Whether `smoke.optimizer` is merged into every entry's optimiser.
+    optimizer: bool,
+    /// The full list's index of each policy the variant keeps.
+    kept: Vec<usize>,
+    /// Whether messages say that the error is in the smoke variant (when the full spec was
+    /// asked for).
+    announce: bool,
+}
+
+impl SmokeKeys {
+    fn new(spec: &Spec, smoke: &Smoke) -> Self {
+        let overridden = [
+            ("replications", smoke.replications.is_some()),
+            ("budget", smoke.budget.is_some()),
+            ("initial_design", smoke.initial_design.is_some()),
+            ("problem", smoke.problem.is_some()),
+            ("model", smoke.model.is_some()),
+            ("optimizer", smoke.optimizer.is_some()),
+            ("policies", smoke.policies.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, set)| set.then_some(k))
+        .collect();
+        let kept = (0..spec.policies.len())
+            .filter(|&i| {
+                smoke
+                    .policies
+                    .as_ref()
+                    .is_none_or(|keep| keep.contains(&spec.policies[i].name))
+            })
+            .collect();
+        SmokeKeys {
+            overridden,
+            optimizer: smoke.optimizer.is_some(),
+            kept,
+            announce: false,
+        }
+    }
+
+    fn announced(self, announce: bool) -> Self {
+        SmokeKeys { announce, ..self }
+    }
+
+    /// Every name in `smoke.policies` must name a policy: a misspelt one would silently
+    /// drop the policy from every smoke run.
+    fn check_policies(
+        &self,
+        spec: &Spec,
+        error_at: impl Fn(&str, String) -> SpecError,
+    ) -> Result<(), SpecError> {
+        let Some(keep) = spec.smoke.as_ref().and_then(|s| s.policies.as_ref()) else {
+            return Ok(());
+        };
+        let names: Vec<&str> = spec.policies.iter().map(|p| p.name.as_str()).collect();
+        for (i, want) in keep.iter().enumerate() {
+            if names.contains(&want.as_str()) {
+                continue;
+            }
+            let closest = cabo_core::registry::closest_of(want, &names)
+                .map(|c| format!("; did you mean {c:?}?"))
+                .unwrap_or_default();
+            return Err(error_at(
+                &format!("smoke.policies[{i}]"),
+                format!(
+                    "{want:?} names no policy of this spec{closest} Policies: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+        if self.kept.is_empty() {
+            return Err(error_at(
+                "smoke.policies",
+                "the smoke variant keeps no policy: name at least one".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The spec file's key for `key` of the smoke variant.
+    fn translate(&self, key: &str) -> String {
+        let head_end = key.find(['.', '[']).unwrap_or(key.len());
+        let (head, rest) = key.split_at(head_end);
+        if head == "policies"
+            && let Some((index, tail)) = rest
+                .strip_prefix('[')
+                .and_then(|r| r.split_once(']'))
+                .and_then(|(i, tail)| Some((i.parse::<usize>().ok()?, tail)))
+        {
+            if self.optimizer
+                && let Some(sub) = tail.strip_prefix(".optimizer")
+            {
+                return format!("smoke.optimizer{sub}");
+            }
+            let original = self.kept.get(index).copied().unwrap_or(index);
+            return format!("policies[{original}]{tail}");
+        }
+        if self.overridden.contains(&head) {
+            format!("smoke.{key}")
+        } else {
+            key.to_string()
+        }
+    }
+
+    fn message(&self, message: String) -> String {
+        if self.announce {
+            format!("in the spec with its `smoke:` overrides (as `run --smoke` runs it): {message}")
+        } else {
+            message
+        }
+    }
 }
 
 impl LoadedSpec {
@@ -432,7 +553,9 @@ impl LoadedSpec {
         Self::parse(path, &text, smoke)
     }
 
-    /// Parses and validates spec text (`path` is used in messages).
+    /// Parses and validates spec text (`path` is used in messages). Without `smoke` the
+    /// smoke variant is validated too, so that a spec that validates also runs with
+    /// `--smoke`; either way errors in the variant point at their own line in `smoke:`.
     pub fn parse(path: &Path, text: &str, smoke: bool) -> Result<Self, SpecError> {
         let mut spec: Spec = crate::error::parse_yaml(path, text)?;
         let locator = Locator::new(text);
@@ -447,20 +570,38 @@ impl LoadedSpec {
             ));
         }
         set_spec_dir(&mut spec, path);
-        let spec = if smoke { apply_smoke(spec) } else { spec };
-        let mut loaded = LoadedSpec {
+        let keys = spec.smoke.as_ref().map(|sm| SmokeKeys::new(&spec, sm));
+        let loaded = |spec: Spec, smoke_keys: Option<SmokeKeys>| LoadedSpec {
             path: path.to_path_buf(),
             spec,
             dim: 0,
-            locator,
+            locator: locator.clone(),
+            smoke_keys,
         };
-        loaded.dim = loaded.validate()?;
-        Ok(loaded)
+        let full = if smoke {
+            None
+        } else {
+            let mut full = loaded(spec.clone(), None);
+            full.dim = full.validate()?;
+            Some(full)
+        };
+        let Some(keys) = keys else {
+            return Ok(full.expect("a spec without `smoke:` is validated in full"));
+        };
+        keys.check_policies(&spec, |k, m| loaded(spec.clone(), None).error_at(k, m))?;
+        let mut variant = loaded(apply_smoke(spec), Some(keys.announced(!smoke)));
+        variant.dim = variant.validate()?;
+        Ok(full.unwrap_or(variant))
     }
 
-    /// An error pointing at `key` (a dotted path such as `policies[1].acquisition`).
+    /// An error pointing at `key` (a dotted path such as `policies[1].acquisition`); in a
+    /// smoke variant, at the key of `smoke:` that set the value, where it did.
     pub fn error_at(&self, key: &str, message: impl Into<String>) -> SpecError {
-        SpecError::new(&self.path, self.locator.find(key), key, message.into())
+        let (key, message) = match &self.smoke_keys {
+            Some(keys) => (keys.translate(key), keys.message(message.into())),
+            None => (key.to_string(), message.into()),
+        };
+        SpecError::new(&self.path, self.locator.find(&key), &key, message)
     }
 
     /// The most evaluations one run may make ([`Limits::max_evaluations`]); the run loop
@@ -485,6 +626,25 @@ impl LoadedSpec {
             Some((key, rest)) => self.error_at(&key, rest),
             None => self.error_at("problem", message),
         }
+    }
+
+    /// Checks that a decision on `rows` observations (what `suggest` makes) is within the
+    /// spec's limits ([`limits::check_observations`]); the message says what it would cost.
+    pub fn check_observations(&self, rows: usize) -> Result<(), String> {
+        let s = &self.spec;
+        let (mut raw_samples, mut restart_iterations) = (0, 0);
+        for p in &s.policies {
+            let opt = s
+                .optimizer
+                .merged(p.optimizer.as_ref().unwrap_or(&OptimizerSpec::default()));
+            // Validation resolved every entry's settings already.
+            if let Ok(o) = opt.resolve(self.dim) {
+                raw_samples = raw_samples.max(o.raw_samples);
+                restart_iterations = restart_iterations.max(o.restarts.saturating_mul(o.max_iters));
+            }
+        }
+        let work = limits::decision_work(s, self.dim, raw_samples, restart_iterations);
+        limits::check_observations(s, &work, rows)
     }
 
     fn validate(&self) -> Result<usize, SpecError> {
@@ -542,10 +702,13 @@ impl LoadedSpec {
         }
         let mut names = BTreeSet::new();
         let mut dirs = std::collections::BTreeMap::new();
-        let mut raw_samples = 0;
+        let (mut raw_samples, mut restart_iterations) = (0, 0);
         for (i, p) in s.policies.iter().enumerate() {
             let key = format!("policies[{i}]");
-            raw_samples = raw_samples.max(self.validate_entry(&key, p, dim)?);
+            let settings = self.validate_entry(&key, p, dim)?;
+            raw_samples = raw_samples.max(settings.raw_samples);
+            restart_iterations =
+                restart_iterations.max(settings.restarts.saturating_mul(settings.max_iters));
             self.check_incumbent(&key, p, initial)?;
             if !names.insert(p.name.as_str()) {
                 return Err(self.error_at(
@@ -568,7 +731,8 @@ impl LoadedSpec {
             }
         }
         self.check_report_metrics()?;
-        let estimate = limits::estimate(s, dim, initial, raw_samples);
+        let work = limits::decision_work(s, dim, raw_samples, restart_iterations);
+        let estimate = limits::estimate(s, dim, initial, raw_samples, &work);
         limits::check(s, &estimate).map_err(|m| self.error_at("budget", m))?;
         Ok(dim)
     }
@@ -641,8 +805,13 @@ impl LoadedSpec {
         Ok(())
     }
 
-    /// Checks one policy entry; returns its optimiser's raw-sample count.
-    fn validate_entry(&self, key: &str, p: &PolicyEntry, dim: usize) -> Result<usize, SpecError> {
+    /// Checks one policy entry; returns its optimiser's settings.
+    fn validate_entry(
+        &self,
+        key: &str,
+        p: &PolicyEntry,
+        dim: usize,
+    ) -> Result<cabo_core::OptimizerSettings, SpecError> {
         let at =
             |sub: &str, e: cabo_core::Error| self.error_at(&format!("{key}.{sub}"), e.to_string());
         let name_key = format!("{key}.name");
@@ -698,8 +867,7 @@ impl LoadedSpec {
             .spec
             .optimizer
             .merged(p.optimizer.as_ref().unwrap_or(&OptimizerSpec::default()));
-        let settings = opt.resolve(dim).map_err(|e| at("optimizer", e))?;
-        Ok(settings.raw_samples)
+        opt.resolve(dim).map_err(|e| at("optimizer", e))
     }
 
     /// The policy's or acquisition's [`cabo_core::Requirements`] against the capabilities its model and

@@ -13,8 +13,9 @@
 //!   it.
 //! - Blank lines and lines starting with `#` are skipped; a field may be wrapped in double
 //!   quotes (without commas inside); a leading byte-order mark is ignored.
-//! - A file that is empty or holds only the header means no observation yet. A file that
-//!   does not exist is an error, so that a mistyped path does not silently restart an
+//! - A file that holds only the header means no observation yet. A file without a header
+//!   (empty, blank lines or comments only, `/dev/null`) and a file that does not exist are
+//!   errors, so that a mistyped path or a truncated file does not silently restart an
 //!   experiment from its first design point.
 //!
 //! Every error names the file, the line and, where one cell is at fault, its column.
@@ -77,6 +78,9 @@ pub fn suggest(spec: &LoadedSpec, opts: &SuggestOptions) -> Result<String> {
         };
         Error::invalid(format!("{}: {e}{hint}", opts.data.display()))
     })?;
+    let rows = count_rows(&text);
+    spec.check_observations(rows)
+        .map_err(|m| Error::invalid(format!("{}: {m}", opts.data.display())))?;
     tell_observations(&mut session, &opts.data, &text)?;
     let suggestions = session.ask_many(opts.count)?;
     let out = Output::new(spec, &session, &suggestions, opts.count);
@@ -89,6 +93,33 @@ pub fn header_line(session: &Session) -> String {
     cols.push("y".into());
     cols.push("cost".into());
     cols.join(",")
+}
+
+/// The largest magnitude of an observed value or cost: models standardise what they fit,
+/// and the squares of larger values overflow (the fit then fails far from the line at
+/// fault, with "not finite at any start").
+pub const MAX_MAGNITUDE: f64 = 1e150;
+
+/// Refuses a value too large for the models to standardise.
+fn check_magnitude(v: f64) -> std::result::Result<(), String> {
+    if v.abs() <= MAX_MAGNITUDE {
+        return Ok(());
+    }
+    Err(
+        "the value is too large to model: observed values and costs must lie within ±1e150 \
+         (the model standardises them, and the squares of larger values are not finite); \
+         rescale the column"
+            .into(),
+    )
+}
+
+/// The observation rows of a file: its lines that are neither blank nor comments, less
+/// the header.
+fn count_rows(text: &str) -> usize {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .count()
+        .saturating_sub(1)
 }
 
 /// What a column of the observations file holds.
@@ -111,7 +142,7 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
         .map(|(i, l)| (i + 1, l))
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
     let Some((header_at, header)) = lines.next() else {
-        return Ok(0);
+        return Err(no_header(session, &file, text));
     };
     let columns = read_header(session, &file, header_at, header)?;
     let names: Vec<String> = session.input_names();
@@ -159,6 +190,9 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
             if !v.is_finite() {
                 return Err(at(j, format!("{field} is not a finite number")));
             }
+            if matches!(column, Column::Y | Column::Cost) {
+                check_magnitude(v).map_err(|m| at(j, format!("{field}: {m}")))?;
+            }
             match column {
                 Column::Input(i) => x[*i] = v,
                 Column::Y => y = v,
@@ -179,6 +213,22 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
         rows += 1;
     }
     Ok(rows)
+}
+
+/// The error for a file without a header line: nothing in it says that it is an experiment
+/// without observations rather than a lost or truncated file.
+fn no_header(session: &Session, file: &str, text: &str) -> Error {
+    let what = if text.is_empty() {
+        "is empty"
+    } else {
+        "holds only blank lines and comments"
+    };
+    Error::invalid(format!(
+        "{file}: the file {what}: an observations file starts with its header line, even \
+         before the first observation (an experiment without observations is the header \
+         alone: `{}`)",
+        header_line(session)
+    ))
 }
 
 /// The header's columns: every input and `y` exactly once, `cost` at most once (and
