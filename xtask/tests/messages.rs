@@ -164,6 +164,14 @@ const GIST: &[(&str, &str)] = &[
         "CPU hours per run for the model fits and acquisition optimisation, more than limits.max_cpu_hours = 24 hours",
     ),
     (
+        "study-paths-huge.yaml",
+        "study-paths-huge.yaml:5:3: `study`: paths: need at most 1000 sample paths, got 1000000000",
+    ),
+    (
+        "study-smoke-grid.yaml",
+        "study-smoke-grid.yaml:6:10: `smoke.study`: y_levels: need an odd number from 3 to 1001",
+    ),
+    (
         "untagged-form.yaml",
         "`model.kernel.lengthscale`: the value has none of the forms",
     ),

@@ -100,6 +100,12 @@ impl LoadedStudy {
             .study
             .validate()
             .map_err(|e| loaded.error_at(key, e.to_string()))?;
+        // The smoke study too, so that a study that validates also runs with --smoke.
+        if let Some(s) = &loaded.file.smoke {
+            s.study
+                .validate()
+                .map_err(|e| loaded.error_at("smoke.study", e.to_string()))?;
+        }
         Ok(loaded)
     }
 

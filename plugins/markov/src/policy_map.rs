@@ -64,6 +64,9 @@ fn default_half_range() -> f64 {
 fn default_cost() -> f64 {
     0.05
 }
+/// The most sample paths a policy map draws (the paper's figure draws 3).
+pub const MAX_PATHS: usize = 1000;
+
 fn default_paths() -> usize {
     3
 }
@@ -94,22 +97,17 @@ impl PolicyMapSpec {
 )]
 impl StudySpec for PolicyMapSpec {
     fn validate(&self) -> Result<()> {
-        if self.x_levels < 3 {
-            return Err(Error::invalid(format!(
-                "x_levels: need at least 3 grid points, got {}",
-                self.x_levels
-            )));
-        }
-        if self.y_levels < 3 || self.y_levels.is_multiple_of(2) {
-            return Err(Error::invalid(format!(
-                "y_levels: need an odd number ≥ 3 (so the threshold 0 is a level), got {}",
-                self.y_levels
-            )));
-        }
+        crate::studies::validate_grid(self.x_levels, self.y_levels, &[])?;
         let h = self.brownian_half_range;
         if !(h.is_finite() && h > 0.0) {
             return Err(Error::invalid(format!(
                 "brownian_half_range: must be positive and finite, got {h}"
+            )));
+        }
+        if self.paths > MAX_PATHS {
+            return Err(Error::invalid(format!(
+                "paths: need at most {MAX_PATHS} sample paths, got {}",
+                self.paths
             )));
         }
         if !(self.cost.is_finite() && self.cost > 0.0) {

@@ -88,15 +88,27 @@ fn paper_lambda_tol() -> f64 {
 }
 
 /// Checks the grid shared by both sweeps.
-fn validate_grid(x_levels: usize, y_levels: usize, half_ranges: &[f64]) -> Result<()> {
-    if x_levels < 3 {
+/// The most grid points per axis of a study: the dynamic programme's work grows with the
+/// product of the two counts times the x count, so larger grids run for hours (the paper's
+/// figures use about 100).
+pub const MAX_STUDY_LEVELS: usize = 1001;
+/// The largest sampling budget of a budget sweep (the paper's figure goes to 10).
+pub const MAX_BUDGET: usize = 1000;
+/// The most Monte Carlo runs of a sweep (the paper's figures use 50 000 and 100 000).
+pub const MAX_STUDY_RUNS: usize = 10_000_000;
+
+/// Checks a study's grid: `x_levels` in 3..=[`MAX_STUDY_LEVELS`], `y_levels` odd in the same
+/// range.
+pub fn validate_grid(x_levels: usize, y_levels: usize, half_ranges: &[f64]) -> Result<()> {
+    if !(3..=MAX_STUDY_LEVELS).contains(&x_levels) {
         return Err(Error::invalid(format!(
-            "x_levels: need at least 3 grid points, got {x_levels}"
+            "x_levels: need 3 to {MAX_STUDY_LEVELS} grid points, got {x_levels}"
         )));
     }
-    if y_levels < 3 || y_levels.is_multiple_of(2) {
+    if !(3..=MAX_STUDY_LEVELS).contains(&y_levels) || y_levels.is_multiple_of(2) {
         return Err(Error::invalid(format!(
-            "y_levels: need an odd number ≥ 3 (so the threshold 0 is a level), got {y_levels}"
+            "y_levels: need an odd number from 3 to {MAX_STUDY_LEVELS} (so the threshold 0 is \
+             a level), got {y_levels}"
         )));
     }
     if let Some(h) = half_ranges.iter().find(|h| !(h.is_finite() && **h > 0.0)) {
@@ -108,9 +120,10 @@ fn validate_grid(x_levels: usize, y_levels: usize, half_ranges: &[f64]) -> Resul
 }
 
 fn validate_runs(runs: usize) -> Result<()> {
-    if runs < 2 {
+    if !(2..=MAX_STUDY_RUNS).contains(&runs) {
         return Err(Error::invalid(format!(
-            "runs: need at least 2 Monte Carlo runs for a standard error, got {runs}"
+            "runs: need 2 (for a standard error) to {MAX_STUDY_RUNS} Monte Carlo runs, got \
+             {runs}"
         )));
     }
     Ok(())
@@ -187,10 +200,10 @@ impl StudySpec for BudgetSweepSpec {
     fn validate(&self) -> Result<()> {
         validate_grid(self.x_levels, self.y_levels, &[self.brownian_half_range])?;
         validate_runs(self.runs)?;
-        if self.budgets.is_empty() || self.budgets.contains(&0) {
-            return Err(Error::invalid(
-                "budgets: name at least one budget, each at least 1 sample",
-            ));
+        if self.budgets.is_empty() || self.budgets.iter().any(|b| !(1..=MAX_BUDGET).contains(b)) {
+            return Err(Error::invalid(format!(
+                "budgets: name at least one budget, each from 1 to {MAX_BUDGET} samples"
+            )));
         }
         if !(self.lambda_tol.is_finite() && self.lambda_tol > 0.0) {
             return Err(Error::invalid(format!(
