@@ -18,16 +18,19 @@ use std::sync::Once;
 pub const SIZE: (u32, u32) = (960, 600);
 
 /// The Okabe–Ito palette (distinguishable with the common colour-vision deficiencies),
-/// ordered so the first lines get the strongest contrast on white, then four colours of
-/// Paul Tol's muted scheme so that up to twelve policies get distinct lines; yellow last.
+/// ordered so that neighbours in a legend differ in hue and lightness (blue, vermillion,
+/// bluish green, reddish purple, …: orange and vermillion, or blue and sky blue, are never
+/// next to each other), then four colours of Paul Tol's muted scheme so that up to twelve
+/// policies get distinct lines; yellow last. Each line also gets its own dash pattern
+/// ([`DASHES`]), so no two lines rely on colour alone.
 pub const PALETTE: [RGBColor; 12] = [
     RGBColor(0, 114, 178),   // blue
-    RGBColor(230, 159, 0),   // orange
-    RGBColor(0, 158, 115),   // bluish green
     RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
     RGBColor(204, 121, 167), // reddish purple
-    RGBColor(86, 180, 233),  // sky blue
     RGBColor(0, 0, 0),       // black
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
     RGBColor(136, 34, 85),   // wine
     RGBColor(68, 170, 153),  // teal
     RGBColor(153, 153, 51),  // olive
@@ -35,7 +38,21 @@ pub const PALETTE: [RGBColor; 12] = [
     RGBColor(240, 228, 66),  // yellow
 ];
 
+/// Dash patterns, (dash, gap) in pixels, one per line in the palette's order: solid, then
+/// long dashes, dots, short dashes and very long dashes, with widening gaps (`None` is solid).
+pub const DASHES: [Option<(u32, u32)>; 6] = [
+    None,
+    Some((16, 6)),
+    Some((3, 5)),
+    Some((8, 5)),
+    Some((28, 8)),
+    Some((3, 10)),
+];
+
 const FONT: &str = "sans-serif";
+
+/// Length in pixels of a legend's line sample.
+const LEGEND_SAMPLE: i32 = 40;
 
 fn register_font() {
     static ONCE: Once = Once::new();
@@ -64,6 +81,8 @@ struct Chart {
 struct Series {
     name: String,
     colour: RGBColor,
+    /// (dash, gap) in pixels, or `None` for a solid line.
+    dash: Option<(u32, u32)>,
     /// (x, centre, low, high) where the centre is known.
     points: Vec<(f64, f64, f64, f64)>,
     /// A diamond at (x, y), e.g. where a policy settles on the optimal control set.
@@ -105,6 +124,7 @@ fn series(report: &Report) -> Vec<Series> {
             Series {
                 name: format!("{} (n = {})", c.policy, c.runs),
                 colour: PALETTE[i % PALETTE.len()],
+                dash: DASHES[i % DASHES.len()],
                 points,
                 marker,
             }
@@ -122,10 +142,12 @@ fn labels(report: &Report) -> (String, String) {
     } else {
         "mean ± standard error"
     };
+    // cabo maximises y: regrets fall and best values rise as a policy does well.
     let y = match &report.y {
-        Y::SimpleRegret => format!("simple regret (objective units, log scale; {stat})"),
-        Y::BestY => format!("best observed y (objective units; {stat})"),
-        Y::BestValue => format!("best noise-free value (objective units; {stat})"),
+        Y::SimpleRegret => format!("simple regret, lower is better (log scale; {stat})"),
+        Y::BestY => format!("best observed y, higher is better ({stat})"),
+        Y::BestValue => format!("best noise-free value, higher is better ({stat})"),
+        Y::Problem(m) if m.contains("regret") => format!("{m}, lower is better ({stat})"),
         Y::Problem(m) => format!("{m} (problem metric; {stat})"),
     };
     (x, y)
@@ -147,22 +169,63 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
-/// A tick label: three significant digits, without trailing zeros.
-fn tick(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let a = v.abs();
-    if (1e-3..1e5).contains(&a) {
-        let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
-        let s = format!("{v:.decimals$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
+/// How an axis writes its tick labels: every label of an axis the same way, so that a log
+/// axis never mixes `5.0e-4` with `0.001`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Notation {
+    /// Decimals: `0.002`, `15`, `1200`.
+    Plain,
+    /// Powers of ten: `5e-4`, `1e-3`, `2.5e6`.
+    Scientific,
+}
+
+impl Notation {
+    /// Plain where every label from `smallest` to `largest` (magnitudes of the nonzero
+    /// ticks) reads well as a decimal, scientific otherwise.
+    fn for_ticks(smallest: f64, largest: f64) -> Self {
+        if smallest >= 1e-3 && largest < 1e5 {
+            Notation::Plain
         } else {
-            s
+            Notation::Scientific
         }
+    }
+
+    /// The notation of a linear axis over `lo..hi`: its ticks are about a tenth of the
+    /// range apart.
+    fn for_range(lo: f64, hi: f64) -> Self {
+        let largest = lo.abs().max(hi.abs());
+        let step = (hi - lo).abs() / 10.0;
+        if !largest.is_finite() || largest == 0.0 {
+            return Notation::Plain;
+        }
+        Notation::for_ticks(step.min(largest), largest)
+    }
+
+    /// A tick label: three significant digits, without trailing zeros.
+    fn label(self, v: f64) -> String {
+        if v == 0.0 {
+            return "0".into();
+        }
+        match self {
+            Notation::Plain => {
+                let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+                trim_zeros(&format!("{v:.decimals$}"))
+            }
+            Notation::Scientific => {
+                let s = format!("{v:.2e}");
+                let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+                format!("{}e{exponent}", trim_zeros(mantissa))
+            }
+        }
+    }
+}
+
+/// A decimal without trailing zeros (or point).
+fn trim_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{v:.1e}")
+        s.to_string()
     }
 }
 
@@ -209,6 +272,7 @@ fn study_chart(figure: &Figure, log_y: bool) -> Chart {
             .map(|(i, s)| Series {
                 name: s.name.clone(),
                 colour: PALETTE[i % PALETTE.len()],
+                dash: DASHES[i % DASHES.len()],
                 points: s
                     .points
                     .iter()
@@ -244,6 +308,11 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let caption = chart.caption.clone();
+    let x_notation = if chart.log_x {
+        Notation::for_ticks(10f64.powf(x0), 10f64.powf(x1))
+    } else {
+        Notation::for_range(x0, x1)
+    };
     if log {
         // Zero regret (the optimum found exactly) cannot sit on a log axis: it is drawn at
         // the floor, half a decade below the smallest positive value.
@@ -253,14 +322,20 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
             (1e-6, 1.0)
         };
         let floor = lo;
+        let key = ticks(lo, hi);
+        let y_notation = match (key.first(), key.last()) {
+            (Some(&a), Some(&b)) => Notation::for_ticks(a, b),
+            _ => Notation::for_ticks(lo, hi),
+        };
         let plot = ChartBuilder::on(&root)
             .caption(caption, (FONT, 26))
             .margin(16)
             .x_label_area_size(56)
             .y_label_area_size(90)
-            .build_cartesian_2d(x0..x1, (lo..hi).log_scale().with_key_points(ticks(lo, hi)))
+            .build_cartesian_2d(x0..x1, (lo..hi).log_scale().with_key_points(key))
             .map_err(err)?;
-        finish(plot, chart, |v| v.max(floor)).map_err(err)?;
+        let axes = (x_notation, y_notation);
+        finish(plot, chart, axes, |v| v.max(floor)).map_err(err)?;
     } else {
         let (lo, hi) = if lo.is_finite() && hi > lo {
             let pad = 0.05 * (hi - lo);
@@ -277,7 +352,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
             .y_label_area_size(90)
             .build_cartesian_2d(x0..x1, lo..hi)
             .map_err(err)?;
-        finish(plot, chart, |v| v).map_err(err)?;
+        let axes = (x_notation, Notation::for_range(lo, hi));
+        finish(plot, chart, axes, |v| v).map_err(err)?;
     }
     root.present().map_err(err)
 }
@@ -285,6 +361,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
 fn finish<'a, DB, Y>(
     mut plot: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     chart: &Chart,
+    (x_notation, y_notation): (Notation, Notation),
     clamp: impl Fn(f64) -> f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
@@ -295,9 +372,9 @@ where
     let shape = |pts: Vec<(f64, f64)>| if chart.steps { steps(&pts) } else { pts };
     let x_tick = |v: &f64| {
         if chart.log_x {
-            tick(10f64.powf(*v))
+            x_notation.label(10f64.powf(*v))
         } else {
-            tick(*v)
+            x_notation.label(*v)
         }
     };
     plot.configure_mesh()
@@ -306,7 +383,7 @@ where
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 17))
         .y_labels(12)
-        .y_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| y_notation.label(*v))
         .x_label_formatter(&x_tick)
         .light_line_style(RGBColor(246, 246, 246))
         .bold_line_style(RGBColor(215, 215, 215))
@@ -328,11 +405,21 @@ where
         if !chart.steps {
             plot.draw_series(line.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
         }
-        plot.draw_series(LineSeries::new(line, colour.stroke_width(3)))?
-            .label(s.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
-            });
+        let style = colour.stroke_width(3);
+        let legend = match s.dash {
+            None => plot.draw_series(LineSeries::new(line, style))?,
+            Some((dash, gap)) => plot.draw_series(DashedLineSeries::new(line, dash, gap, style))?,
+        };
+        let dash = s.dash;
+        legend.label(s.name.clone()).legend(move |(x, y)| {
+            let sample = vec![(x, y), (x + LEGEND_SAMPLE, y)];
+            match dash {
+                None => PathElement::new(sample, style).into_dyn(),
+                Some((d, g)) => {
+                    plotters::element::DashedPathElement::new(sample, d, g, style).into_dyn()
+                }
+            }
+        });
         if let Some((x, y)) = s.marker {
             let diamond = vec![(0, -9), (9, 0), (0, 9), (-9, 0)];
             plot.draw_series(std::iter::once(
@@ -348,6 +435,8 @@ where
     plot.configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
         .label_font((FONT, 16))
+        // Room for a sample long enough to show each line's dash pattern.
+        .legend_area_size(LEGEND_SAMPLE + 12)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(120, 120, 120))
         .draw()?;
@@ -412,4 +501,47 @@ fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
         .write_image(rgb, w, h, image::ColorType::Rgb8)
         .map_err(|e| format!("cannot encode the PNG figure: {e}"))?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The labels of a log axis over `lo..hi`, written as the figure writes them.
+    fn log_labels(lo: f64, hi: f64) -> Vec<String> {
+        let key = ticks(lo, hi);
+        let n = Notation::for_ticks(key[0], key[key.len() - 1]);
+        key.iter().map(|&v| n.label(v)).collect()
+    }
+
+    #[test]
+    fn a_log_axis_writes_every_label_one_way() {
+        // Below 1e-3 every label is a power of ten, none a decimal (no `5.0e-4` beside `0.001`).
+        let wide = log_labels(4e-4, 3.0);
+        assert_eq!(wide[..3], ["5e-4", "1e-3", "2e-3"], "{wide:?}");
+        assert!(wide.iter().all(|l| l.contains('e')), "{wide:?}");
+        let narrow = log_labels(0.0015, 6.0);
+        assert_eq!(
+            narrow,
+            [
+                "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_linear_axis_picks_its_notation_from_its_range() {
+        assert_eq!(Notation::for_range(0.0, 150.0), Notation::Plain);
+        assert_eq!(Notation::for_range(0.0, 2e6), Notation::Scientific);
+        assert_eq!(Notation::Scientific.label(2.5e6), "2.5e6");
+        assert_eq!(Notation::Plain.label(12.5), "12.5");
+    }
+
+    #[test]
+    fn neighbouring_lines_differ_in_colour_and_dash() {
+        for i in 0..PALETTE.len() - 1 {
+            assert_ne!(PALETTE[i], PALETTE[i + 1]);
+            assert_ne!(DASHES[i % DASHES.len()], DASHES[(i + 1) % DASHES.len()]);
+        }
+    }
 }
