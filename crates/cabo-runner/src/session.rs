@@ -399,7 +399,7 @@ impl Session {
         match (b.budget.cost, b.budget.iterations) {
             (Some(c), _) if b.spent >= c => format!(
                 "the budget is spent: the observations cost {} of the budget's {c}",
-                b.spent
+                ten_digits(b.spent)
             ),
             (_, Some(n)) => format!(
                 "the budget is spent: {} policy evaluations of the budget's {n}",
@@ -517,5 +517,25 @@ impl Session {
             (None, None) => mean(self.data.costs(), 1.0),
         };
         Ok((y, cost))
+    }
+}
+
+/// A sum of costs as a person writes it: rounded to ten significant digits, so that the
+/// floating-point residue of adding 4.1 three times prints as 12.3, not 12.300000000000002.
+fn ten_digits(v: f64) -> String {
+    format!("{v:.9e}")
+        .parse::<f64>()
+        .map_or_else(|_| v.to_string(), |r| r.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn spent_costs_print_without_floating_point_residue() {
+        assert_eq!(super::ten_digits(4.1 + 4.1 + 4.1), "12.3");
+        assert_eq!(super::ten_digits(12.300000000000002), "12.3");
+        assert_eq!(super::ten_digits(0.1 + 0.2), "0.3");
+        assert_eq!(super::ten_digits(1.0 / 3.0), "0.3333333333");
+        assert_eq!(super::ten_digits(150.0), "150");
     }
 }

@@ -122,7 +122,9 @@ pub fn heading(spec: &LoadedSpec, summary: &SpecSummary) -> String {
         ),
         None => "at the budget".to_string(),
     };
-    let runs = if complete == total {
+    let runs = if complete == total && total == 1 {
+        "its one run".to_string()
+    } else if complete == total {
         format!("all {total} runs")
     } else {
         format!("{complete} of {total} runs complete so far")
