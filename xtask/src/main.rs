@@ -119,9 +119,13 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
-        /// Rewrite the pages from the results there are, running nothing.
+        /// Rewrite the pages from the results there are, running nothing (a page none of
+        /// whose specs has a complete run under --out stays as it is).
         #[arg(long)]
         pages_only: bool,
+        /// Where the pages and their figures are read and written.
+        #[arg(long, default_value = PAGES, value_name = "DIR")]
+        pages_out: PathBuf,
         /// Print the spec files (e.g. for `cargo xtask slurm $(…)`) and stop.
         #[arg(long)]
         list: bool,
@@ -216,7 +220,8 @@ enum Command {
 /// Resources and run flags of `slurm`.
 #[derive(clap::Args)]
 struct SlurmArgs {
-    /// Array tasks, one shard each (or, with --workers, that many workers).
+    /// Array tasks, one shard each (or, with --workers, that many workers); at most one per
+    /// run of the sweep (more are capped, and the output says so).
     #[arg(long, default_value_t = 4, value_name = "N")]
     shards: usize,
     /// Balance the work dynamically: every task runs the whole sweep and takes the next run
@@ -300,7 +305,9 @@ struct Selection {
     /// Run only the named policy (repeatable).
     #[arg(long = "only", value_name = "POLICY")]
     only: Vec<String>,
-    /// Override the number of replications.
+    /// Run only the first N replications of each spec (at most the spec's own
+    /// `replications:`; to run more, raise it in the spec). The report is written once all
+    /// the spec's replications are complete.
     #[arg(long, value_name = "N")]
     replications: Option<usize>,
 }
@@ -373,6 +380,7 @@ fn main() -> ExitCode {
             out,
             threads,
             pages_only,
+            pages_out,
             list,
             mark_stale,
         } => {
@@ -381,6 +389,7 @@ fn main() -> ExitCode {
                 replications,
                 out,
                 threads,
+                pages: pages_out,
             };
             if list {
                 list_gallery(&paper, full)
@@ -472,10 +481,14 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
         replications: opts.select.replications,
         ..RunOptions::default()
     };
-    if let Err(e) = cabo_runner::load_specs(&paths, &run_opts) {
-        return fail(&e);
-    }
-    finish(slurm::write_scripts(&paths, &opts.into()))
+    let runs: usize = match cabo_runner::load_specs(&paths, &run_opts) {
+        Ok(specs) => specs
+            .iter()
+            .map(|s| cabo_runner::selected_runs(s, &run_opts).len())
+            .sum(),
+        Err(e) => return fail(&e),
+    };
+    finish(slurm::write_scripts(&paths, &opts.into(), runs))
 }
 
 /// Prints a command's message, or its error with exit code 2 (bad input).
@@ -540,10 +553,19 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                 if let Some(r) = &o.report {
                     eprintln!("{}: report in {}", o.name, r.markdown.display());
                 } else if !o.complete {
+                    let total = s.spec.policies.len() * s.spec.replications;
+                    let complete: usize = o
+                        .summary
+                        .iter()
+                        .flat_map(|m| &m.policies)
+                        .map(|p| p.replications)
+                        .sum();
                     eprintln!(
-                        "{}: runs of other shards or invocations are still missing; the \
-                         report is written when the last one completes",
-                        o.name
+                        "{}: {} of the spec's {total} runs are not complete yet (runs this \
+                         command did not select, or other shards'); the report is written \
+                         once all of them are",
+                        o.name,
+                        total.saturating_sub(complete)
                     );
                 }
                 if let Some(summary) = &o.summary {
@@ -754,6 +776,8 @@ struct Reproduction {
     replications: Option<usize>,
     out: PathBuf,
     threads: Option<usize>,
+    /// Where the pages are written.
+    pages: PathBuf,
 }
 
 /// The gallery's papers named by `paper` (an id, an alias or `all`).
@@ -821,10 +845,17 @@ fn reproduce(paper: &str, r: &Reproduction, pages_only: bool) -> ExitCode {
         command.push_str(" --full");
     }
     let root = std::path::Path::new(".");
-    let pages = std::path::Path::new(PAGES);
-    match cabo_runner::gallery::write_pages(root, &papers, &r.out, pages, &command) {
+    match cabo_runner::gallery::write_pages(root, &papers, &r.out, &r.pages, &command) {
         Ok(written) => {
             for p in written {
+                if !p.changed {
+                    eprintln!(
+                        "left {} as it is: {} holds no complete run of its specs to add",
+                        p.path.display(),
+                        r.out.display()
+                    );
+                    continue;
+                }
                 eprintln!("wrote {}", p.path.display());
                 for spec in p.kept {
                     eprintln!(

@@ -67,7 +67,7 @@ impl Default for SlurmOptions {
     }
 }
 
-/// Single-quotes a word for bash.
+/// Single-quotes a word for bash (the scripts' commands and the printed `submit with` line).
 pub fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
@@ -77,6 +77,32 @@ pub fn quote(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
+}
+
+/// Quotes a value for an `#SBATCH` line, which `sbatch` reads itself rather than through a
+/// shell: it takes quotes (`'` or `"`) and a backslash escaping the next character, but not
+/// bash's `'\''`. Double quotes with `\` and `"` escaped come through any value intact.
+pub fn sbatch_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('\\', r"\\").replace('"', r#"\""#))
+    }
+}
+
+/// Refuses a value with a control character: a line break would end the `#SBATCH` line or
+/// the command it is part of, and start another the user never wrote.
+fn check_one_line(flag: &str, value: &str) -> Result<(), String> {
+    if value.chars().any(char::is_control) {
+        return Err(format!(
+            "{flag} {value:?} contains a control character (a line break, tab or similar): \
+             each value goes on one line of the job script, so it must be free of them"
+        ));
+    }
+    Ok(())
 }
 
 fn absolute(p: &Path) -> Result<PathBuf, String> {
@@ -132,21 +158,45 @@ pub struct SlurmScripts {
     pub submit: PathBuf,
 }
 
-/// Writes the array script, the report script and a submit script; returns what to type.
-pub fn write_scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<String, String> {
-    let s = scripts(specs, o)?;
-    Ok(format!(
+/// Writes the array script, the report script and a submit script for a sweep of `runs`
+/// runs; returns what was written and what to type.
+///
+/// More array tasks than runs would leave the extra tasks nothing to do (and `--shards
+/// 1000000` would ask Slurm for a million of them), so the tasks are capped at the run count
+/// and the message says so.
+pub fn write_scripts(specs: &[PathBuf], o: &SlurmOptions, runs: usize) -> Result<String, String> {
+    let mut capped = None;
+    let mut o = o.clone();
+    if runs > 0 && o.shards > runs {
+        capped = Some(o.shards);
+        o.shards = runs;
+    }
+    let s = scripts(specs, &o)?;
+    let mut msg = String::new();
+    if let Some(asked) = capped {
+        let _ = writeln!(
+            msg,
+            "--shards {asked}: the sweep has {runs} run(s), so the array has {runs} task(s) \
+             (tasks beyond one per run would have nothing to do)"
+        );
+    }
+    let _ = write!(
+        msg,
         "wrote {}, {} and {}\nsubmit with: bash {}",
         s.array.display(),
         s.report.display(),
         s.submit.display(),
-        s.submit.display()
-    ))
+        quote(&s.submit.display().to_string())
+    );
+    Ok(msg)
 }
 
 /// Generates and writes the scripts.
 pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, String> {
     check_options(o)?;
+    for p in specs {
+        check_one_line("spec path", &p.display().to_string())?;
+    }
     let dir = absolute(&o.dir)?;
     let binary = match &o.binary {
         Some(b) => absolute(b)?,
@@ -196,6 +246,28 @@ fn check_options(o: &SlurmOptions) -> Result<(), String> {
     if o.cpus_per_task == 0 {
         return Err("--cpus-per-task must be at least 1".into());
     }
+    let paths = [("--out", &o.out), ("--dir", &o.dir)];
+    for (flag, p) in paths
+        .into_iter()
+        .chain(o.binary.iter().map(|b| ("--binary", b)))
+    {
+        check_one_line(flag, &p.display().to_string())?;
+    }
+    let words = [
+        ("--mem", &o.mem),
+        ("--time", &o.time),
+        ("--partition", &o.partition),
+        ("--account", &o.account),
+        ("--job-name", &o.job_name),
+    ];
+    for (flag, v) in words {
+        if let Some(v) = v {
+            check_one_line(flag, v)?;
+        }
+    }
+    for p in &o.only {
+        check_one_line("--only", p)?;
+    }
     if let Some(t) = &o.time {
         check_time(t)?;
     }
@@ -232,7 +304,7 @@ impl Sweep<'_> {
     fn header(&self, name: &str, extra: &str) -> String {
         let o = self.o;
         let mut h = String::from("#!/bin/bash\n");
-        let _ = writeln!(h, "#SBATCH --job-name={}", quote(name));
+        let _ = writeln!(h, "#SBATCH --job-name={}", sbatch_quote(name));
         h.push_str(extra);
         let _ = writeln!(h, "#SBATCH --cpus-per-task={}", o.cpus_per_task);
         for (flag, v) in [
@@ -242,13 +314,13 @@ impl Sweep<'_> {
             ("account", &o.account),
         ] {
             if let Some(v) = v {
-                let _ = writeln!(h, "#SBATCH --{flag}={}", quote(v));
+                let _ = writeln!(h, "#SBATCH --{flag}={}", sbatch_quote(v));
             }
         }
         let _ = writeln!(
             h,
             "#SBATCH --chdir={}",
-            quote(&self.workdir.display().to_string())
+            sbatch_quote(&self.workdir.display().to_string())
         );
         h
     }
@@ -263,7 +335,7 @@ impl Sweep<'_> {
                 "#SBATCH --array=0-{}{concurrency}\n#SBATCH --output={}\n\
                  #SBATCH --signal=B:TERM@300\n",
                 o.shards - 1,
-                quote(&dir.join("logs/%x-%A_%a.out").display().to_string())
+                sbatch_quote(&dir.join("logs/%x-%A_%a.out").display().to_string())
             ),
         );
         array.push_str("set -euo pipefail\n");
@@ -308,7 +380,7 @@ impl Sweep<'_> {
             &format!("{job}-report"),
             &format!(
                 "#SBATCH --output={}\n",
-                quote(&dir.join("logs/%x-%j.out").display().to_string())
+                sbatch_quote(&dir.join("logs/%x-%j.out").display().to_string())
             ),
         );
         let _ = writeln!(

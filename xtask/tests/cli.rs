@@ -1079,3 +1079,50 @@ fn two_sweeps_over_one_directory_share_the_runs_and_match_a_single_sweep() {
     run_ok(&args(&solo).each_ref().map(String::as_str));
     assert_eq!(result_files(&out), result_files(&solo));
 }
+
+/// Copies the directory tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_tree(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn reproducing_pages_from_no_results_leaves_them_byte_for_byte_where_they_are_written() {
+    let committed = workspace_root().join("docs/reproductions");
+    let before = result_files(&committed);
+    let tmp = tempfile::tempdir().unwrap();
+    let (pages, out) = (tmp.path().join("pages"), tmp.path().join("results"));
+    copy_tree(&committed, &pages);
+    std::fs::create_dir_all(&out).unwrap();
+    let run = xtask(&[
+        "reproduce",
+        "all",
+        "--pages-only",
+        "--out",
+        out.to_str().unwrap(),
+        "--pages-out",
+        pages.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr).to_string();
+    assert!(run.status.success(), "{err}");
+    assert_eq!(result_files(&pages), before, "a page changed:\n{err}");
+    assert_eq!(
+        result_files(&committed),
+        before,
+        "the repository's pages changed:\n{err}"
+    );
+    // The output says where each page is and that it was left alone.
+    let page = pages.join("000-pbgi.md");
+    assert!(
+        err.contains(&format!("left {} as it is", page.display())),
+        "{err}"
+    );
+    assert!(!err.contains("wrote "), "{err}");
+}

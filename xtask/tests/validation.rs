@@ -480,3 +480,177 @@ fn decisions_that_would_run_for_hours_are_refused() {
     let out = xtask_in(dir.path(), &["validate", "spec.yaml"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Six runs: two policies × three replications.
+const SIX_RUNS: &str = "\
+name: six
+replications: 3
+problem: { type: ackley, dim: 2 }
+budget: { iterations: 2 }
+policies:
+  - name: Random
+    policy: { type: random_search }
+  - name: Sobol
+    policy: { type: random_search }
+";
+
+#[test]
+fn slurm_refuses_control_characters_in_every_flag_and_writes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("spec.yaml"), VALID).unwrap();
+    let before = tree(root.path());
+    let injected = "gpu\n#SBATCH --qos=urgent";
+    for flag in [
+        "--partition",
+        "--account",
+        "--job-name",
+        "--dir",
+        "--out",
+        "--binary",
+        "--mem",
+        "--time",
+    ] {
+        let err = refused(root.path(), &["slurm", "spec.yaml", flag, injected]);
+        assert!(
+            err.contains(&format!("{flag} \"gpu\\n#SBATCH --qos=urgent\"")),
+            "{flag}: the message does not name the flag and its value:\n{err}"
+        );
+        assert_eq!(
+            tree(root.path()),
+            before,
+            "{flag}: slurm wrote files:\n{err}"
+        );
+    }
+    insta::assert_snapshot!(
+        "slurm_control_character",
+        refused(
+            root.path(),
+            &[
+                "slurm",
+                "spec.yaml",
+                "--partition",
+                "gpu\n#SBATCH --qos=urgent"
+            ]
+        )
+    );
+}
+
+#[test]
+fn slurm_caps_the_array_at_the_sweeps_run_count_and_says_so() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("spec.yaml"), SIX_RUNS).unwrap();
+    for (extra, runs) in [(&[][..], 6), (&["--only", "Random"][..], 3)] {
+        let mut args = vec!["slurm", "spec.yaml", "--dir", "s", "--shards", "1000000"];
+        args.extend_from_slice(extra);
+        let out = xtask_in(root.path(), &args);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(
+            stdout.contains(&format!(
+                "--shards 1000000: the sweep has {runs} run(s), so the array has {runs} task(s)"
+            )),
+            "{stdout}"
+        );
+        let array = std::fs::read_to_string(root.path().join("s/cabo-spec.array.sbatch")).unwrap();
+        assert!(
+            array.contains(&format!("#SBATCH --array=0-{}\n", runs - 1)),
+            "{array}"
+        );
+        assert!(
+            array.contains(&format!("--shard \"${{SLURM_ARRAY_TASK_ID}}/{runs}\"")),
+            "{array}"
+        );
+    }
+    // No cap, no note.
+    let out = xtask_in(
+        root.path(),
+        &["slurm", "spec.yaml", "--dir", "s", "--shards", "6"],
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("--shards"));
+}
+
+/// How `sbatch` reads one argument of an `#SBATCH` line: a port of `_get_argument` in Slurm's
+/// `src/sbatch/opt.c` (quotes `'` or `"` group, a backslash escapes the next character, an
+/// unquoted `#` ends the line).
+fn sbatch_argument(line: &str) -> String {
+    let (mut arg, mut quote, mut escaped) = (String::new(), None, false);
+    for c in line.trim_start().chars() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+            continue;
+        } else if let Some(q) = quote {
+            if c == q {
+                quote = None;
+                continue;
+            }
+        } else if c == '"' || c == '\'' {
+            quote = Some(c);
+            continue;
+        } else if c == '#' || c.is_whitespace() {
+            break;
+        }
+        arg.push(c);
+    }
+    assert_eq!(quote, None, "unmatched quote in {line:?}");
+    arg
+}
+
+#[test]
+fn slurm_quotes_names_and_paths_as_sbatch_and_bash_read_them() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("spec.yaml"), VALID).unwrap();
+    let (job, dir, partition) = ("it's \"mine\" #1", "my jobs's dir", "a b");
+    let out = xtask_in(
+        root.path(),
+        &[
+            "slurm",
+            "spec.yaml",
+            "--job-name",
+            job,
+            "--dir",
+            dir,
+            "--partition",
+            partition,
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let scripts = root.path().join(dir);
+    let array = std::fs::read_to_string(scripts.join(format!("{job}.array.sbatch"))).unwrap();
+    let directive = |name: &str| {
+        let prefix = format!("#SBATCH --{name}=");
+        let line = array
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{array}"));
+        sbatch_argument(line)
+    };
+    assert_eq!(directive("job-name"), job, "{array}");
+    assert_eq!(directive("partition"), partition, "{array}");
+    let logs = scripts.join("logs/%x-%A_%a.out");
+    assert_eq!(directive("output"), logs.display().to_string(), "{array}");
+    // The printed command, as a shell reads it, names the submit script.
+    let submit = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("submit with: bash "))
+        .unwrap_or_else(|| panic!("no submit line in {stdout}"));
+    let words = std::process::Command::new("bash")
+        .args(["-c", &format!("printf '%s\\n' {submit}")])
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&words.stdout).to_string();
+    let expected = scripts.join(format!("{job}.submit.sh"));
+    assert_eq!(words, format!("{}\n", expected.display()), "{stdout}");
+    // Every script is valid bash.
+    for f in ["array.sbatch", "report.sbatch", "submit.sh"] {
+        let path = scripts.join(format!("{job}.{f}"));
+        let check = std::process::Command::new("bash")
+            .arg("-n")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(check.status.success(), "{f}: {}", stderr(&check));
+    }
+}

@@ -944,6 +944,8 @@ pub struct WrittenPage {
     /// The specs whose rows were kept as the page had them: the page was made from the same
     /// spec and counted more complete runs than the results directory holds.
     pub kept: Vec<String>,
+    /// Whether the page was written: a page the results add nothing to is left as it is.
+    pub changed: bool,
 }
 
 /// Writes the pages of `papers` under `pages_dir` from the results under `out` (`root` is the
@@ -951,7 +953,8 @@ pub struct WrittenPage {
 ///
 /// A spec with fewer complete runs under `out` than its page already counts, and the same
 /// fingerprint, keeps its rows, figure and times as the page has them, so no command takes a
-/// finished result off a page.
+/// finished result off a page. A page none of whose specs has a complete run to add is left
+/// byte for byte as it is (not restamped with the current commit).
 pub fn write_pages(
     root: &Path,
     papers: &[Paper],
@@ -974,6 +977,14 @@ pub fn write_pages(
         for r in &mut results {
             r.kept = committed.keep(&r.spec.path, &r.fingerprint, r.runs_complete);
         }
+        if path.is_file() && !adds_results(&results) {
+            written.push(WrittenPage {
+                path,
+                kept: Vec::new(),
+                changed: false,
+            });
+            continue;
+        }
         let assets = pages_dir.join(paper.page.trim_end_matches(".md"));
         std::fs::create_dir_all(&assets)
             .map_err(|e| format!("{}: cannot create: {e}", assets.display()))?;
@@ -986,9 +997,21 @@ pub fn write_pages(
             .filter(|r| r.kept.is_some())
             .map(|r| r.spec.path.clone())
             .collect();
-        written.push(WrittenPage { path, kept });
+        written.push(WrittenPage {
+            path,
+            kept,
+            changed: true,
+        });
     }
     Ok(written)
+}
+
+/// Whether any spec has complete runs of its own to put on the page: one the page does not
+/// keep as it had it, with at least one complete run (or a complete study).
+fn adds_results(results: &[SpecResult]) -> bool {
+    results
+        .iter()
+        .any(|r| r.kept.is_none() && r.runs_complete > 0)
 }
 
 /// Copies each spec's figure and summary next to the page (never the raw records); a kept
