@@ -131,17 +131,30 @@ fn workspace_packages(workspace: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Creates the crate and links it; returns a message naming what was written.
+/// The command that records the snapshot of a new smoke spec `specs/<file>`: every spec
+/// under `specs/` has one (`tests/specs.rs`), and `cargo test --workspace` fails on a spec
+/// without it. The filter runs that spec alone, so no other snapshot is touched.
+pub fn snapshot_command(spec_file: &str) -> String {
+    format!(
+        "INSTA_GLOB_FILTER={spec_file} INSTA_UPDATE=always cargo test -p cabo-tests --test specs"
+    )
+}
+
+/// Creates the crate and links it; returns a message naming what was written and the
+/// commands to run next.
 pub fn new_plugin(workspace: &Path, kind: &str, name: &str) -> Result<String, String> {
     let s = scaffold(workspace, kind, name)?;
+    let spec_file = format!("{name}-smoke.yaml");
     Ok(format!(
         "created {} (package {}) and {}, and linked it from app/cabo\n\
-         try: cargo test -p {} && cargo xtask run {} --smoke",
+         try: cargo test -p {} && cargo xtask run {} --smoke\n\
+         record the smoke spec's snapshot (cargo test --workspace fails until it exists):\n  {}",
         s.crate_dir.display(),
         s.package,
         s.spec.display(),
         s.package,
-        s.spec.display()
+        s.spec.display(),
+        snapshot_command(&spec_file)
     ))
 }
 
@@ -166,9 +179,14 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
     };
     // Two spec types under one `type` name would make every spec using it ambiguous.
     if cabo::core::registry::names(registry_kind).contains(&type_name.as_str()) {
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         return Err(format!(
-            "a {registry_kind} plugin named `{type_name}` is already registered (`cargo xtask \
-             list`); choose another name"
+            "{article} {registry_kind} plugin named `{type_name}` is already registered \
+             (`cargo xtask list`); choose another name"
         ));
     }
     let facade_lib = workspace.join("app/cabo/src/lib.rs");

@@ -255,6 +255,12 @@ fn wrong_input_is_refused_with_a_clear_message_and_nothing_written() {
     assert_refused(
         w,
         "acquisition",
+        "ei",
+        &["an acquisition plugin named `ei` is already registered"],
+    );
+    assert_refused(
+        w,
+        "acquisition",
         "taken",
         &["plugins/taken already exists", "never overwrites"],
     );
@@ -273,4 +279,121 @@ fn wrong_input_is_refused_with_a_clear_message_and_nothing_written() {
         "a refusal wrote into the workspace"
     );
     assert!(result_files(empty.path()).is_empty());
+}
+
+/// A copy of this workspace's sources (not `target/`, `.git/` or results) at a fixed place
+/// under `target/tmp/`, with their modification times, so that a target directory kept
+/// between runs rebuilds only what `new-plugin` changes.
+fn workspace_copy() -> PathBuf {
+    let root = workspace_root();
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-plugin-workspace");
+    if copy.exists() {
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
+    std::fs::create_dir_all(&copy).unwrap();
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let name = e.file_name();
+        if [".git", "target", "results", "slurm"].contains(&name.to_str().unwrap_or("")) {
+            continue;
+        }
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(e.path())
+            .arg(&copy)
+            .status()
+            .expect("cp runs");
+        assert!(status.success(), "cannot copy {}", e.path().display());
+    }
+    copy
+}
+
+/// `cargo test -p cabo-tests --test specs` in `ws`, offline, with `env` set.
+fn spec_snapshot_test(ws: &Path, env: &[(&str, &str)]) -> Output {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-plugin-workspace-target");
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
+        .current_dir(ws)
+        .args(["test", "--offline", "-p", "cabo-tests", "--test", "specs"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("INSTA_UPDATE")
+        .env_remove("INSTA_GLOB_FILTER");
+    for (k, v) in env {
+        cargo.env(k, v);
+    }
+    cargo.output().expect("cargo runs")
+}
+
+/// The workspace's snapshot test of every spec fails on a generated smoke spec until its
+/// snapshot is recorded; the one command `new-plugin` prints records it, and then the test
+/// passes without recording anything. Run on a copy of the workspace, so the repository
+/// itself is never touched.
+#[test]
+fn the_printed_command_records_the_smoke_specs_snapshot() {
+    let ws = workspace_copy();
+    let repo = result_files(&workspace_root().join("specs"));
+    for (kind, name) in GENERATED {
+        let out = new_plugin(&ws, kind, name);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The command is printed on a line of its own, ready to paste.
+        let command = stdout
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("INSTA_GLOB_FILTER="))
+            .unwrap_or_else(|| panic!("no snapshot command in:\n{stdout}"))
+            .to_string();
+        let snapshot = ws.join(format!(
+            "tests/snapshots/specs__every_spec_runs_in_smoke_mode_and_matches_its_snapshot@{name}-smoke.yaml.snap"
+        ));
+        let filter = format!("{name}-smoke.yaml");
+        // Without the snapshot, the workspace's test fails (as CI runs it: no update).
+        let before = spec_snapshot_test(
+            &ws,
+            &[("INSTA_GLOB_FILTER", &filter), ("INSTA_UPDATE", "no")],
+        );
+        assert!(
+            !before.status.success(),
+            "{kind}: the spec test passed without a snapshot:\n{}",
+            String::from_utf8_lossy(&before.stderr)
+        );
+        assert!(!snapshot.exists());
+        // The printed command: its environment, then `cargo test …` as written.
+        let mut words = command.split_whitespace();
+        let env: Vec<(&str, &str)> = words
+            .by_ref()
+            .take(2)
+            .map(|w| w.split_once('=').expect("NAME=VALUE"))
+            .collect();
+        assert_eq!(
+            words.collect::<Vec<_>>().join(" "),
+            "cargo test -p cabo-tests --test specs",
+            "{command}"
+        );
+        let recorded = spec_snapshot_test(&ws, &env);
+        assert!(
+            recorded.status.success() && snapshot.is_file(),
+            "{kind}: `{command}` did not record {}:\n{}",
+            snapshot.display(),
+            String::from_utf8_lossy(&recorded.stderr)
+        );
+        let after = spec_snapshot_test(
+            &ws,
+            &[("INSTA_GLOB_FILTER", &filter), ("INSTA_UPDATE", "no")],
+        );
+        assert!(
+            after.status.success(),
+            "{kind}: the spec test fails with the recorded snapshot:\n{}",
+            String::from_utf8_lossy(&after.stderr)
+        );
+    }
+    assert_eq!(
+        result_files(&workspace_root().join("specs")),
+        repo,
+        "the repository's specs changed"
+    );
+    std::fs::remove_dir_all(&ws).unwrap();
 }
