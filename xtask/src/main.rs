@@ -561,9 +561,9 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                         .map(|p| p.replications)
                         .sum();
                     eprintln!(
-                        "{}: {} of the spec's {total} runs are not complete yet (runs this \
+                        "{}: {} of the spec's {total} runs are still missing (runs this \
                          command did not select, or other shards'); the report is written \
-                         once all of them are",
+                         once all of them are complete",
                         o.name,
                         total.saturating_sub(complete)
                     );

@@ -359,7 +359,11 @@ fn shards_merge_into_results_and_a_report_identical_to_a_local_run() {
     let out = sharded.to_str().unwrap();
     // Shard 2 first: the order shards finish in must not matter.
     let first = run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "2/3"]);
-    assert!(first.contains("still missing"), "{first}");
+    // Shard 2 of 3 runs three of the ten runs.
+    assert!(
+        first.contains("quickstart: 7 of the spec's 10 runs are still missing"),
+        "{first}"
+    );
     assert!(!sharded.join("quickstart/smoke/run.json").exists());
     assert!(!sharded.join("quickstart/smoke/report.md").exists());
     run_ok(&["run", spec, "--smoke", "--out", out, "--shard", "0/3"]);
