@@ -461,6 +461,23 @@ fn a_non_finite_answer_names_the_number_and_the_evaluation() {
     insta::assert_snapshot!(line);
 }
 
+/// A finite answer too large to model fails the next decision; the message names the
+/// evaluation that caused it, not only the fit or search that failed.
+#[test]
+fn an_answer_too_large_to_model_is_named_with_its_evaluation() {
+    if !python() {
+        return;
+    }
+    let (err, records, _) = failed_run("huge", "");
+    // The initial design (4 points) is recorded; the first decision fails.
+    assert_eq!(records.lines().count(), 4, "{records}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("evaluation 2 returned y = 1e200"))
+        .unwrap_or_else(|| panic!("the evaluation is not named: {err}"));
+    insta::assert_snapshot!(line);
+}
+
 #[test]
 fn output_without_a_newline_is_cut_at_the_line_cap() {
     if !python() {

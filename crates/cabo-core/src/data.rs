@@ -89,6 +89,11 @@ impl Observation {
     }
 }
 
+/// The largest magnitude of an observed value or cost that models can fit: they standardise
+/// what they fit, and the squares of larger values are not finite, so a fit on them fails
+/// far from the observation at fault.
+pub const MAX_MODELLED_MAGNITUDE: f64 = 1e150;
+
 /// Everything observed so far in one run, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Dataset {
@@ -136,6 +141,18 @@ impl Dataset {
     /// All observations in order.
     pub fn observations(&self) -> &[Observation] {
         &self.observations
+    }
+
+    /// The first observation with a value or cost beyond [`MAX_MODELLED_MAGNITUDE`]: its
+    /// index (in a run, the evaluation's), which of the two (`"y"` or `"cost"`) and the
+    /// number.
+    pub fn first_beyond_modelled_magnitude(&self) -> Option<(usize, &'static str, f64)> {
+        self.observations.iter().enumerate().find_map(|(i, o)| {
+            [("y", o.outcome.y), ("cost", o.outcome.cost)]
+                .into_iter()
+                .find(|(_, v)| v.abs() > MAX_MODELLED_MAGNITUDE)
+                .map(|(what, v)| (i, what, v))
+        })
     }
 
     /// The realised inputs, row-major `n × d`.

@@ -41,7 +41,7 @@ pub use budget::{Budget, BudgetState};
 pub use capability::{Capabilities, Capability, Requirements};
 pub use context::DecisionContext;
 pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelSpec, LnCost};
-pub use data::{Dataset, Observation, Outcome, Phase, Query};
+pub use data::{Dataset, MAX_MODELLED_MAGNITUDE, Observation, Outcome, Phase, Query};
 pub use error::{Error, Result};
 pub use expr::Expr;
 pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};

@@ -301,7 +301,8 @@ impl Run<'_> {
         }
         if !(outcome.y.is_finite() && outcome.cost.is_finite() && outcome.cost > 0.0) {
             return Err(Error::numerical(format!(
-                "the problem returned y = {}, cost = {} (need a finite y and a positive cost)",
+                "evaluation {index}: the problem returned y = {}, cost = {} (need a finite y \
+                 and a positive cost)",
                 outcome.y, outcome.cost
             )));
         }
@@ -392,7 +393,8 @@ impl Run<'_> {
             &self.budget,
             self.policy_seed,
             iteration,
-        )?;
+        )
+        .map_err(|e| blame_magnitude(e, &self.data))?;
         let decide_s = started.elapsed().as_secs_f64() - fit_s;
         let query = match decision {
             Decision::Stop(reason) => return Ok(Some(reason)),
@@ -784,4 +786,23 @@ fn remove_orphaned_checkpoints(checkpoint: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// A failed decision's error, with the observation that explains it when the data hold a
+/// value or cost too large to model: the failure itself (a fit or an acquisition "not
+/// finite at any start") surfaces far from the evaluation at fault.
+fn blame_magnitude(e: Error, data: &Dataset) -> Error {
+    let Some((index, what, v)) = data.first_beyond_modelled_magnitude() else {
+        return e;
+    };
+    let failure = match e {
+        Error::Numerical(m) => m,
+        other => other.to_string(),
+    };
+    Error::numerical(format!(
+        "evaluation {index} returned {what} = {v:e}, beyond the ±{:e} that models can fit \
+         (they standardise what they fit, and the squares of larger values are not finite): \
+         rescale the problem's output; the decision after it failed with: {failure}",
+        cabo_core::MAX_MODELLED_MAGNITUDE
+    ))
 }

@@ -95,14 +95,9 @@ pub fn header_line(session: &Session) -> String {
     cols.join(",")
 }
 
-/// The largest magnitude of an observed value or cost: models standardise what they fit,
-/// and the squares of larger values overflow (the fit then fails far from the line at
-/// fault, with "not finite at any start").
-pub const MAX_MAGNITUDE: f64 = 1e150;
-
 /// Refuses a value too large for the models to standardise.
 fn check_magnitude(v: f64) -> std::result::Result<(), String> {
-    if v.abs() <= MAX_MAGNITUDE {
+    if v.abs() <= cabo_core::MAX_MODELLED_MAGNITUDE {
         return Ok(());
     }
     Err(

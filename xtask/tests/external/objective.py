@@ -3,8 +3,8 @@
 
     python3 objective.py MODE
 
-MODE is ok, slow, wall, crash, hang, hang-once, garbage, error, nan, no-eval, wrong-eval,
-extra-line, long-line, eager, always-error or flaky; the misbehaving modes do so at
+MODE is ok, slow, wall, crash, hang, hang-once, garbage, error, nan, huge, no-eval,
+wrong-eval, extra-line, long-line, eager, always-error or flaky; the misbehaving modes do so at
 evaluation 2 (hang-once: the first time it is asked; eager: before reading any request;
 always-error: at every evaluation; flaky: at the first call of every evaluation, answering
 the second). Each call appends its evaluation index to calls.txt in the working directory
@@ -69,6 +69,8 @@ for line in sys.stdin:
         sys.exit(1)
     if i == 2 and mode == "nan":
         y = float("nan")  # json.dumps writes NaN, which JSON does not have
+    if i == 2 and mode == "huge":
+        y = 1e200  # finite, but its square is not: no model can standardise it
     answer = {"eval": i, "y": y, "value": y, "cost": 1 + x1, "metrics": {"x_sum": x0 + x1}}
     if i == 2 and mode == "no-eval":
         del answer["eval"]
