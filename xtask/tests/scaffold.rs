@@ -331,21 +331,28 @@ fn spec_snapshot_test(ws: &Path, env: &[(&str, &str)]) -> Output {
 fn the_printed_command_records_the_smoke_specs_snapshot() {
     let ws = workspace_copy();
     let repo = result_files(&workspace_root().join("specs"));
-    for (kind, name) in GENERATED {
-        let out = new_plugin(&ws, kind, name);
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // The command is printed on a line of its own, ready to paste.
-        let command = stdout
-            .lines()
-            .map(str::trim)
-            .find(|l| l.starts_with("INSTA_GLOB_FILTER="))
-            .unwrap_or_else(|| panic!("no snapshot command in:\n{stdout}"))
-            .to_string();
+    // Every kind is generated first, so that the copy's workspace is built once (a full
+    // build of it, in a target directory of its own, is most of this test's time).
+    let commands: Vec<String> = GENERATED
+        .iter()
+        .map(|(kind, name)| {
+            let out = new_plugin(&ws, kind, name);
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            assert!(
+                out.status.success(),
+                "{kind}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // The command is printed on a line of its own, ready to paste.
+            stdout
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("INSTA_GLOB_FILTER="))
+                .unwrap_or_else(|| panic!("{kind}: no snapshot command in:\n{stdout}"))
+                .to_string()
+        })
+        .collect();
+    for ((kind, name), command) in GENERATED.into_iter().zip(commands) {
         let snapshot = ws.join(format!(
             "tests/snapshots/specs__every_spec_runs_in_smoke_mode_and_matches_its_snapshot@{name}-smoke.yaml.snap"
         ));
