@@ -34,13 +34,20 @@ if not ready.exists():
     with open(env.parent / f"{digest}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not ready.exists():
-            print(f"installing {requirements} into {env} (once)", file=sys.stderr, flush=True)
+            # The installation's output goes to a log beside the environment, not to standard
+            # error: that is the run's log, which must read the same whichever run happened to
+            # install (a resumed run's log equals an uninterrupted one's). A failure shows it.
+            install_log = env.parent / f"{digest}.install.log"
             venv.EnvBuilder(with_pip=True, clear=True).create(env)
-            # pip's own output goes to standard error: standard output carries answers only.
-            subprocess.check_call(
-                [str(python), "-m", "pip", "install", "--quiet", "-r", str(requirements)],
-                stdout=sys.stderr,
-            )
+            with open(install_log, "w") as out:
+                status = subprocess.call(
+                    [str(python), "-m", "pip", "install", "--quiet", "-r", str(requirements)],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            if status != 0:
+                sys.stderr.write(install_log.read_text())
+                sys.exit(f"installing {requirements} into {env} failed (log: {install_log})")
             ready.touch()
 
 os.execv(str(python), [str(python), str(objective), *sys.argv[2:]])
