@@ -1,5 +1,7 @@
 //! The one error type of cabo's plugin surface.
 
+use std::ops::RangeInclusive;
+
 /// What went wrong, phrased for the researcher who wrote the spec or the plugin.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -52,3 +54,39 @@ impl Error {
 
 /// `Result` with cabo's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Checks a count from a spec (samples, features, dimensions, …) against its stated range,
+/// so that a typo such as `mc_samples: 4000000000` is refused at `validate` with the range
+/// instead of aborting on an allocation or running for hours. `key` names the field as the
+/// researcher wrote it (e.g. `ts_psq.features`).
+pub fn check_count(key: &str, value: usize, range: RangeInclusive<usize>) -> Result<()> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{key}: must be a whole number from {} to {}, got {value}",
+        range.start(),
+        range.end()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_count_accepts_both_ends_and_names_the_range_outside() {
+        assert!(check_count("p.n", 1, 1..=10).is_ok());
+        assert!(check_count("p.n", 10, 1..=10).is_ok());
+        let over = check_count("p.n", 4_000_000_000, 1..=10).unwrap_err();
+        assert_eq!(
+            over.to_string(),
+            "p.n: must be a whole number from 1 to 10, got 4000000000"
+        );
+        let under = check_count("p.n", 0, 1..=10).unwrap_err();
+        assert_eq!(
+            under.to_string(),
+            "p.n: must be a whole number from 1 to 10, got 0"
+        );
+    }
+}

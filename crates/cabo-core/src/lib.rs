@@ -42,7 +42,7 @@ pub use capability::{Capabilities, Capability, Requirements};
 pub use context::DecisionContext;
 pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelSpec, LnCost};
 pub use data::{Dataset, MAX_MODELLED_MAGNITUDE, Observation, Outcome, Phase, Query};
-pub use error::{Error, Result};
+pub use error::{Error, Result, check_count};
 pub use expr::Expr;
 pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
 pub use objective::Objective;
