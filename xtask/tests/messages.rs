@@ -31,6 +31,22 @@ const INTERNALS: &[&str] = &[
 /// so every case states what it expects).
 const GIST: &[(&str, &str)] = &[
     (
+        "cvs-mc-samples-huge.yaml",
+        ":15:13: `policies[0].policy`: cvs_etc.mc_samples: must be a whole number from 1 to 65536, got 4000000000",
+    ),
+    (
+        "ts-psq-features-huge.yaml",
+        "`policies[0].policy`: ts_psq.features: must be a whole number from 1 to 8192, got 100000000",
+    ),
+    (
+        "gp-prior-features-huge.yaml",
+        ":3:53: `problem.features`: must be a whole number from 1 to 65536, got 100000000",
+    ),
+    (
+        "synthetic-dim-huge.yaml",
+        ":3:31: `problem.dim`: must be a whole number from 1 to 10000, got 4000000000",
+    ),
+    (
         "budget-number.yaml",
         "`budget`: expected a mapping, found the number 20",
     ),

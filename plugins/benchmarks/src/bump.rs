@@ -181,6 +181,11 @@ impl BumpPriorSampleSpec {
                 "bump_prior_sample.features: must be at least 1",
             ));
         }
+        cabo_core::check_count(
+            "bump_prior_sample.features",
+            self.features,
+            crate::gp_prior::PRIOR_FEATURES,
+        )?;
         if !(self.noise_std.is_finite() && self.noise_std >= 0.0) {
             return Err(Error::invalid(format!(
                 "bump_prior_sample.noise_std: must be finite and ≥ 0, got {}",

@@ -11,13 +11,14 @@
 use crate::synthetic::check_unit_query;
 use cabo_core::{
     Error, Objective, OptimizerSettings, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result,
-    Rng, derive_seed,
+    Rng, check_count, derive_seed,
 };
 use cabo_gp::{KernelKind, Lengthscale, RandomFeatures};
 use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The prior kernel of a GP-sample objective: `{ type: matern52, lengthscale: 0.1 }`.
@@ -65,6 +66,20 @@ impl PriorKernel {
 /// d = 8 instances 16 times the points and 10 times the restarts gain up to 1.0. There the
 /// optimum is a lower bound, so regret is understated by the same amount for every policy of
 /// a replication and comparisons between policies stand.
+/// Range of `optimum_search.raw_samples`: scored once per replication, d numbers each; 64
+/// times the default 65 536 (the tests' oracle search uses 4 times).
+pub const OPTIMUM_RAW_SAMPLES: RangeInclusive<usize> = 1..=4_194_304;
+/// Range of `optimum_search.restarts`: each is an L-BFGS-B run once per replication; 64
+/// times the default 1000.
+pub const OPTIMUM_RESTARTS: RangeInclusive<usize> = 1..=64_000;
+/// Range of `optimum_search.max_iters`: the iteration cap of each restart; 500 times the
+/// default 200.
+pub const OPTIMUM_MAX_ITERS: RangeInclusive<usize> = 1..=100_000;
+/// Range of a prior sample's random Fourier `features`: every evaluation costs
+/// O(features × dim) and the frequencies take features × dim numbers; 64 times seed 000's
+/// 1024.
+pub const PRIOR_FEATURES: RangeInclusive<usize> = 1..=65_536;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OptimumSearch {
@@ -110,6 +125,21 @@ impl OptimumSearch {
                 "{key}.optimum_search: need 1 ≤ restarts ≤ raw_samples and max_iters ≥ 1, got {self:?}"
             )));
         }
+        check_count(
+            &format!("{key}.optimum_search.raw_samples"),
+            self.raw_samples,
+            OPTIMUM_RAW_SAMPLES,
+        )?;
+        check_count(
+            &format!("{key}.optimum_search.restarts"),
+            self.restarts,
+            OPTIMUM_RESTARTS,
+        )?;
+        check_count(
+            &format!("{key}.optimum_search.max_iters"),
+            self.max_iters,
+            OPTIMUM_MAX_ITERS,
+        )?;
         Ok(OptimizerSettings {
             raw_samples: self.raw_samples,
             restarts: self.restarts,
@@ -177,12 +207,19 @@ impl GpPriorSampleSpec {
                 "gp_prior_sample.dim: must be at least 1, got 0",
             ));
         }
+        // Before the lengthscales, which hold one number per input.
+        check_count(
+            "gp_prior_sample.dim",
+            self.dim,
+            1..=crate::synthetic::MAX_DIM,
+        )?;
         let l = self.kernel.lengthscales(self.dim, "gp_prior_sample")?;
         if self.features == 0 {
             return Err(Error::invalid(
                 "gp_prior_sample.features: must be at least 1, got 0",
             ));
         }
+        check_count("gp_prior_sample.features", self.features, PRIOR_FEATURES)?;
         if !(self.noise_std.is_finite() && self.noise_std >= 0.0) {
             return Err(Error::invalid(format!(
                 "gp_prior_sample.noise_std: must be finite and ≥ 0, got {}",

@@ -118,6 +118,13 @@ pub struct PestControlSpec {
     pub min_cost: f64,
 }
 
+/// Range of `stages`: one input each, so the bound is the synthetic problems' dimension
+/// bound; COMBO's problem has 25.
+pub const STAGES: std::ops::RangeInclusive<usize> = 1..=crate::synthetic::MAX_DIM;
+/// Range of `simulations`: every evaluation simulates each field over every stage; 1000
+/// times COMBO's 100.
+pub const SIMULATIONS: std::ops::RangeInclusive<usize> = 1..=100_000;
+
 fn default_stages() -> usize {
     25
 }
@@ -135,6 +142,8 @@ impl PestControlSpec {
                 "pest_control: stages and simulations must be at least 1",
             ));
         }
+        cabo_core::check_count("pest_control.stages", self.stages, STAGES)?;
+        cabo_core::check_count("pest_control.simulations", self.simulations, SIMULATIONS)?;
         if !(self.min_cost.is_finite() && self.min_cost > 0.0) {
             return Err(Error::invalid(format!(
                 "pest_control.min_cost: must be finite and > 0 (costs must be positive), got {}",

@@ -96,6 +96,8 @@ pub struct SyntheticOptions {
 impl SyntheticOptions {
     /// Checks the options for a function with `d` inputs; `name` prefixes error messages.
     pub fn validate(&self, name: &str, d: usize, default_bounds: &Bounds) -> Result<()> {
+        // Before the box, which holds a number per input (dummy inputs included).
+        cabo_core::check_count(&format!("{name}.dummy_dims"), self.dummy_dims, DUMMY_DIMS)?;
         self.bounds
             .as_ref()
             .unwrap_or(default_bounds)
@@ -397,8 +399,17 @@ pub(crate) fn check_dim(name: &str, dim: usize, min: usize) -> Result<()> {
             "{name}.dim: must be at least {min}, got {dim}"
         )));
     }
-    Ok(())
+    cabo_core::check_count(&format!("{name}.dim"), dim, min..=MAX_DIM)
 }
+
+/// Largest `dim` of a problem: the box and every query hold a number per input, and
+/// 10 000 is far past the dimensions BO is used at (the resource limits refuse most
+/// specs there anyway, with their own message).
+pub const MAX_DIM: usize = 10_000;
+
+/// Range of `dummy_dims`: ignored inputs count as inputs for the box and every model, so
+/// they take the bound of [`MAX_DIM`]; seed 004 appends 6.
+pub const DUMMY_DIMS: std::ops::RangeInclusive<usize> = 0..=MAX_DIM;
 
 /// Declares a synthetic problem's spec — the shared options (`bounds`, `scale`,
 /// `dummy_dims`, `noise_std`), plus `dim` for functions of any dimension — with its

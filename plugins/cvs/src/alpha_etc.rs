@@ -146,6 +146,11 @@ impl PolicySpec for AlphaEtcSpec {
                 )));
             }
         }
+        cabo_core::check_count(
+            "alpha_etc.mc_samples",
+            self.mc_samples,
+            crate::common::MC_SAMPLES,
+        )?;
         Ok(())
     }
 

@@ -10,9 +10,20 @@ use cabo_core::{
 };
 use cabo_optim::{MaximizeOptions, maximize};
 use rayon::prelude::*;
+use std::ops::RangeInclusive;
 
 /// Default number of Monte Carlo samples of the open variables (seed 002, App. C).
 pub const DEFAULT_MC_SAMPLES: usize = 1024;
+
+/// Range of `mc_samples`: each decision averages every candidate over all the samples, so
+/// its work grows with them; 64 times the seeds' 1024 is far past any sampling error the
+/// seeds' comparisons resolve.
+pub const MC_SAMPLES: RangeInclusive<usize> = 1..=65_536;
+
+/// Range of a policy's random Fourier `features`: a path costs O(features) per point at
+/// every Monte Carlo sample of every candidate; the bound is the random-feature GP's
+/// (`cabo_rfgp::MAX_FEATURES`), 8 times the seeds' 1024.
+pub const FEATURES: RangeInclusive<usize> = 1..=8192;
 
 pub(crate) fn default_mc_samples() -> usize {
     DEFAULT_MC_SAMPLES

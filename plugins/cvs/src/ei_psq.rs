@@ -38,6 +38,10 @@ pub struct EiPsqSpec {
     pub mc_samples: usize,
 }
 
+/// Range of `samples`: every path is maximised over every control set at each decision,
+/// so the work grows with them; 128 times the seeds' 32.
+pub const SAMPLES: std::ops::RangeInclusive<usize> = 1..=4096;
+
 fn default_samples() -> usize {
     32
 }
@@ -56,6 +60,13 @@ impl PolicySpec for EiPsqSpec {
         if self.features == 0 {
             return Err(Error::invalid("ei_psq.features: must be at least 1"));
         }
+        cabo_core::check_count(
+            "ei_psq.mc_samples",
+            self.mc_samples,
+            crate::common::MC_SAMPLES,
+        )?;
+        cabo_core::check_count("ei_psq.features", self.features, crate::common::FEATURES)?;
+        cabo_core::check_count("ei_psq.samples", self.samples, SAMPLES)?;
         Ok(())
     }
 

@@ -62,6 +62,11 @@ impl PolicySpec for EtcSpec {
                 self.beta
             )));
         }
+        cabo_core::check_count(
+            "cvs_etc.mc_samples",
+            self.mc_samples,
+            crate::common::MC_SAMPLES,
+        )?;
         Ok(())
     }
 

@@ -17,13 +17,14 @@
 use crate::dist::{InputDistributions, VariableDistribution};
 use cabo_core::{
     ControlSet, Error, Objective, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec,
-    Query, Result, Rng, derive_seed,
+    Query, Result, Rng, check_count, derive_seed,
 };
 use cabo_optim::{MaximizeOptions, maximize};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// How a play's cost is drawn when costs are random and unknown to the learner (seed 004):
@@ -57,6 +58,19 @@ fn default_cost_max() -> f64 {
 }
 
 /// Settings of the numerical search for each control set's best expected value.
+/// Range of `optimum.raw_samples`: the search scores them for every control set once per
+/// run; 400 times the default 256.
+pub const OPTIMUM_RAW_SAMPLES: RangeInclusive<usize> = 1..=100_000;
+/// Range of `optimum.restarts`: each is a finite-difference L-BFGS-B run per control set;
+/// 250 times the default 4.
+pub const OPTIMUM_RESTARTS: RangeInclusive<usize> = 1..=1000;
+/// Range of `optimum.max_iters`: the iteration cap of each restart; 1000 times the
+/// default 100.
+pub const OPTIMUM_MAX_ITERS: RangeInclusive<usize> = 1..=100_000;
+/// Range of `value_samples`: the value of every play and the per-set optima average the
+/// objective over them, so each evaluation's work grows with them; 256 times the seeds' 256.
+pub const VALUE_SAMPLES: RangeInclusive<usize> = 1..=65_536;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OptimumSettings {
@@ -225,6 +239,14 @@ impl CvsSpec {
                 o.restarts, o.raw_samples
             )));
         }
+        check_count("cvs.value_samples", self.value_samples, VALUE_SAMPLES)?;
+        check_count(
+            "cvs.optimum.raw_samples",
+            o.raw_samples,
+            OPTIMUM_RAW_SAMPLES,
+        )?;
+        check_count("cvs.optimum.restarts", o.restarts, OPTIMUM_RESTARTS)?;
+        check_count("cvs.optimum.max_iters", o.max_iters, OPTIMUM_MAX_ITERS)?;
         self.samplers(d)?;
         Ok(())
     }

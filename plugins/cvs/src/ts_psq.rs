@@ -46,6 +46,12 @@ impl PolicySpec for TsPsqSpec {
         if self.features == 0 {
             return Err(Error::invalid("ts_psq.features: must be at least 1"));
         }
+        cabo_core::check_count(
+            "ts_psq.mc_samples",
+            self.mc_samples,
+            crate::common::MC_SAMPLES,
+        )?;
+        cabo_core::check_count("ts_psq.features", self.features, crate::common::FEATURES)?;
         Ok(())
     }
 

@@ -100,6 +100,11 @@ impl PolicySpec for UcbCvsSpec {
                 self.beta
             )));
         }
+        cabo_core::check_count(
+            "ucb_cvs.mc_samples",
+            self.mc_samples,
+            crate::common::MC_SAMPLES,
+        )?;
         self.epsilon.validate()
     }
 

@@ -37,6 +37,11 @@ impl PolicySpec for UcbPsqSpec {
                 self.beta
             )));
         }
+        cabo_core::check_count(
+            "ucb_psq.mc_samples",
+            self.mc_samples,
+            crate::common::MC_SAMPLES,
+        )?;
         Ok(())
     }
 
