@@ -122,7 +122,8 @@ pub struct DecisionWork {
     pub uses_model: bool,
     /// Acquisition values computed per decision: raw samples, and each restart's iterations.
     pub acquisition_points: f64,
-    /// Marginal-likelihood evaluations per fit (see [`fit_evaluations`]).
+    /// Marginal-likelihood evaluations per fit: one for fixed hyperparameters, else the
+    /// fit's L-BFGS starts × iteration cap.
     pub fit_evaluations: f64,
 }
 
