@@ -70,6 +70,15 @@ policies:
     )
 }
 
+/// Gives the program of `spec` ten minutes an answer instead of 20 s: a test that interrupts
+/// a hanging program must see cabo stop for the signal, not for the time limit.
+fn patient(spec: &Path) {
+    let text = std::fs::read_to_string(spec)
+        .unwrap()
+        .replace("timeout_s: 20", "timeout_s: 600");
+    std::fs::write(spec, text).unwrap();
+}
+
 fn run(spec: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "run",
@@ -603,10 +612,7 @@ fn an_interrupt_stops_a_waiting_evaluation_and_the_run_resumes() {
     }
     let dir = tempfile::tempdir().unwrap();
     let spec = ei_spec(dir.path(), "same", "hang-once", 4);
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("timeout_s: 20", "timeout_s: 600");
-    std::fs::write(&spec, text).unwrap();
+    patient(&spec);
     let out = dir.path().join("results");
     let child = start_run(&spec, &out);
     wait_until("the hang", || pids(dir.path()).len() >= 2);
@@ -630,10 +636,7 @@ fn an_interrupt_stops_a_waiting_evaluation_and_the_run_resumes() {
     assert_eq!(asked[&2], 2, "{asked:?}");
     let other = tempfile::tempdir().unwrap();
     let ok = ei_spec(other.path(), "same", "ok", 4);
-    let text = std::fs::read_to_string(&ok)
-        .unwrap()
-        .replace("timeout_s: 20", "timeout_s: 600");
-    std::fs::write(&ok, text).unwrap();
+    patient(&ok);
     let clean = other.path().join("ok");
     let o = run(&ok, &clean, &["--only", "EI", "--replications", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -653,10 +656,7 @@ fn a_second_interrupt_leaves_no_program_behind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let spec = ei_spec(dir.path(), "twice", "hang", 4);
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("timeout_s: 20", "timeout_s: 600");
-    std::fs::write(&spec, text).unwrap();
+    patient(&spec);
     let out = dir.path().join("results");
     let child = start_run(&spec, &out);
     // The program and the child it started while hanging.
