@@ -184,6 +184,10 @@ const GIST: &[(&str, &str)] = &[
         "study-paths-huge.yaml:5:3: `study`: paths: need at most 1000 sample paths, got 1000000000",
     ),
     (
+        "study-figure2-grid-huge.yaml",
+        "`study`: grid: must be a whole number from 2 to 100000, got 4000000000",
+    ),
+    (
         "study-smoke-grid.yaml",
         "study-smoke-grid.yaml:6:10: `smoke.study`: y_levels: need an odd number from 3 to 1001",
     ),

@@ -101,17 +101,12 @@ impl StudySpec for Figure2StudySpec {
             )));
         }
         crate::tree::validate_fantasies(1, &self.fantasies)?;
-        if self.raw_samples == 0 || self.restarts == 0 || self.max_iters == 0 {
-            return Err(Error::invalid(
-                "raw_samples, restarts and max_iters: each must be at least 1",
-            ));
-        }
-        if self.grid < 2 {
-            return Err(Error::invalid(format!(
-                "grid: need at least 2 points, got {}",
-                self.grid
-            )));
-        }
+        // Each decision of the study scores raw_samples trees and runs restarts searches of
+        // up to max_iters steps; the grid is evaluated point by point.
+        cabo_core::check_count("raw_samples", self.raw_samples, 1..=100_000)?;
+        cabo_core::check_count("restarts", self.restarts, 1..=1_000)?;
+        cabo_core::check_count("max_iters", self.max_iters, 1..=100_000)?;
+        cabo_core::check_count("grid", self.grid, 2..=100_000)?;
         self.model.validate(1).map_err(|e| e.at("model"))?;
         self.cost_model.validate(1).map_err(|e| e.at("cost_model"))
     }

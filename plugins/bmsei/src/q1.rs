@@ -96,9 +96,8 @@ impl AcquisitionSpec for BudgetedEiSpec {
                 "fixed_budget: must be a positive finite number, got {b}"
             )));
         }
-        if self.schedule_steps == 0 {
-            return Err(Error::invalid("schedule_steps: must be at least 1"));
-        }
+        // Each step of the budget schedule's rollout optimises an acquisition once.
+        cabo_core::check_count("schedule_steps", self.schedule_steps, 1..=100)?;
         Ok(())
     }
     fn needs_incumbent(&self) -> bool {

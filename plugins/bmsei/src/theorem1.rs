@@ -87,15 +87,10 @@ impl StudySpec for Theorem1StudySpec {
                 )));
             }
         }
-        if self.runs < 2 {
-            return Err(Error::invalid(format!(
-                "runs: need at least 2 simulated replications for a standard error, got {}",
-                self.runs
-            )));
-        }
-        if self.fantasies == 0 {
-            return Err(Error::invalid("fantasies: need at least one"));
-        }
+        // At least 2 simulated replications for a standard error; each replication plays
+        // every arm with `fantasies` samples, so both bound the study's time.
+        cabo_core::check_count("runs", self.runs, 2..=10_000_000)?;
+        cabo_core::check_count("fantasies", self.fantasies, 1..=65_536)?;
         Ok(())
     }
 

@@ -102,13 +102,10 @@ fn check_range(key: &str, r: [f64; 2], positive: bool) -> Result<()> {
     }
 }
 
+/// A side of the figure's grid: at least 2 points, and the grid (both sides' product) is
+/// evaluated point by point.
 fn check_points(key: &str, n: usize) -> Result<()> {
-    if n < 2 {
-        return Err(Error::invalid(format!(
-            "{key}: need at least 2 grid points, got {n}"
-        )));
-    }
-    Ok(())
+    cabo_core::check_count(key, n, 2..=10_000)
 }
 
 #[cabo_core::plugin(
@@ -143,9 +140,7 @@ impl StudySpec for ContoursSpec {
         check_range("sd_range", self.sd_range, true)?;
         check_points("mean_points", self.mean_points)?;
         check_points("sd_points", self.sd_points)?;
-        if self.levels == 0 {
-            return Err(Error::invalid("levels: need at least one contour line"));
-        }
+        cabo_core::check_count("levels", self.levels, 1..=1_000)?;
         Ok(())
     }
 
