@@ -605,18 +605,31 @@ fn an_interrupt_stops_a_retry_loop_at_once() {
     }
 }
 
+/// Runs spec `name` (EI, one replication) in `dir` with its program in `mode`, waits until
+/// the program hangs (it and the child it started have recorded their ids) and interrupts
+/// cabo `times` times: its exit code, how long it took to exit, and its standard error.
+/// The results are in `dir/results`.
+fn interrupt_hung_run(
+    dir: &Path,
+    name: &str,
+    mode: &str,
+    times: usize,
+) -> (Option<i32>, Duration, String) {
+    let spec = ei_spec(dir, name, mode, 4);
+    patient(&spec);
+    let child = start_run(&spec, &dir.join("results"));
+    wait_until("the hang", || pids(dir).len() >= 2);
+    interrupt(child, times)
+}
+
 #[test]
 fn an_interrupt_stops_a_waiting_evaluation_and_the_run_resumes() {
     if !python() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let spec = ei_spec(dir.path(), "same", "hang-once", 4);
-    patient(&spec);
-    let out = dir.path().join("results");
-    let child = start_run(&spec, &out);
-    wait_until("the hang", || pids(dir.path()).len() >= 2);
-    let (code, took, err) = interrupt(child, 1);
+    let (spec, out) = (dir.path().join("same.yaml"), dir.path().join("results"));
+    let (code, took, err) = interrupt_hung_run(dir.path(), "same", "hang-once", 1);
     assert_eq!(code, Some(130), "{err}");
     assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
     assert!(err.contains("interrupted: the runs in progress"), "{err}");
@@ -655,13 +668,7 @@ fn a_second_interrupt_leaves_no_program_behind() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let spec = ei_spec(dir.path(), "twice", "hang", 4);
-    patient(&spec);
-    let out = dir.path().join("results");
-    let child = start_run(&spec, &out);
-    // The program and the child it started while hanging.
-    wait_until("the hang", || pids(dir.path()).len() >= 2);
-    let (code, took, err) = interrupt(child, 2);
+    let (code, took, err) = interrupt_hung_run(dir.path(), "twice", "hang", 2);
     assert_eq!(code, Some(130), "{err}");
     assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
     // Killed with their process group, not left to init.
