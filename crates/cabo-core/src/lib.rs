@@ -47,7 +47,9 @@ pub use expr::Expr;
 pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
 pub use objective::Objective;
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
-pub use problem::{BuildContext, ControlSet, Domain, Problem, ProblemInfo, ProblemSpec};
+pub use problem::{
+    BuildContext, ControlSet, Domain, Problem, ProblemInfo, ProblemSpec, check_input_names,
+};
 pub use registry::{Kind, PluginInfo};
 pub use rng::{Rng, derive_seed};
 pub use settings::{OptimizerSettings, OptimizerSpec};

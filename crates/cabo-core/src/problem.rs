@@ -201,3 +201,40 @@ pub trait ProblemSpec: Debug + Send + Sync + dyn_clone::DynClone {
 }
 
 dyn_clone::clone_trait_object!(ProblemSpec);
+
+/// Checks a problem's input names, when given (`key` is the spec field, e.g.
+/// `external.names`): one per input (`inputs` of them), distinct, and usable as the columns
+/// of an observations file beside `y` and `cost` (`suggest` splits its lines at commas): not
+/// empty, not `y` or `cost`, without commas, double quotes or control characters, and without
+/// spaces at their ends.
+pub fn check_input_names(key: &str, names: &[String], inputs: usize) -> Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    if names.len() != inputs {
+        return Err(crate::Error::invalid(format!(
+            "{key}: gives {} names, the problem has {inputs} inputs",
+            names.len()
+        )));
+    }
+    for (i, n) in names.iter().enumerate() {
+        if n.is_empty() || n == "y" || n == "cost" {
+            return Err(crate::Error::invalid(format!(
+                "{key}[{i}]: {n:?} cannot name an input (names are not empty, and `y` and \
+                 `cost` name the outputs)"
+            )));
+        }
+        if n.trim() != n || n.contains([',', '"']) || n.chars().any(char::is_control) {
+            return Err(crate::Error::invalid(format!(
+                "{key}[{i}]: {n:?} cannot be a column of a data file (a name has no commas, \
+                 quotes, line breaks or other control characters, and no spaces at its ends)"
+            )));
+        }
+        if names[..i].contains(n) {
+            return Err(crate::Error::invalid(format!(
+                "{key}[{i}]: {n:?} names two inputs"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -118,38 +118,10 @@ impl SyntheticOptions {
         self.check_names(name, d + self.dummy_dims)
     }
 
-    /// Names, if given, are one per input (`total` of them), distinct, and usable as
-    /// the columns of an observations file: not `y` or `cost`, not empty, and free of
-    /// commas, quotes and surrounding spaces.
+    /// Names, if given, are one per input (`total` of them), distinct, and usable as the
+    /// columns of an observations file ([`cabo_core::check_input_names`]).
     fn check_names(&self, name: &str, total: usize) -> Result<()> {
-        if self.names.is_empty() {
-            return Ok(());
-        }
-        if self.names.len() != total {
-            return Err(Error::invalid(format!(
-                "{name}.names: gives {} names, the problem has {total} inputs",
-                self.names.len()
-            )));
-        }
-        for (i, n) in self.names.iter().enumerate() {
-            let unusable = n.is_empty()
-                || n.trim() != n
-                || n.contains([',', '"'])
-                || n.chars().any(char::is_control);
-            if unusable || n == "y" || n == "cost" {
-                return Err(Error::invalid(format!(
-                    "{name}.names[{i}]: {n:?} cannot name an input (names are the columns of \
-                     an observations file beside `y` and `cost`: not empty, without commas, \
-                     quotes or surrounding spaces)"
-                )));
-            }
-            if self.names[..i].contains(n) {
-                return Err(Error::invalid(format!(
-                    "{name}.names[{i}]: {n:?} names two inputs"
-                )));
-            }
-        }
-        Ok(())
+        cabo_core::check_input_names(&format!("{name}.names"), &self.names, total)
     }
 
     /// Builds the problem around `f` after validating.

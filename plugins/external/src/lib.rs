@@ -233,35 +233,10 @@ impl ExternalSpec {
         self.check_control_sets(d)
     }
 
-    /// The inputs' names are the columns of an ask/tell data file: one per input, distinct,
-    /// not an output's, and usable as a CSV column name as they are.
+    /// The inputs' names are the columns of an ask/tell data file
+    /// ([`cabo_core::check_input_names`]).
     fn check_names(&self, d: usize) -> Result<()> {
-        if self.names.is_empty() {
-            return Ok(());
-        }
-        if self.names.len() != d {
-            return Err(Error::invalid(format!(
-                "external.names: {} names for {d} inputs (one per pair of `bounds`)",
-                self.names.len()
-            )));
-        }
-        for (i, n) in self.names.iter().enumerate() {
-            if n.is_empty() || self.names[..i].contains(n) || ["y", "cost"].contains(&n.as_str()) {
-                return Err(Error::invalid(format!(
-                    "external.names[{i}]: {n:?} is empty, repeated or reserved (`y` and \
-                     `cost` name the outputs)"
-                )));
-            }
-            let unusable = n.contains([',', '"', '\'']) || n.chars().any(char::is_control);
-            if unusable || n.trim() != n {
-                return Err(Error::invalid(format!(
-                    "external.names[{i}]: {n:?} cannot be a column of a data file (a name \
-                     has no commas, quotes, line breaks or other control characters, and no \
-                     spaces at its ends)"
-                )));
-            }
-        }
-        Ok(())
+        cabo_core::check_input_names("external.names", &self.names, d)
     }
 
     /// `timeout_s` and `retries` within their stated ranges, so that a run can neither
