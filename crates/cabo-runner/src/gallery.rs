@@ -416,12 +416,13 @@ fn load_spec(path: &Path) -> Result<Loaded, String> {
 
 impl Loaded {
     /// The fingerprint a page records: the resolved spec's, or the study file's as written
-    /// (smoke section included: the page records the file, not one variant).
+    /// (smoke section included: the page records the file, not one variant), under the
+    /// numerics generation ([`store::results_fingerprint`]).
     fn fingerprint(&self) -> Result<String, String> {
         match self {
-            Loaded::Comparison(s) => Ok(store::fingerprint(&s.spec)),
+            Loaded::Comparison(s) => Ok(store::results_fingerprint(&s.spec)),
             Loaded::Study(s) => serde_json::to_value(&s.file)
-                .map(|v| store::fingerprint(&v))
+                .map(|v| store::results_fingerprint(&v))
                 .map_err(|e| e.to_string()),
         }
     }
@@ -1419,9 +1420,11 @@ pub fn mark_stale(root: &Path, pages_dir: &Path) -> Result<Vec<PathBuf>, String>
         let specs: Vec<&str> = s.changed.iter().map(|(p, ..)| p.as_str()).collect();
         let (title, rest) = text.split_once('\n').unwrap_or((&text, ""));
         let note = format!(
-            "{title}\n\n{STALE_LINE}{commit} -->\n> **Stale**: since commit `{commit}` these specs differ from the ones this page was made \
-             from: {}. Its numbers are those of the earlier specs; `cargo xtask reproduce` \
-             rewrites it.\n{rest}",
+            "{title}\n\n{STALE_LINE}{commit} -->\n> **Stale**: since commit `{commit}` these \
+             specs, or the numerics generation they run under (now {}), differ from the ones \
+             this page was made from: {}. Its numbers are those of the earlier specs or \
+             generation; `cargo xtask reproduce` rewrites it.\n{rest}",
+            store::NUMERICS,
             specs.join(", ")
         );
         store::write_atomic(&s.page, note.as_bytes())

@@ -492,6 +492,27 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
+/// The fingerprint of a spec's results as the gallery records them: the spec's
+/// [`fingerprint`] under the current numerics generation, so a page made under an earlier
+/// generation reads as stale once [`NUMERICS`] moves. Generation 1 adds nothing, so the
+/// pages written before generations were counted keep their fingerprints.
+pub fn results_fingerprint<T: Serialize>(spec: &T) -> String {
+    results_fingerprint_in(spec, NUMERICS)
+}
+
+/// [`results_fingerprint`] under the numerics generation `numerics`.
+fn results_fingerprint_in<T: Serialize>(spec: &T, numerics: u32) -> String {
+    #[derive(Serialize)]
+    struct UnderGeneration<'a, T> {
+        spec: &'a T,
+        numerics: u32,
+    }
+    if numerics == 1 {
+        return fingerprint(spec);
+    }
+    fingerprint(&UnderGeneration { spec, numerics })
+}
+
 /// A stable fingerprint of a JSON-serialisable value (FNV-1a over its canonical JSON).
 pub fn fingerprint<T: Serialize>(value: &T) -> String {
     let json = serde_json::to_string(value).unwrap_or_default();
@@ -536,5 +557,13 @@ mod tests {
         edited["description"] = "another".into();
         edited["replications"] = 16.into();
         assert_eq!(run_fingerprint_in(&edited, 0, 2), second);
+    }
+
+    #[test]
+    fn a_new_numerics_generation_changes_what_a_gallery_page_records() {
+        assert_eq!(results_fingerprint_in(&spec(), 1), fingerprint(&spec()));
+        let second = results_fingerprint_in(&spec(), 2);
+        assert_ne!(second, fingerprint(&spec()));
+        assert_ne!(second, results_fingerprint_in(&spec(), 3));
     }
 }
