@@ -25,6 +25,7 @@ pub mod data;
 pub mod error;
 pub mod expr;
 pub mod interrupt;
+pub mod lookahead;
 pub mod model;
 pub mod normal;
 pub mod objective;
@@ -44,6 +45,7 @@ pub use cost::{CostBelief, CostFunction, CostFunctionSpec, CostModel, CostModelS
 pub use data::{Dataset, MAX_MODELLED_MAGNITUDE, Observation, Outcome, Phase, Query};
 pub use error::{Error, Result, check_count};
 pub use expr::Expr;
+pub use lookahead::{Lookahead, LookaheadSpec, TreeShape};
 pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
 pub use objective::Objective;
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};

@@ -74,6 +74,11 @@ pub trait PolicySpec: Debug + Send + Sync + dyn_clone::DynClone {
     fn requires(&self) -> crate::Requirements {
         crate::Requirements::NONE
     }
+    /// The scenario tree the policy maximises, for a policy that has one (multi-step
+    /// lookahead, one-shot KG), so that `inspect` can evaluate it at given points.
+    fn lookahead(&self) -> Option<&dyn crate::LookaheadSpec> {
+        None
+    }
 }
 
 dyn_clone::clone_trait_object!(PolicySpec);

@@ -33,6 +33,10 @@
 //! - [`kg`]: KG's one-stage tree through the model's faster fantasy means where it offers
 //!   them (the exact GP's take `O(n·d)` per fantasy point), equal to the general tree to
 //!   rounding.
+//! - [`lookahead`]: each tree policy's tree for one decision as a `cabo_core::Lookahead`,
+//!   evaluated at given node points with given base samples or the policy's own (what
+//!   `cargo xtask inspect` reports under `lookahead:`); tested against a brute-force
+//!   evaluation that re-solves each node's GP from scratch.
 //! - [`belief`]: what a tree needs from a posterior (the capability `Covariance`), and the
 //!   unit cost of MS-EI and KG; [`arms`]: independent normal arms with known costs, the
 //!   finite instances of Theorem 1.
@@ -56,6 +60,7 @@ pub mod arms;
 pub mod belief;
 pub mod figure2;
 pub mod kg;
+pub mod lookahead;
 pub mod policy;
 pub mod q1;
 pub mod schedule;
@@ -63,6 +68,7 @@ pub mod theorem1;
 pub mod tree;
 
 pub use kg::KgObjective;
+pub use lookahead::TreeLookahead;
 pub use policy::{BaseSampleScheme, BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant};
 pub use q1::{BudgetedEi, BudgetedEiSpec, q1_value, q1_value_grad};
 pub use schedule::{BudgetMode, Scheduler};

@@ -97,6 +97,10 @@ impl PolicySpec for BmseiSpec {
                 .with_base_samples(self.base_samples),
         ))
     }
+    /// The scenario tree this policy maximises ([`crate::lookahead`]).
+    fn lookahead(&self) -> Option<&dyn cabo_core::LookaheadSpec> {
+        Some(self)
+    }
 }
 
 /// Spec of multi-step EI (`policy: { type: ms_ei, fantasies: [4, 2] }`).
@@ -133,6 +137,10 @@ impl PolicySpec for MsEiSpec {
             TreePolicy::new(Variant::MsEi, self.fantasies.clone())
                 .with_base_samples(self.base_samples),
         ))
+    }
+    /// The scenario tree this policy maximises ([`crate::lookahead`]).
+    fn lookahead(&self) -> Option<&dyn cabo_core::LookaheadSpec> {
+        Some(self)
     }
 }
 
@@ -179,6 +187,10 @@ impl PolicySpec for KgSpec {
         Ok(Box::new(
             TreePolicy::new(Variant::Kg, vec![self.fantasies]).with_base_samples(self.base_samples),
         ))
+    }
+    /// The scenario tree this policy maximises ([`crate::lookahead`]).
+    fn lookahead(&self) -> Option<&dyn cabo_core::LookaheadSpec> {
+        Some(self)
     }
 }
 
@@ -304,7 +316,7 @@ fn root_starts(
 impl TreePolicy {
     /// The cost path, budget and node values of this decision's tree (B-MS-EI schedules its
     /// budget here, recording it in `diagnostics`).
-    fn cost_and_budget<'c>(
+    pub(crate) fn cost_and_budget<'c>(
         &mut self,
         ctx: &'c DecisionContext<'_>,
         unit: &'c UnitCostPath,

@@ -295,6 +295,35 @@ pub fn validate_fantasies(d: usize, fantasies: &[usize]) -> Result<()> {
     check_shape(d, fantasies).map_err(|e| e.at("fantasies"))
 }
 
+impl Tree {
+    /// The same tree with the base samples `samples`, one `(ε_y, ε_ln c)` per node after the
+    /// root in node order, used exactly as given (a single-fantasy stage included, whose own
+    /// samples are the posterior mean's zeros). Fails unless there is one pair per node
+    /// after the root, every number finite.
+    pub fn with_base_samples(mut self, samples: &[(f64, f64)]) -> Result<Tree> {
+        if samples.len() + 1 != self.nodes() {
+            return Err(Error::invalid(format!(
+                "scenario tree: {} base samples for {} nodes after the root",
+                samples.len(),
+                self.nodes() - 1
+            )));
+        }
+        if samples
+            .iter()
+            .any(|(y, c)| !y.is_finite() || !c.is_finite())
+        {
+            return Err(Error::invalid(
+                "scenario tree: every base sample must be finite",
+            ));
+        }
+        for (node, &(y, c)) in samples.iter().enumerate() {
+            self.eps_y[node + 1] = y;
+            self.eps_c[node + 1] = c;
+        }
+        Ok(self)
+    }
+}
+
 struct Scratch {
     fc: Vec<PreparedPoint>,
     cc: Vec<PreparedPoint>,
