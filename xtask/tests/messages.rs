@@ -65,6 +65,34 @@ const GIST: &[(&str, &str)] = &[
     ),
     ("inspect-nan-point.yaml", ":9:11: `points[1][1]`: NaN"),
     (
+        "inspect-tree-node-count.yaml",
+        ":10:10: `lookahead.nodes`: 5 node points for a tree of 7 nodes (fantasies [2, 2]): the root, then 2 at stage 1, then 4 at stage 2",
+    ),
+    (
+        "inspect-tree-node-outside.yaml",
+        ":12:13: `lookahead.nodes[1][1]`: 1.3 is outside [0, 1]",
+    ),
+    (
+        "inspect-tree-base-sample-pair.yaml",
+        ":12:8: `lookahead.base_samples[0][0]`: 2 numbers where policy `ms_ei` draws 1 per fantasy: [ε_y]",
+    ),
+    (
+        "inspect-tree-base-samples-stage.yaml",
+        ":13:7: `lookahead.base_samples[1]`: 3 entries for stage 2, which expects 2 (one per fantasy, shared by every parent) or 4 (one per node of the stage)",
+    ),
+    (
+        "inspect-tree-policy-without-tree.yaml",
+        "`lookahead.policy`: policy `random_search` has no scenario tree to evaluate; the policies with one are `bmsei`, `kg`, `ms_ei`",
+    ),
+    (
+        "inspect-tree-policy-unknown.yaml",
+        "`lookahead.policy.type`: unknown policy type `ms_ie`; did you mean `ms_ei`?",
+    ),
+    (
+        "inspect-tree-without-cost-model.yaml",
+        "`lookahead.policy`: policy `bmsei` fantasises costs: give a `cost_model:`",
+    ),
+    (
         "inspect-seed-text.yaml",
         "`seed`: expected an integer, found text \"random\"",
     ),

@@ -1,13 +1,16 @@
 //! `cargo xtask inspect`: fit a model (and cost model) to given data and report posterior,
 //! cost belief and acquisition value + gradient at given points — the tool a plugin author
-//! debugs with.
+//! debugs with — and, under `lookahead:`, the value and gradient of a tree policy's scenario
+//! tree at given node points, with given standard-normal base samples or the policy's own,
+//! so that an independent implementation can check the tree value for value.
 
 use crate::error::{SpecError, parse_yaml};
 use crate::locate::Locator;
+use cabo_core::registry::{self, Kind};
 use cabo_core::{
     AcquisitionSpec, Budget, BudgetState, BuildContext, CostFunctionSpec, CostModelSpec, Dataset,
-    DecisionContext, Error, ModelSpec, Observation, OptimizerSettings, Outcome, Problem,
-    ProblemInfo, Query,
+    DecisionContext, Error, LookaheadSpec, ModelSpec, Observation, OptimizerSettings, Outcome,
+    PolicySpec, Problem, ProblemInfo, Query, TreeShape,
 };
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -44,11 +47,32 @@ pub struct InspectInput {
     /// The 1-based iteration (for schedules such as UCB's β_t).
     #[serde(default = "one")]
     pub iteration: usize,
-    /// Seed for anything random (sample paths, multi-start fits).
+    /// Seed for anything random (sample paths, multi-start fits, a tree's own base samples).
     #[serde(default)]
     pub seed: u64,
     /// Points to report at.
+    #[serde(default)]
     pub points: Vec<Vec<f64>>,
+    /// A tree policy's scenario tree to evaluate.
+    #[serde(default)]
+    pub lookahead: Option<LookaheadInput>,
+}
+
+/// A tree policy's scenario tree at given node points (`lookahead:`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookaheadInput {
+    /// The policy, as a run spec's `policy:` (`bmsei`, `ms_ei`, `kg`).
+    pub policy: Box<dyn PolicySpec>,
+    /// The node points in [`TreeShape`]'s order: the root, then stage 1's nodes, then stage
+    /// 2's (the children of stage 1's first node first), …
+    pub nodes: Vec<Vec<f64>>,
+    /// Standard-normal base samples per stage after the root: per stage, either one entry per
+    /// fantasy (shared by every parent of the stage, as BoTorch shares them) or one per node
+    /// of the stage; each entry `[ε_y]`, or `[ε_y, ε_ln c]` when the cost is modelled.
+    /// Absent: the policy's own for a decision seeded by `seed`.
+    #[serde(default)]
+    pub base_samples: Option<Vec<Vec<Vec<f64>>>>,
 }
 
 fn one() -> usize {
@@ -112,6 +136,48 @@ pub struct InspectReport {
     pub posterior: BTreeMap<String, f64>,
     /// One entry per requested point.
     pub points: Vec<PointReport>,
+    /// The scenario tree, when `lookahead:` is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookahead: Option<LookaheadReport>,
+}
+
+/// What `inspect` reports of a scenario tree.
+#[derive(Debug, Serialize)]
+pub struct LookaheadReport {
+    /// The policy's `type`.
+    pub policy: String,
+    /// The fantasy counts per stage after the root.
+    pub fantasies: Vec<usize>,
+    /// The tree's value: what the policy maximises, and a decision records as `acq_value`.
+    pub value: f64,
+    /// What the value depends on besides the points and samples (`incumbent`, `budget`).
+    pub inputs: BTreeMap<String, f64>,
+    /// Every node, in the input's order.
+    pub nodes: Vec<NodeReport>,
+    /// The base samples used, in the shape `base_samples:` takes: per stage, one entry per
+    /// fantasy when every parent shares them, else one per node of the stage.
+    pub base_samples: Vec<Vec<Vec<f64>>>,
+}
+
+/// One node of a scenario tree.
+#[derive(Debug, Serialize)]
+pub struct NodeReport {
+    /// 0 for the root, k for stage k.
+    pub stage: usize,
+    /// The fantasy index taken at each stage from the root (`[]` for the root).
+    pub path: Vec<usize>,
+    /// The node's weight in the tree's average, `1/(m₁⋯m_stage)`.
+    pub weight: f64,
+    /// The node's point.
+    pub x: Vec<f64>,
+    /// The node's own term (unweighted); the value is the weighted sum over nodes.
+    pub term: f64,
+    /// ∂value/∂x of the tree's value with respect to this node's point.
+    pub gradient: Vec<f64>,
+    /// The base sample of the fantasised observation at the parent's point that leads here
+    /// (absent at the root).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_sample: Option<Vec<f64>>,
 }
 
 /// Runs `inspect` on a YAML/JSON file and returns pretty JSON.
@@ -208,10 +274,94 @@ pub fn inspect(input: &InspectInput) -> Result<InspectReport, String> {
             acquisition_grad,
         });
     }
+    let lookahead = match &input.lookahead {
+        Some(l) => Some(evaluate_tree(l, &dctx).map_err(|e| format!("lookahead: {e}"))?),
+        None => None,
+    };
     Ok(InspectReport {
         posterior: posterior.diagnostics(),
         points,
+        lookahead,
     })
+}
+
+/// Evaluates a checked [`LookaheadInput`] for the decision `ctx`.
+fn evaluate_tree(
+    input: &LookaheadInput,
+    ctx: &DecisionContext<'_>,
+) -> Result<LookaheadReport, String> {
+    let spec = tree_spec(input).map_err(|(_, m)| m)?;
+    let shape = TreeShape::new(&spec.fantasies());
+    let given = input
+        .base_samples
+        .as_ref()
+        .map(|s| shape.per_node(s).ok_or("base samples of the wrong shape"))
+        .transpose()?;
+    let tree = spec
+        .lookahead(ctx, given.as_deref())
+        .map_err(|e| e.to_string())?;
+    let xs = input.nodes.concat();
+    let mut grad = vec![0.0; xs.len()];
+    let value = tree.value_grad(&xs, &mut grad);
+    let terms = tree.node_values(&xs);
+    let samples = tree.base_samples();
+    let d = ctx.problem.dim;
+    let nodes = shape
+        .paths()
+        .into_iter()
+        .enumerate()
+        .map(|(i, path)| NodeReport {
+            stage: path.len(),
+            weight: (shape.fantasies()[..path.len()].iter()).fold(1.0, |w, &m| w / m as f64),
+            path,
+            x: input.nodes[i].clone(),
+            term: terms[i],
+            gradient: grad[i * d..(i + 1) * d].to_vec(),
+            base_sample: i.checked_sub(1).map(|j| samples[j].clone()),
+        })
+        .collect();
+    Ok(LookaheadReport {
+        policy: type_name(Some(&input.policy)).trim_matches('`').into(),
+        fantasies: shape.fantasies().to_vec(),
+        value,
+        inputs: tree.diagnostics(),
+        nodes,
+        base_samples: shape.per_stage(&samples),
+    })
+}
+
+/// The tree of `lookahead.policy`, or (key, message) naming the policies that have one.
+fn tree_spec(input: &LookaheadInput) -> Result<&dyn LookaheadSpec, (String, String)> {
+    if let Some(spec) = input.policy.lookahead() {
+        return Ok(spec);
+    }
+    let name = type_name(Some(&input.policy));
+    let trees = tree_policies();
+    let mut message = format!(
+        "policy {name} has no scenario tree to evaluate; the policies with one are {}",
+        trees
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(near) = registry::closest_of(name.trim_matches('`'), &trees) {
+        message.push_str(&format!(" (did you mean `{near}`?)"));
+    }
+    Err(("lookahead.policy".into(), message))
+}
+
+/// The registered policies that have a scenario tree (read from their catalogue examples).
+fn tree_policies() -> Vec<&'static str> {
+    registry::catalogue()
+        .into_iter()
+        .filter(|p| p.kind == Kind::Policy)
+        .filter(|p| {
+            parse_yaml::<Box<dyn PolicySpec>>(Path::new(p.name), p.example_yaml)
+                .is_ok_and(|spec| spec.lookahead().is_some())
+        })
+        .map(|p| p.name)
+        .collect()
 }
 
 /// The problem `inspect` works on: the unit cube of dimension `dim`, with the known cost
@@ -262,7 +412,142 @@ fn type_name<S: Serialize>(spec: Option<&S>) -> String {
 /// Rejects inputs `inspect` would otherwise evaluate silently wrong. Returns (key, message).
 fn check_input(input: &InspectInput) -> Result<(), (String, String)> {
     check_finite(input)?;
-    check_costs(input)
+    check_costs(input)?;
+    match &input.lookahead {
+        Some(l) => {
+            check_lookahead(l, input.dim)?;
+            check_tree_data(l, input)
+        }
+        None => Ok(()),
+    }
+}
+
+/// A tree policy decides only after an observation (as a run refuses an empty initial
+/// design for it) and, when it fantasises costs, with a cost model. Returns (key, message).
+fn check_tree_data(tree: &LookaheadInput, input: &InspectInput) -> Result<(), (String, String)> {
+    let name = type_name(Some(&tree.policy));
+    if input.data.y.is_empty() && tree.policy.needs_incumbent() {
+        return Err((
+            "data".into(),
+            format!(
+                "policy {name} decides only after an observation: give at least one in `data.x` and `data.y`"
+            ),
+        ));
+    }
+    let needs_costs = tree.policy.requires().cost_model != cabo_core::Capabilities::NONE;
+    if needs_costs && input.cost_model.is_none() {
+        return Err((
+            "lookahead.policy".into(),
+            format!(
+                "policy {name} fantasises costs: give a `cost_model:` (`log_gp` with `data.cost`, or `known` with `cost:`)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A tree's policy, node points and base samples must fit its shape. Returns (key, message).
+fn check_lookahead(input: &LookaheadInput, dim: usize) -> Result<(), (String, String)> {
+    let spec = tree_spec(input)?;
+    input
+        .policy
+        .validate(dim)
+        .map_err(|e| ("lookahead.policy".to_string(), e.to_string()))?;
+    let shape = TreeShape::new(&spec.fantasies());
+    check_nodes(&input.nodes, &shape, dim)?;
+    match &input.base_samples {
+        Some(s) => check_base_samples(s, &shape, spec.outputs(), type_name(Some(&input.policy))),
+        None => Ok(()),
+    }
+}
+
+/// One point of `dim` coordinates in [0, 1] per node. Returns (key, message).
+fn check_nodes(nodes: &[Vec<f64>], shape: &TreeShape, dim: usize) -> Result<(), (String, String)> {
+    if nodes.len() != shape.nodes() {
+        let stages: Vec<String> = (1..=shape.stages())
+            .map(|s| format!("{} at stage {s}", shape.stage_nodes(s)))
+            .collect();
+        return Err((
+            "lookahead.nodes".into(),
+            format!(
+                "{} node points for a tree of {} nodes (fantasies {:?}): the root, then {}",
+                nodes.len(),
+                shape.nodes(),
+                shape.fantasies(),
+                stages.join(", then ")
+            ),
+        ));
+    }
+    for (i, x) in nodes.iter().enumerate() {
+        let key = format!("lookahead.nodes[{i}]");
+        if x.len() != dim {
+            return Err((key, format!("{} coordinates, dim is {dim}", x.len())));
+        }
+        finite(&key, x)?;
+        if let Some(j) = x.iter().position(|v| !(0.0..=1.0).contains(v)) {
+            return Err((
+                format!("{key}[{j}]"),
+                format!(
+                    "{} is outside [0, 1]: node points lie in the unit cube",
+                    x[j]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Per stage after the root, `m` shared entries or one per node of the stage, each of
+/// `outputs` finite numbers. Returns (key, message).
+fn check_base_samples(
+    stages: &[Vec<Vec<f64>>],
+    shape: &TreeShape,
+    outputs: usize,
+    policy: String,
+) -> Result<(), (String, String)> {
+    let key = "lookahead.base_samples";
+    if stages.len() != shape.stages() {
+        return Err((
+            key.into(),
+            format!(
+                "{} stages of base samples for a tree with {} stages after the root (fantasies {:?}): one list per stage",
+                stages.len(),
+                shape.stages(),
+                shape.fantasies()
+            ),
+        ));
+    }
+    let entry = match outputs {
+        1 => "[ε_y]".to_string(),
+        _ => "[ε_y, ε_ln c]".to_string(),
+    };
+    for (s, entries) in stages.iter().enumerate() {
+        let (m, count) = (shape.fantasies()[s], shape.stage_nodes(s + 1));
+        if entries.len() != m && entries.len() != count {
+            return Err((
+                format!("{key}[{s}]"),
+                format!(
+                    "{} entries for stage {}, which expects {m} (one per fantasy, shared by every parent) or {count} (one per node of the stage)",
+                    entries.len(),
+                    s + 1
+                ),
+            ));
+        }
+        for (j, e) in entries.iter().enumerate() {
+            let at = format!("{key}[{s}][{j}]");
+            if e.len() != outputs {
+                return Err((
+                    at,
+                    format!(
+                        "{} numbers where policy {policy} draws {outputs} per fantasy: {entry}",
+                        e.len()
+                    ),
+                ));
+            }
+            finite(&at, e)?;
+        }
+    }
+    Ok(())
 }
 
 /// A cost model that learns from costs (its prior is not known exactly) needs the observed

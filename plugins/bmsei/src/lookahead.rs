@@ -119,9 +119,8 @@ impl<'a> TreeLookahead<'a> {
             capability::missing("a scenario tree", "model", Capability::Covariance)
         })?;
         let unit = UnitCostPath { dim: d };
-        let mut diagnostics = Diagnostics::new();
         let mut policy = TreePolicy::new(variant, fantasies.to_vec());
-        let (_, budget, kind) = policy.cost_and_budget(ctx, &unit, &mut diagnostics)?;
+        let (_, budget, kind) = policy.cost_and_budget(ctx, &unit, &mut Diagnostics::new())?;
         let cost = match variant {
             Variant::Bmsei(_) => Some(ctx.cost_belief()?.covariance().ok_or_else(|| {
                 capability::missing("bmsei", "cost model", Capability::Covariance)
@@ -138,6 +137,7 @@ impl<'a> TreeLookahead<'a> {
             (Variant::Kg, Some(means)) => Some(KgObjective::new(&tree, means)?),
             _ => None,
         };
+        let mut diagnostics = Diagnostics::new();
         diagnostics.insert("incumbent".into(), best);
         if budget.is_finite() {
             diagnostics.insert("budget".into(), budget);
