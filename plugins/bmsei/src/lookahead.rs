@@ -676,4 +676,26 @@ mod tests {
             .insert("base_samples".into(), scheme);
         serde_json::from_value(json).unwrap()
     }
+
+    /// The tree's nodes are in [`TreeShape`]'s order: node `i`'s children are the paths of
+    /// node `i` extended by each fantasy index, and its weight `1/(m₁⋯m_stage)`.
+    #[test]
+    fn the_tree_numbers_its_nodes_as_tree_shape_says() {
+        let fantasies = [3, 1, 2];
+        let tree = Tree::new(D, &fantasies, crate::tree::BaseSamples::Seeded(0)).unwrap();
+        let paths = TreeShape::new(&fantasies).paths();
+        assert_eq!(paths.len(), tree.nodes());
+        for (node, path) in paths.iter().enumerate() {
+            for (j, child) in tree.children(node).enumerate() {
+                let mut want = path.clone();
+                want.push(j);
+                assert_eq!(paths[child], want, "child {j} of node {node}");
+            }
+            let weight: f64 = fantasies[..path.len()]
+                .iter()
+                .map(|&m| 1.0 / m as f64)
+                .product();
+            assert!((tree.weight(node) - weight).abs() <= 1e-15, "node {node}");
+        }
+    }
 }
