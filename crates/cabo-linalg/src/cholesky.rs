@@ -8,11 +8,15 @@
 //! prefix (`dot4`), or four `axpy`s fused so the target row is loaded and stored once
 //! (`sub4`, `add4`). Every build performs the same operations in the same order as the
 //! plain one-row-at-a-time loops, so all agree to the bit.
+//!
+//! Every multiply-add of these kernels is one fused operation, rounded once: `x − a·b` is
+//! `(−a).mul_add(b, x)` (the negation is exact), and the AVX builds use `vfmadd` and
+//! `vfnmadd`, which round the same exact value the same way. The baseline level runs the
+//! portable builds, since SSE2 has no fused multiply-add (see [`crate::simd`]).
 
 #[cfg(target_arch = "x86_64")]
 use crate::simd::allows;
 use crate::simd::{Isa, avx2_dispatch};
-use crate::vector::{axpy, dot};
 
 /// Offset of row `i` in a row-packed lower triangle (rows `0..i` hold `i(i+1)/2` entries),
 /// which is also the packed length of an order-`i` factor.
@@ -21,10 +25,43 @@ pub fn row_start(i: usize) -> usize {
     i * (i + 1) / 2
 }
 
+/// `Σ aₖbₖ` over the common prefix of `a` and `b`, summed like [`crate::dot`] (four lanes,
+/// added pairwise, then the tail in order) with each multiply-add fused: the dot product of
+/// the kernels of this module, which must not mix with the unfused [`crate::dot`].
+#[inline(always)]
+fn dot_fused(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    for (ca, cb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for l in 0..4 {
+            acc[l] = ca[l].mul_add(cb[l], acc[l]);
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for k in n - n % 4..n {
+        s = a[k].mul_add(b[k], s);
+    }
+    s
+}
+
+/// `y += a·x` elementwise over the common prefix of `x` and `y`, each entry one fused
+/// multiply-add (`y − l·x` is `axpy_fused(−l, x, y)`, to the bit).
+#[inline(always)]
+fn axpy_fused(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi = a.mul_add(*xi, *yi);
+    }
+}
+
+/// `x − a·b`, rounded once.
+#[inline(always)]
+fn sub_mul(x: f64, a: f64, b: f64) -> f64 {
+    (-a).mul_add(b, x)
+}
+
 /// The builds of the kernels that take their level as a const parameter.
 const PORTABLE: u8 = Isa::Portable as u8;
-#[cfg(target_arch = "x86_64")]
-const BASELINE: u8 = Isa::Baseline as u8;
 #[cfg(target_arch = "x86_64")]
 const AVX2: u8 = Isa::Avx2 as u8;
 #[cfg(target_arch = "x86_64")]
@@ -32,54 +69,51 @@ const AVX512: u8 = Isa::Avx512 as u8;
 
 /// Four dot products of `x` with `r[0..4]` (each at least `x.len()` long), in the build
 /// `ISA`. Sharing the loads of `x` and keeping a four-lane accumulator per product (lane l
-/// sums the indices ≡ l mod 4; lanes are added pairwise at the end, then the tail) is what
-/// makes the triangular kernels run at arithmetic rather than load/loop-overhead speed.
-/// Every build — portable, SSE2, AVX — performs exactly these operations.
+/// sums the indices ≡ l mod 4 with fused multiply-adds; lanes are added pairwise at the end,
+/// then the tail) is what makes the triangular kernels run at arithmetic rather than
+/// load/loop-overhead speed. Every build — portable, AVX with FMA — performs exactly these
+/// operations, each the [`dot_fused`] of its row.
 ///
 /// # Safety
-/// The processor must support the instructions of `ISA`: AVX at [`Isa::Avx2`] and above;
-/// the other levels need nothing beyond the target's baseline.
+/// The processor must support the instructions of `ISA`: AVX and FMA at [`Isa::Avx2`] and
+/// above; the other levels need nothing beyond the target's baseline.
 #[inline(always)]
 pub(crate) unsafe fn dot4<const ISA: u8>(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     #[cfg(target_arch = "x86_64")]
     if ISA >= AVX2 {
-        // SAFETY: the caller guarantees AVX (this function's contract).
+        // SAFETY: the caller guarantees AVX and FMA (this function's contract).
         return unsafe { dot4_avx(x, r) };
     }
     let n = x.len();
     let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
     let body = n - n % 4;
-    #[cfg(target_arch = "x86_64")]
-    if ISA == BASELINE {
-        return finish_dot4(dot4_lanes_sse2(&x[..body], r), x, r, body);
-    }
     finish_dot4(dot4_lanes_portable(&x[..body], r), x, r, body)
 }
 
-/// [`dot4`] in AVX code: one 256-bit accumulator per product.
+/// [`dot4`] in AVX code: one 256-bit accumulator per product, updated by `vfmadd`.
 ///
 /// # Safety
-/// The processor must support AVX.
+/// The processor must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
+#[target_feature(enable = "avx,fma")]
 #[inline]
 unsafe fn dot4_avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+        _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
     };
     let n = x.len();
     let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
     let body = n - n % 4;
     let mut acc = [[0.0f64; 4]; 4];
     // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside `x` and each
-    // `r[i]` (sliced to n above); AVX is available by this function's contract.
+    // `r[i]` (sliced to n above); AVX and FMA are available by this function's contract.
     unsafe {
         let mut v = [_mm256_setzero_pd(); 4];
         let mut k = 0;
         while k < body {
             let xv = _mm256_loadu_pd(x.as_ptr().add(k));
             for (a, ri) in v.iter_mut().zip(&r) {
-                *a = _mm256_add_pd(*a, _mm256_mul_pd(xv, _mm256_loadu_pd(ri.as_ptr().add(k))));
+                *a = _mm256_fmadd_pd(xv, _mm256_loadu_pd(ri.as_ptr().add(k)), *a);
             }
             k += 4;
         }
@@ -96,80 +130,49 @@ fn finish_dot4(acc: [[f64; 4]; 4], x: &[f64], r: [&[f64]; 4], body: usize) -> [f
     let mut out = acc.map(|a| (a[0] + a[1]) + (a[2] + a[3]));
     for k in body..x.len() {
         for (o, ri) in out.iter_mut().zip(&r) {
-            *o += x[k] * ri[k];
+            *o = x[k].mul_add(ri[k], *o);
         }
     }
     out
 }
 
-/// The lanes of [`dot4`] over `x` (a whole number of quadruples) with SSE2, part of the
-/// x86-64 baseline: two 128-bit accumulators per product.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn dot4_lanes_sse2(x: &[f64], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
-    use std::arch::x86_64::{_mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd};
-    let n = x.len();
-    assert!(n.is_multiple_of(4) && r.iter().all(|ri| ri.len() >= n));
-    let mut acc = [[0.0f64; 4]; 4];
-    // SAFETY: SSE2 is always available on x86-64, and every load reads indices k..k + 4 with
-    // k + 4 ≤ n, inside `x` and inside each `r[i]` (checked above).
-    unsafe {
-        let mut lo = [_mm_setzero_pd(); 4];
-        let mut hi = [_mm_setzero_pd(); 4];
-        let mut k = 0;
-        while k < n {
-            let (x0, x2) = (
-                _mm_loadu_pd(x.as_ptr().add(k)),
-                _mm_loadu_pd(x.as_ptr().add(k + 2)),
-            );
-            for i in 0..4 {
-                let p = r[i].as_ptr().add(k);
-                lo[i] = _mm_add_pd(lo[i], _mm_mul_pd(x0, _mm_loadu_pd(p)));
-                hi[i] = _mm_add_pd(hi[i], _mm_mul_pd(x2, _mm_loadu_pd(p.add(2))));
-            }
-            k += 4;
-        }
-        for i in 0..4 {
-            _mm_storeu_pd(acc[i].as_mut_ptr(), lo[i]);
-            _mm_storeu_pd(acc[i].as_mut_ptr().add(2), hi[i]);
-        }
-    }
-    acc
-}
-
-/// Portable lanes of [`dot4`], with the same operations as the SSE2 ones: the build off
-/// x86-64, and on it under [`crate::simd::limit`]`(Isa::Portable)`.
+/// Portable lanes of [`dot4`], with the same operations as the AVX ones: the build off
+/// x86-64, and on it at the baseline level and under
+/// [`crate::simd::limit`]`(Isa::Portable)`.
 #[inline(always)]
 fn dot4_lanes_portable(x: &[f64], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
     let mut acc = [[0.0f64; 4]; 4];
     for (c, xv) in x.chunks_exact(4).enumerate() {
         for (a, ri) in acc.iter_mut().zip(&r) {
             for l in 0..4 {
-                a[l] += xv[l] * ri[4 * c + l];
+                a[l] = xv[l].mul_add(ri[4 * c + l], a[l]);
             }
         }
     }
     acc
 }
 
-/// `y = (((y − a₀x₀) − a₁x₁) − a₂x₂) − a₃x₃` elementwise: four `axpy`s fused so `y` is loaded
-/// and stored once, with the same operation order (hence the same rounding) as four calls.
+/// `y = (((y − a₀x₀) − a₁x₁) − a₂x₂) − a₃x₃` elementwise, each step one fused multiply-add:
+/// four [`axpy_fused`]s fused so `y` is loaded and stored once, with the same operation
+/// order (hence the same rounding) as four calls.
 #[inline(always)]
 fn sub4(a: [f64; 4], x: [&[f64]; 4], y: &mut [f64]) {
     let n = y.len();
     let (x0, x1, x2, x3) = (&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]);
     for k in 0..n {
-        y[k] = y[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
+        let t = sub_mul(sub_mul(y[k], a[0], x0[k]), a[1], x1[k]);
+        y[k] = sub_mul(sub_mul(t, a[2], x2[k]), a[3], x3[k]);
     }
 }
 
-/// `y = (((y + a₀x₀) + a₁x₁) + a₂x₂) + a₃x₃` elementwise (see [`sub4`]).
+/// `y = (((y + a₀x₀) + a₁x₁) + a₂x₂) + a₃x₃` elementwise, fused (see [`sub4`]).
 #[inline(always)]
 fn add4(a: [f64; 4], x: [&[f64]; 4], y: &mut [f64]) {
     let n = y.len();
     let (x0, x1, x2, x3) = (&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]);
     for k in 0..n {
-        y[k] = y[k] + a[0] * x0[k] + a[1] * x1[k] + a[2] * x2[k] + a[3] * x3[k];
+        let t = a[1].mul_add(x1[k], a[0].mul_add(x0[k], y[k]));
+        y[k] = a[3].mul_add(x3[k], a[2].mul_add(x2[k], t));
     }
 }
 
@@ -191,11 +194,11 @@ pub fn factor_from(rows: &[f64], n: usize, first: usize, jitter: f64, packed: &m
     #[cfg(target_arch = "x86_64")]
     {
         if allows(Isa::Avx2) {
-            /// [`factor_rows`] compiled for AVX2.
+            /// [`factor_rows`] compiled for AVX2 and FMA.
             ///
             /// # Safety
-            /// The processor must support AVX2.
-            #[target_feature(enable = "avx2")]
+            /// The processor must support AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2(
                 rows: &[f64],
                 n: usize,
@@ -203,15 +206,11 @@ pub fn factor_from(rows: &[f64], n: usize, first: usize, jitter: f64, packed: &m
                 jitter: f64,
                 packed: &mut [f64],
             ) -> bool {
-                // SAFETY: AVX2, which this build requires, includes AVX.
+                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
                 unsafe { factor_rows::<AVX2>(rows, n, first, jitter, packed) }
             }
-            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
             return unsafe { avx2(rows, n, first, jitter, packed) };
-        }
-        if allows(Isa::Baseline) {
-            // SAFETY: the SSE2 build needs only the x86-64 baseline.
-            return unsafe { factor_rows::<BASELINE>(rows, n, first, jitter, packed) };
         }
     }
     // SAFETY: the portable build needs nothing beyond the target's baseline.
@@ -257,10 +256,11 @@ unsafe fn factor_rows<const ISA: u8>(
             let s = unsafe { dot4::<ISA>(&cur[..j], rj) };
             let p = &inv_pivot[j..j + 4];
             let l0 = (a(i, j) - s[0]) * p[0];
-            let l1 = (a(i, j + 1) - s[1] - l0 * rj[1][j]) * p[1];
-            let l2 = (a(i, j + 2) - s[2] - l0 * rj[2][j] - l1 * rj[2][j + 1]) * p[2];
-            let l3 =
-                (a(i, j + 3) - s[3] - l0 * rj[3][j] - l1 * rj[3][j + 1] - l2 * rj[3][j + 2]) * p[3];
+            let l1 = sub_mul(a(i, j + 1) - s[1], l0, rj[1][j]) * p[1];
+            let t2 = sub_mul(a(i, j + 2) - s[2], l0, rj[2][j]);
+            let l2 = sub_mul(t2, l1, rj[2][j + 1]) * p[2];
+            let t3 = sub_mul(a(i, j + 3) - s[3], l0, rj[3][j]);
+            let l3 = sub_mul(sub_mul(t3, l1, rj[3][j + 1]), l2, rj[3][j + 2]) * p[3];
             cur[j] = l0;
             cur[j + 1] = l1;
             cur[j + 2] = l2;
@@ -269,7 +269,7 @@ unsafe fn factor_rows<const ISA: u8>(
         }
         for j in j..=i {
             let sj = row_start(j);
-            let s = dot(&packed[si..si + j], &packed[sj..sj + j]);
+            let s = dot_fused(&packed[si..si + j], &packed[sj..sj + j]);
             if i == j {
                 let p = a(i, i) + jitter - s;
                 if !(p.is_finite() && p > 0.0) {
@@ -293,21 +293,17 @@ pub fn solve_lower(packed: &[f64], b: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if allows(Isa::Avx2) {
-            /// [`forward_substitution`] compiled for AVX2.
+            /// [`forward_substitution`] compiled for AVX2 and FMA.
             ///
             /// # Safety
-            /// The processor must support AVX2.
-            #[target_feature(enable = "avx2")]
+            /// The processor must support AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2(packed: &[f64], b: &mut [f64]) {
-                // SAFETY: AVX2, which this build requires, includes AVX.
+                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
                 unsafe { forward_substitution::<AVX2>(packed, b) }
             }
-            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
             return unsafe { avx2(packed, b) };
-        }
-        if allows(Isa::Baseline) {
-            // SAFETY: the SSE2 build needs only the x86-64 baseline.
-            return unsafe { forward_substitution::<BASELINE>(packed, b) };
         }
     }
     // SAFETY: the portable build needs nothing beyond the target's baseline.
@@ -340,9 +336,11 @@ unsafe fn forward_substitution<const ISA: u8>(packed: &[f64], b: &mut [f64]) {
 #[inline(always)]
 fn lower_block(r: [&[f64]; 4], i: usize, s: [f64; 4], b: &mut [f64]) {
     let z0 = (b[i] - s[0]) / r[0][i];
-    let z1 = (b[i + 1] - s[1] - r[1][i] * z0) / r[1][i + 1];
-    let z2 = (b[i + 2] - s[2] - r[2][i] * z0 - r[2][i + 1] * z1) / r[2][i + 2];
-    let z3 = (b[i + 3] - s[3] - r[3][i] * z0 - r[3][i + 1] * z1 - r[3][i + 2] * z2) / r[3][i + 3];
+    let z1 = sub_mul(b[i + 1] - s[1], r[1][i], z0) / r[1][i + 1];
+    let t2 = sub_mul(b[i + 2] - s[2], r[2][i], z0);
+    let z2 = sub_mul(t2, r[2][i + 1], z1) / r[2][i + 2];
+    let t3 = sub_mul(b[i + 3] - s[3], r[3][i], z0);
+    let z3 = sub_mul(sub_mul(t3, r[3][i + 1], z1), r[3][i + 2], z2) / r[3][i + 3];
     b[i] = z0;
     b[i + 1] = z1;
     b[i + 2] = z2;
@@ -352,7 +350,7 @@ fn lower_block(r: [&[f64]; 4], i: usize, s: [f64; 4], b: &mut [f64]) {
 /// One row `i` past the last whole block of [`forward_substitution`], with the row `r` of L.
 #[inline(always)]
 fn lower_row(r: &[f64], i: usize, b: &mut [f64]) {
-    let s = b[i] - dot(&r[..i], &b[..i]);
+    let s = b[i] - dot_fused(&r[..i], &b[..i]);
     b[i] = s / r[i];
 }
 
@@ -374,11 +372,14 @@ fn lower_block4(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f64]; 4]) {
     let x = |k: usize| lanes(|l| b[l][i + k]);
     let (b0, b1, b2, b3) = (x(0), x(1), x(2), x(3));
     let z0 = lanes(|l| (b0[l] - s[l][0]) / r[0][i]);
-    let z1 = lanes(|l| (b1[l] - s[l][1] - r[1][i] * z0[l]) / r[1][i + 1]);
-    let z2 = lanes(|l| (b2[l] - s[l][2] - r[2][i] * z0[l] - r[2][i + 1] * z1[l]) / r[2][i + 2]);
+    let z1 = lanes(|l| sub_mul(b1[l] - s[l][1], r[1][i], z0[l]) / r[1][i + 1]);
+    let z2 = lanes(|l| {
+        let t = sub_mul(b2[l] - s[l][2], r[2][i], z0[l]);
+        sub_mul(t, r[2][i + 1], z1[l]) / r[2][i + 2]
+    });
     let z3 = lanes(|l| {
-        (b3[l] - s[l][3] - r[3][i] * z0[l] - r[3][i + 1] * z1[l] - r[3][i + 2] * z2[l])
-            / r[3][i + 3]
+        let t = sub_mul(b3[l] - s[l][3], r[3][i], z0[l]);
+        sub_mul(sub_mul(t, r[3][i + 1], z1[l]), r[3][i + 2], z2[l]) / r[3][i + 3]
     });
     for (l, b) in b.into_iter().enumerate() {
         b[i] = z0[l];
@@ -402,22 +403,23 @@ unsafe fn lower_block4_isa<const ISA: u8>(
 ) {
     #[cfg(target_arch = "x86_64")]
     if ISA >= AVX2 {
-        // SAFETY: the caller guarantees AVX (this function's contract).
+        // SAFETY: the caller guarantees AVX and FMA (this function's contract).
         return unsafe { lower_block4_avx(r, i, s, b) };
     }
     lower_block4(r, i, s, b)
 }
 
-/// [`lower_block4`] in AVX code: lane l of each vector is right-hand side l.
+/// [`lower_block4`] in AVX code: lane l of each vector is right-hand side l, and
+/// `x − c·z` is one `vfnmadd`.
 ///
 /// # Safety
-/// The processor must support AVX.
+/// The processor must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
+#[target_feature(enable = "avx,fma")]
 #[inline]
 unsafe fn lower_block4_avx(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f64]; 4]) {
     use std::arch::x86_64::{
-        _mm256_div_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd,
+        _mm256_div_pd, _mm256_fnmadd_pd, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd,
         _mm256_sub_pd,
     };
     let s = &s[..4];
@@ -425,8 +427,8 @@ unsafe fn lower_block4_avx(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f
     let sk: [Lanes; 4] = std::array::from_fn(|k| lanes(|l| s[l][k]));
     let l: [[f64; 4]; 4] = std::array::from_fn(|q| std::array::from_fn(|j| r[q][i + j.min(q)]));
     let mut z = [[0.0f64; 4]; 4];
-    // SAFETY: AVX is available by this function's contract; every load and store reads or
-    // writes the four entries of a local array.
+    // SAFETY: AVX and FMA are available by this function's contract; every load and store
+    // reads or writes the four entries of a local array.
     unsafe {
         let c = |q: usize, j: usize| _mm256_set1_pd(l[q][j]);
         let (b0, b1) = (
@@ -446,15 +448,12 @@ unsafe fn lower_block4_avx(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f
             _mm256_loadu_pd(sk[3].as_ptr()),
         );
         let z0 = _mm256_div_pd(_mm256_sub_pd(b0, s0), c(0, 0));
-        let t1 = _mm256_sub_pd(_mm256_sub_pd(b1, s1), _mm256_mul_pd(c(1, 0), z0));
+        let t1 = _mm256_fnmadd_pd(c(1, 0), z0, _mm256_sub_pd(b1, s1));
         let z1 = _mm256_div_pd(t1, c(1, 1));
-        let t2 = _mm256_sub_pd(_mm256_sub_pd(b2, s2), _mm256_mul_pd(c(2, 0), z0));
-        let z2 = _mm256_div_pd(_mm256_sub_pd(t2, _mm256_mul_pd(c(2, 1), z1)), c(2, 2));
-        let t3 = _mm256_sub_pd(_mm256_sub_pd(b3, s3), _mm256_mul_pd(c(3, 0), z0));
-        let t3 = _mm256_sub_pd(
-            _mm256_sub_pd(t3, _mm256_mul_pd(c(3, 1), z1)),
-            _mm256_mul_pd(c(3, 2), z2),
-        );
+        let t2 = _mm256_fnmadd_pd(c(2, 0), z0, _mm256_sub_pd(b2, s2));
+        let z2 = _mm256_div_pd(_mm256_fnmadd_pd(c(2, 1), z1, t2), c(2, 2));
+        let t3 = _mm256_fnmadd_pd(c(3, 0), z0, _mm256_sub_pd(b3, s3));
+        let t3 = _mm256_fnmadd_pd(c(3, 2), z2, _mm256_fnmadd_pd(c(3, 1), z1, t3));
         let z3 = _mm256_div_pd(t3, c(3, 3));
         for (o, v) in z.iter_mut().zip([z0, z1, z2, z3]) {
             _mm256_storeu_pd(o.as_mut_ptr(), v);
@@ -501,32 +500,28 @@ pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
             /// AVX2): the same 256-bit operations, with 32 vector registers.
             ///
             /// # Safety
-            /// The processor must support AVX-512F, AVX-512VL and AVX2.
-            #[target_feature(enable = "avx512f,avx512vl,avx2")]
+            /// The processor must support AVX-512F, AVX-512VL, AVX2 and FMA.
+            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
             unsafe fn avx512(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: this build requires AVX2, which includes AVX, and AVX-512VL.
+                // SAFETY: this build requires AVX2, which includes AVX, FMA and AVX-512VL.
                 unsafe { forward_substitution_many::<AVX512>(packed, n, bs) }
             }
-            // SAFETY: the processor supports AVX-512F, AVX2 (`allows` checks both) and
+            // SAFETY: the processor supports AVX-512F, AVX2, FMA (`allows` checks them) and
             // AVX-512VL (checked just now).
             return unsafe { avx512(packed, n, bs) };
         }
         if allows(Isa::Avx2) {
-            /// [`forward_substitution_many`] compiled for AVX2.
+            /// [`forward_substitution_many`] compiled for AVX2 and FMA.
             ///
             /// # Safety
-            /// The processor must support AVX2.
-            #[target_feature(enable = "avx2")]
+            /// The processor must support AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: AVX2, which this build requires, includes AVX.
+                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
                 unsafe { forward_substitution_many::<AVX2>(packed, n, bs) }
             }
-            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
             return unsafe { avx2(packed, n, bs) };
-        }
-        if allows(Isa::Baseline) {
-            // SAFETY: the SSE2 build needs only the x86-64 baseline.
-            return unsafe { forward_substitution_many::<BASELINE>(packed, n, bs) };
         }
     }
     // SAFETY: the portable build needs nothing beyond the target's baseline.
@@ -564,7 +559,7 @@ unsafe fn forward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs:
                     &q[2 * n..2 * n + i],
                     &q[3 * n..3 * n + i],
                 ];
-                // SAFETY: the caller guarantees AVX (this function's contract).
+                // SAFETY: the caller guarantees AVX and FMA (this function's contract).
                 s.copy_from_slice(&unsafe { dot4xk_avx(x, r) });
             }
             first = bs.len() / n / 4 * 4;
@@ -616,7 +611,7 @@ unsafe fn forward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs:
 unsafe fn dot4x2<const ISA: u8>(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2] {
     #[cfg(target_arch = "x86_64")]
     if ISA >= AVX2 {
-        // SAFETY: the caller guarantees AVX (this function's contract).
+        // SAFETY: the caller guarantees AVX and FMA (this function's contract).
         return unsafe { dot4xk_avx(x, r) };
     }
     // SAFETY: the caller guarantees the instructions of `ISA` (this function's contract).
@@ -630,13 +625,13 @@ unsafe fn dot4x2<const ISA: u8>(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2]
 /// is compiled with AVX-512VL, which provides 32; `K = 2` fits AVX2's 16.
 ///
 /// # Safety
-/// The processor must support AVX.
+/// The processor must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
+#[target_feature(enable = "avx,fma")]
 #[inline]
 unsafe fn dot4xk_avx<const K: usize>(x: [&[f64]; K], r: [&[f64]; 4]) -> [[f64; 4]; K] {
     use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+        _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
     };
     let n = x[0].len();
     let x = x.map(|xt| &xt[..n]);
@@ -644,7 +639,8 @@ unsafe fn dot4xk_avx<const K: usize>(x: [&[f64]; K], r: [&[f64]; 4]) -> [[f64; 4
     let body = n - n % 4;
     let mut acc = [[[0.0f64; 4]; 4]; K];
     // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside each `x[t]`
-    // and each `r[i]` (all sliced to n above); AVX is available by this function's contract.
+    // and each `r[i]` (all sliced to n above); AVX and FMA are available by this function's
+    // contract.
     unsafe {
         let mut v = [[_mm256_setzero_pd(); 4]; K];
         let mut k = 0;
@@ -656,7 +652,7 @@ unsafe fn dot4xk_avx<const K: usize>(x: [&[f64]; K], r: [&[f64]; 4]) -> [[f64; 4
             for (i, ri) in r.iter().enumerate() {
                 let rv = _mm256_loadu_pd(ri.as_ptr().add(k));
                 for (vt, xt) in v.iter_mut().zip(&xv) {
-                    vt[i] = _mm256_add_pd(vt[i], _mm256_mul_pd(*xt, rv));
+                    vt[i] = _mm256_fmadd_pd(*xt, rv, vt[i]);
                 }
             }
             k += 4;
@@ -694,7 +690,7 @@ pub fn solve_upper(packed: &[f64], b: &mut [f64]) {
         let r = row(i);
         let zi = b[i] / r[i];
         b[i] = zi;
-        axpy(-zi, &r[..i], &mut b[..i]);
+        axpy_fused(-zi, &r[..i], &mut b[..i]);
     }
 }
 }
@@ -705,9 +701,11 @@ pub fn solve_upper(packed: &[f64], b: &mut [f64]) {
 #[inline(always)]
 fn upper_block(r: [&[f64]; 4], base: usize, b: &mut [f64]) -> [f64; 4] {
     let z3 = b[base + 3] / r[0][base + 3];
-    let z2 = (b[base + 2] - z3 * r[0][base + 2]) / r[1][base + 2];
-    let z1 = (b[base + 1] - z3 * r[0][base + 1] - z2 * r[1][base + 1]) / r[2][base + 1];
-    let z0 = (b[base] - z3 * r[0][base] - z2 * r[1][base] - z1 * r[2][base]) / r[3][base];
+    let z2 = sub_mul(b[base + 2], z3, r[0][base + 2]) / r[1][base + 2];
+    let t1 = sub_mul(b[base + 1], z3, r[0][base + 1]);
+    let z1 = sub_mul(t1, z2, r[1][base + 1]) / r[2][base + 1];
+    let t0 = sub_mul(sub_mul(b[base], z3, r[0][base]), z2, r[1][base]);
+    let z0 = sub_mul(t0, z1, r[2][base]) / r[3][base];
     b[base + 3] = z3;
     b[base + 2] = z2;
     b[base + 1] = z1;
@@ -723,8 +721,10 @@ fn sub4x2(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64], w: &mut [f64]
     let w = &mut w[..n];
     let (x0, x1, x2, x3) = (&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]);
     for k in 0..n {
-        y[k] = y[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
-        w[k] = w[k] - c[0] * x0[k] - c[1] * x1[k] - c[2] * x2[k] - c[3] * x3[k];
+        let t = sub_mul(sub_mul(y[k], a[0], x0[k]), a[1], x1[k]);
+        y[k] = sub_mul(sub_mul(t, a[2], x2[k]), a[3], x3[k]);
+        let t = sub_mul(sub_mul(w[k], c[0], x0[k]), c[1], x1[k]);
+        w[k] = sub_mul(sub_mul(t, c[2], x2[k]), c[3], x3[k]);
     }
 }
 
@@ -742,29 +742,29 @@ pub fn solve_upper_many(packed: &[f64], n: usize, bs: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if allows(Isa::Avx512) {
-            /// [`backward_substitution_many`] compiled for AVX-512F (and AVX2).
+            /// [`backward_substitution_many`] compiled for AVX-512F (and AVX2, FMA).
             ///
             /// # Safety
-            /// The processor must support AVX-512F and AVX2.
-            #[target_feature(enable = "avx512f,avx2")]
+            /// The processor must support AVX-512F, AVX2 and FMA.
+            #[target_feature(enable = "avx512f,avx2,fma")]
             unsafe fn avx512(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: this build requires AVX-512F.
+                // SAFETY: this build requires AVX-512F and FMA.
                 unsafe { backward_substitution_many::<AVX512>(packed, n, bs) }
             }
-            // SAFETY: the processor supports AVX-512F and AVX2 (`allows` checks both).
+            // SAFETY: the processor supports AVX-512F, AVX2 and FMA (`allows` checks them).
             return unsafe { avx512(packed, n, bs) };
         }
         if allows(Isa::Avx2) {
-            /// [`backward_substitution_many`] compiled for AVX2.
+            /// [`backward_substitution_many`] compiled for AVX2 and FMA.
             ///
             /// # Safety
-            /// The processor must support AVX2.
-            #[target_feature(enable = "avx2")]
+            /// The processor must support AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2(packed: &[f64], n: usize, bs: &mut [f64]) {
                 // SAFETY: at the AVX2 level the body needs nothing beyond the baseline.
                 unsafe { backward_substitution_many::<AVX2>(packed, n, bs) }
             }
-            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
             return unsafe { avx2(packed, n, bs) };
         }
     }
@@ -776,8 +776,9 @@ pub fn solve_upper_many(packed: &[f64], n: usize, bs: &mut [f64]) {
 /// operations of [`solve_upper`] for each right-hand side, block by block of L.
 ///
 /// # Safety
-/// The processor must support AVX-512F at [`Isa::Avx512`]; the other levels need nothing
-/// beyond the target's baseline.
+/// The processor must support AVX-512F and FMA at [`Isa::Avx512`]; the other levels need
+/// nothing beyond the target's baseline (their fused multiply-adds are `mul_add`, which
+/// the compiler turns into FMA instructions in the AVX2 build).
 #[inline(always)]
 unsafe fn backward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs: &mut [f64]) {
     if n == 0 {
@@ -814,7 +815,7 @@ unsafe fn backward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs
         for b in bs.chunks_exact_mut(n) {
             let zi = b[i] / r[i];
             b[i] = zi;
-            axpy(-zi, &r[..i], &mut b[..i]);
+            axpy_fused(-zi, &r[..i], &mut b[..i]);
         }
     }
 }
@@ -823,7 +824,7 @@ unsafe fn backward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs
 /// loop (which the compiler vectorises for the build it is compiled into).
 ///
 /// # Safety
-/// The processor must support AVX-512F at [`Isa::Avx512`].
+/// The processor must support AVX-512F and FMA at [`Isa::Avx512`].
 #[inline(always)]
 unsafe fn sub4x2_isa<const ISA: u8>(
     a: [f64; 4],
@@ -834,25 +835,23 @@ unsafe fn sub4x2_isa<const ISA: u8>(
 ) {
     #[cfg(target_arch = "x86_64")]
     if ISA >= AVX512 {
-        // SAFETY: the caller guarantees AVX-512F (this function's contract).
+        // SAFETY: the caller guarantees AVX-512F and FMA (this function's contract).
         return unsafe { sub4x2_avx512(a, c, x, y, w) };
     }
     sub4x2(a, c, x, y, w)
 }
 
-/// [`sub4x2`] in AVX-512F code: the plain loop up to the first entry of `y` on a 64-byte
+/// [`sub4x2`] in AVX-512F code (`y − a·x` one `vfnmadd`): the plain loop up to the first entry of `y` on a 64-byte
 /// boundary (so that the vector stores of `y` do not straddle cache lines), then eight
 /// entries per vector, then the entries past the last whole eight with the plain loop.
 ///
 /// # Safety
-/// The processor must support AVX-512F.
+/// The processor must support AVX-512F and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 #[inline]
 unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64], w: &mut [f64]) {
-    use std::arch::x86_64::{
-        _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_storeu_pd, _mm512_sub_pd,
-    };
+    use std::arch::x86_64::{_mm512_fnmadd_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_storeu_pd};
     let n = y.len();
     let w = &mut w[..n];
     let x = [&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]];
@@ -865,8 +864,8 @@ unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64],
         &mut w[..head],
     );
     let body = head + (n - head) / 8 * 8;
-    // SAFETY: AVX-512F is available by this function's contract; every load and store
-    // touches indices k..k + 8 with k + 8 ≤ body ≤ n, inside `y`, `w` and each `x[l]` (all
+    // SAFETY: AVX-512F and FMA are available by this function's contract; every load and
+    // store touches indices k..k + 8 with k + 8 ≤ body ≤ n, inside `y`, `w` and each `x[l]` (all
     // sliced to n above).
     unsafe {
         let av = a.map(|v| _mm512_set1_pd(v));
@@ -877,8 +876,8 @@ unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64],
             let mut yv = _mm512_loadu_pd(y.as_ptr().add(k));
             let mut wv = _mm512_loadu_pd(w.as_ptr().add(k));
             for l in 0..4 {
-                yv = _mm512_sub_pd(yv, _mm512_mul_pd(av[l], xv[l]));
-                wv = _mm512_sub_pd(wv, _mm512_mul_pd(cv[l], xv[l]));
+                yv = _mm512_fnmadd_pd(av[l], xv[l], yv);
+                wv = _mm512_fnmadd_pd(cv[l], xv[l], wv);
             }
             _mm512_storeu_pd(y.as_mut_ptr().add(k), yv);
             _mm512_storeu_pd(w.as_mut_ptr().add(k), wv);
@@ -924,34 +923,30 @@ pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         if allows(Isa::Avx512) {
-            /// [`lower_rows`] compiled for AVX-512F (and AVX2).
+            /// [`lower_rows`] compiled for AVX-512F (and AVX2, FMA).
             ///
             /// # Safety
-            /// The processor must support AVX-512F and AVX2.
-            #[target_feature(enable = "avx512f,avx2")]
+            /// The processor must support AVX-512F, AVX2 and FMA.
+            #[target_feature(enable = "avx512f,avx2,fma")]
             unsafe fn avx512(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-                // SAFETY: this build requires AVX-512F and AVX2, which includes AVX.
+                // SAFETY: this build requires AVX-512F, FMA and AVX2, which includes AVX.
                 unsafe { lower_rows::<AVX512>(packed, n, b, m) }
             }
-            // SAFETY: the processor supports AVX-512F and AVX2 (`allows` checks both).
+            // SAFETY: the processor supports AVX-512F, AVX2 and FMA (`allows` checks them).
             return unsafe { avx512(packed, n, b, m) };
         }
         if allows(Isa::Avx2) {
-            /// [`lower_rows`] compiled for AVX2.
+            /// [`lower_rows`] compiled for AVX2 and FMA.
             ///
             /// # Safety
-            /// The processor must support AVX2.
-            #[target_feature(enable = "avx2")]
+            /// The processor must support AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-                // SAFETY: AVX2, which this build requires, includes AVX.
+                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
                 unsafe { lower_rows::<AVX2>(packed, n, b, m) }
             }
-            // SAFETY: the processor supports AVX2 (`allows` checks it).
+            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
             return unsafe { avx2(packed, n, b, m) };
-        }
-        if allows(Isa::Baseline) {
-            // SAFETY: the SSE2 build needs only the x86-64 baseline.
-            return unsafe { lower_rows::<BASELINE>(packed, n, b, m) };
         }
     }
     // SAFETY: the portable build needs nothing beyond the target's baseline.
@@ -961,9 +956,9 @@ pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
 /// The body of [`solve_lower_rows`] in the build `ISA` (of its [`lower_rows_tile`]).
 ///
 /// # Safety
-/// The processor must support the instructions of `ISA`: AVX-512F and AVX at
-/// [`Isa::Avx512`], AVX at [`Isa::Avx2`]; the other levels need nothing beyond the target's
-/// baseline.
+/// The processor must support the instructions of `ISA`: AVX-512F, AVX and FMA at
+/// [`Isa::Avx512`], AVX and FMA at [`Isa::Avx2`]; the other levels need nothing beyond the
+/// target's baseline.
 #[inline(always)]
 unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     if n == 0 || m == 0 {
@@ -1032,8 +1027,8 @@ pub fn solve_lower_rows_by_row(packed: &[f64], n: usize, b: &mut [f64], m: usize
 }
 
 /// [`solve_lower_rows`] row by row, for orders below [`TILED_ORDER`]: each row of `b` is
-/// updated by the rows above it, four per pass ([`sub4`]), then one at a time ([`axpy`],
-/// `y + (−l)·x` being `y − l·x` to the bit), then multiplied by its reciprocal pivot — per
+/// updated by the rows above it, four per pass ([`sub4`]), then one at a time
+/// ([`axpy_fused`], `y + (−l)·x` being `y − l·x` to the bit), then multiplied by its reciprocal pivot — per
 /// entry the same operations in the same order as the tiles.
 #[inline(always)]
 fn lower_rows_by_row(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
@@ -1053,7 +1048,7 @@ fn lower_rows_by_row(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
             j += 4;
         }
         for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-            axpy(-lij, &done[j * m..(j + 1) * m], bi);
+            axpy_fused(-lij, &done[j * m..(j + 1) * m], bi);
         }
         let inv = 1.0 / r[i];
         for v in bi.iter_mut() {
@@ -1067,7 +1062,8 @@ fn lower_rows_by_row(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
 /// `i + q + 1` long), in the build `ISA`: every row's running values stay in registers
 /// while the solved rows stream past (`x − L[i + q][j]·b[j]` for `j = 0, 1, …, i − 1`),
 /// then the triangle inside the block is finished row by row in the same way, and each row
-/// is multiplied by its reciprocal pivot. Every build performs exactly these operations.
+/// is multiplied by its reciprocal pivot. Every build performs exactly these operations,
+/// each update one fused multiply-add.
 ///
 /// # Safety
 /// The processor must support the instructions of `ISA` (see [`lower_rows`]).
@@ -1083,15 +1079,12 @@ unsafe fn lower_rows_tile<const ISA: u8, const R: usize>(
     #[cfg(target_arch = "x86_64")]
     {
         if ISA >= AVX512 {
-            // SAFETY: the caller guarantees AVX-512F (this function's contract).
+            // SAFETY: the caller guarantees AVX-512F and FMA (this function's contract).
             return unsafe { lower_rows_tile_avx512(r, i, done, cur) };
         }
         if ISA >= AVX2 {
-            // SAFETY: the caller guarantees AVX (this function's contract).
+            // SAFETY: the caller guarantees AVX and FMA (this function's contract).
             return unsafe { lower_rows_tile_avx(r, i, done, cur) };
-        }
-        if ISA == BASELINE {
-            return lower_rows_tile_sse2(r, i, done, cur);
         }
     }
     lower_rows_tile_portable(r, i, done, cur)
@@ -1114,7 +1107,7 @@ fn lower_rows_tile_portable<const R: usize>(
         for q in 0..R {
             let l = r[q][j];
             for t in 0..TILE {
-                acc[q][t] -= l * x[t];
+                acc[q][t] = sub_mul(acc[q][t], l, x[t]);
             }
         }
     }
@@ -1122,7 +1115,7 @@ fn lower_rows_tile_portable<const R: usize>(
         for p in 0..q {
             let (l, solved) = (r[q][i + p], acc[p]);
             for t in 0..TILE {
-                acc[q][t] -= l * solved[t];
+                acc[q][t] = sub_mul(acc[q][t], l, solved[t]);
             }
         }
         let inv = 1.0 / r[q][i + q];
@@ -1135,12 +1128,13 @@ fn lower_rows_tile_portable<const R: usize>(
     }
 }
 
-/// [`lower_rows_tile`] in AVX code: two 256-bit vectors of running values per row.
+/// [`lower_rows_tile`] in AVX code: two 256-bit vectors of running values per row, each
+/// update one `vfnmadd`.
 ///
 /// # Safety
-/// The processor must support AVX.
+/// The processor must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
+#[target_feature(enable = "avx,fma")]
 #[inline]
 unsafe fn lower_rows_tile_avx<const R: usize>(
     r: [&[f64]; R],
@@ -1149,13 +1143,13 @@ unsafe fn lower_rows_tile_avx<const R: usize>(
     cur: &mut [f64],
 ) {
     use std::arch::x86_64::{
-        _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-        _mm256_sub_pd,
+        _mm256_fnmadd_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd,
+        _mm256_storeu_pd,
     };
     assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
     assert!((0..R).all(|q| r[q].len() > i + q));
-    // SAFETY: AVX is available by this function's contract. The loads of `done` read row
-    // j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores read
+    // SAFETY: AVX and FMA are available by this function's contract. The loads of `done`
+    // read row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores read
     // and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of `r[q]` read are at
     // j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked above).
     unsafe {
@@ -1171,15 +1165,15 @@ unsafe fn lower_rows_tile_avx<const R: usize>(
             let x1 = _mm256_loadu_pd(x.add(j * TILE + 4));
             for q in 0..R {
                 let l = _mm256_set1_pd(*r[q].as_ptr().add(j));
-                lo[q] = _mm256_sub_pd(lo[q], _mm256_mul_pd(l, x0));
-                hi[q] = _mm256_sub_pd(hi[q], _mm256_mul_pd(l, x1));
+                lo[q] = _mm256_fnmadd_pd(l, x0, lo[q]);
+                hi[q] = _mm256_fnmadd_pd(l, x1, hi[q]);
             }
         }
         for q in 0..R {
             for p in 0..q {
                 let l = _mm256_set1_pd(*r[q].as_ptr().add(i + p));
-                lo[q] = _mm256_sub_pd(lo[q], _mm256_mul_pd(l, lo[p]));
-                hi[q] = _mm256_sub_pd(hi[q], _mm256_mul_pd(l, hi[p]));
+                lo[q] = _mm256_fnmadd_pd(l, lo[p], lo[q]);
+                hi[q] = _mm256_fnmadd_pd(l, hi[p], hi[q]);
             }
             let inv = _mm256_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
             lo[q] = _mm256_mul_pd(lo[q], inv);
@@ -1197,9 +1191,9 @@ unsafe fn lower_rows_tile_avx<const R: usize>(
 /// instruction throughput, not its arithmetic, limits the 256-bit build).
 ///
 /// # Safety
-/// The processor must support AVX-512F.
+/// The processor must support AVX-512F and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 #[inline]
 unsafe fn lower_rows_tile_avx512<const R: usize>(
     r: [&[f64]; R],
@@ -1208,13 +1202,13 @@ unsafe fn lower_rows_tile_avx512<const R: usize>(
     cur: &mut [f64],
 ) {
     use std::arch::x86_64::{
-        _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
-        _mm512_sub_pd,
+        _mm512_fnmadd_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd,
+        _mm512_storeu_pd,
     };
     assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
     assert!((0..R).all(|q| r[q].len() > i + q));
-    // SAFETY: AVX-512F is available by this function's contract. The loads of `done` read
-    // row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores
+    // SAFETY: AVX-512F and FMA are available by this function's contract. The loads of
+    // `done` read row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores
     // read and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of `r[q]` read are
     // at j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked above).
     unsafe {
@@ -1227,70 +1221,19 @@ unsafe fn lower_rows_tile_avx512<const R: usize>(
             let xj = _mm512_loadu_pd(x.add(j * TILE));
             for q in 0..R {
                 let l = _mm512_set1_pd(*r[q].as_ptr().add(j));
-                acc[q] = _mm512_sub_pd(acc[q], _mm512_mul_pd(l, xj));
+                acc[q] = _mm512_fnmadd_pd(l, xj, acc[q]);
             }
         }
         for q in 0..R {
             for p in 0..q {
                 let l = _mm512_set1_pd(*r[q].as_ptr().add(i + p));
-                acc[q] = _mm512_sub_pd(acc[q], _mm512_mul_pd(l, acc[p]));
+                acc[q] = _mm512_fnmadd_pd(l, acc[p], acc[q]);
             }
             let inv = _mm512_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
             acc[q] = _mm512_mul_pd(acc[q], inv);
         }
         for (q, a) in acc.iter().enumerate() {
             _mm512_storeu_pd(cur.as_mut_ptr().add(q * TILE), *a);
-        }
-    }
-}
-
-/// [`lower_rows_tile`] with SSE2, part of the x86-64 baseline: the tile in two halves of
-/// four columns, each with two 128-bit vectors of running values per row.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn lower_rows_tile_sse2<const R: usize>(r: [&[f64]; R], i: usize, done: &[f64], cur: &mut [f64]) {
-    use std::arch::x86_64::{
-        _mm_loadu_pd, _mm_mul_pd, _mm_set1_pd, _mm_setzero_pd, _mm_storeu_pd, _mm_sub_pd,
-    };
-    assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
-    assert!((0..R).all(|q| r[q].len() > i + q));
-    for half in [0, 4] {
-        // SAFETY: SSE2 is always available on x86-64. The loads of `done` read row j < i,
-        // indices j·8 + half .. j·8 + half + 4 ≤ i·8 ≤ done.len(); those of `cur` and the
-        // stores read and write indices q·8 + half .. q·8 + half + 4 ≤ R·8 ≤ cur.len(); the
-        // entries of `r[q]` read are at j < i or i + p ≤ i + q, inside its i + q + 1
-        // entries (all checked above).
-        unsafe {
-            let mut lo = [_mm_setzero_pd(); R];
-            let mut hi = [_mm_setzero_pd(); R];
-            for q in 0..R {
-                lo[q] = _mm_loadu_pd(cur.as_ptr().add(q * TILE + half));
-                hi[q] = _mm_loadu_pd(cur.as_ptr().add(q * TILE + half + 2));
-            }
-            let x = done.as_ptr().add(half);
-            for j in 0..i {
-                let x0 = _mm_loadu_pd(x.add(j * TILE));
-                let x1 = _mm_loadu_pd(x.add(j * TILE + 2));
-                for q in 0..R {
-                    let l = _mm_set1_pd(*r[q].as_ptr().add(j));
-                    lo[q] = _mm_sub_pd(lo[q], _mm_mul_pd(l, x0));
-                    hi[q] = _mm_sub_pd(hi[q], _mm_mul_pd(l, x1));
-                }
-            }
-            for q in 0..R {
-                for p in 0..q {
-                    let l = _mm_set1_pd(*r[q].as_ptr().add(i + p));
-                    lo[q] = _mm_sub_pd(lo[q], _mm_mul_pd(l, lo[p]));
-                    hi[q] = _mm_sub_pd(hi[q], _mm_mul_pd(l, hi[p]));
-                }
-                let inv = _mm_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
-                lo[q] = _mm_mul_pd(lo[q], inv);
-                hi[q] = _mm_mul_pd(hi[q], inv);
-            }
-            for q in 0..R {
-                _mm_storeu_pd(cur.as_mut_ptr().add(q * TILE + half), lo[q]);
-                _mm_storeu_pd(cur.as_mut_ptr().add(q * TILE + half + 2), hi[q]);
-            }
         }
     }
 }
@@ -1324,7 +1267,7 @@ pub fn invert_factor(packed: &[f64], n: usize, inv: &mut [f64]) {
             j += 4;
         }
         for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-            axpy(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
+            axpy_fused(-lij, &done[j * n..j * n + j + 1], &mut bi[..=j]);
         }
         let inv_d = 1.0 / r[i];
         for v in bi[..=i].iter_mut() {
@@ -1360,7 +1303,7 @@ pub fn inverse_lower_rows(linv: &[f64], n: usize, rows: std::ops::Range<usize>, 
         }
         for k in k..n {
             let r = &linv[k * n..k * n + a + 1];
-            axpy(r[a], r, oa);
+            axpy_fused(r[a], r, oa);
         }
     }
 }

@@ -4,6 +4,11 @@
 //! must give the portable build's result bit for bit. This is what keeps cabo's results
 //! independent of the CPU they ran on; a kernel added to the crate gets a test here.
 //!
+//! Where a plain-loop reference is given, it is checked under every level too: with
+//! [`f64::mul_add`] exactly where the kernel fuses (the triangular kernels and the panel
+//! products, see [`crate::simd`]), and with a separate multiply and add where it does not.
+//! A fused kernel that rounded a product on its own would fail its reference.
+//!
 //! Levels the processor lacks are skipped (each test prints the ones it ran). The level is
 //! process-wide state ([`simd::limit`]), so the tests take turns through one lock.
 
@@ -217,6 +222,23 @@ fn dot4_active(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     unsafe { cholesky::dot4::<{ Isa::Portable as u8 }>(x, r) }
 }
 
+/// The fused plain-loop dot product of the triangular kernels: lane l sums the indices
+/// ≡ l mod 4 with `mul_add`, the lanes are added pairwise, then the tail is added in order
+/// with `mul_add`.
+fn fused_dot_reference(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let body = n - n % 4;
+    let mut lane = [0.0f64; 4];
+    for k in 0..body {
+        lane[k % 4] = a[k].mul_add(b[k], lane[k % 4]);
+    }
+    let mut s = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    for k in body..n {
+        s = a[k].mul_add(b[k], s);
+    }
+    s
+}
+
 #[test]
 fn dot4() {
     same_bits_on_every_level("dot4", || {
@@ -225,10 +247,60 @@ fn dot4() {
         for n in LENGTHS {
             let x = rng.awkward(n);
             let r: Vec<Vec<f64>> = (0..4).map(|i| rng.awkward(n + i)).collect();
-            out.extend(dot4_active(&x, [&r[0], &r[1], &r[2], &r[3]]));
+            let got = dot4_active(&x, [&r[0], &r[1], &r[2], &r[3]]);
+            for (i, ri) in r.iter().enumerate() {
+                let want = fused_dot_reference(&x, ri);
+                assert!(
+                    same(got[i], want),
+                    "dot4 n = {n}, row {i}: {} vs {want}",
+                    got[i]
+                );
+            }
+            out.extend(got);
         }
         out
     });
+}
+
+/// Where the triangular kernels start the in-block terms of entry `(i, j)` of a row-block
+/// loop over `rows` rows: the start of j's block of four when the whole block lies before
+/// `limit`, else `j` (the entry's sum then runs over the whole prefix).
+fn block_start(j: usize, limit: usize) -> usize {
+    let j0 = j - j % 4;
+    if j0 + 4 <= limit { j0 } else { j }
+}
+
+/// The fused plain-loop Cholesky factorisation of `a + jitter·I` (false at a pivot that is
+/// not positive and finite): `L[i][j] = (a[i][j] − Σ_{k<j} L[i][k]·L[j][k]) / L[j][j]`,
+/// the sum over the prefix before j's block of four as [`fused_dot_reference`], then the
+/// terms inside the block one fused multiply-add each; the division is a multiplication by
+/// the reciprocal pivot.
+fn factor_reference(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
+    for i in 0..n {
+        for j in 0..=i {
+            let (ri, rj) = (row_start(i), row_start(j));
+            let j0 = if j < i { block_start(j, i) } else { j };
+            // The diagonal adds the jitter before the sum is taken off.
+            let aij = if i == j {
+                a[i * n + j] + jitter
+            } else {
+                a[i * n + j]
+            };
+            let mut t = aij - fused_dot_reference(&packed[ri..ri + j0], &packed[rj..rj + j0]);
+            for k in j0..j {
+                t = (-packed[ri + k]).mul_add(packed[rj + k], t);
+            }
+            if i == j {
+                if !(t.is_finite() && t > 0.0) {
+                    return false;
+                }
+                packed[ri + i] = t.sqrt();
+            } else {
+                packed[ri + j] = t * (1.0 / packed[rj + j]);
+            }
+        }
+    }
+    true
 }
 
 #[test]
@@ -241,6 +313,9 @@ fn cholesky_factor() {
             for jitter in [0.0, 1e-3] {
                 let mut packed = vec![0.0; row_start(n)];
                 out.push(f64::from(u8::from(factor(&a, n, jitter, &mut packed))));
+                let mut want = vec![0.0; row_start(n)];
+                assert!(factor_reference(&a, n, jitter, &mut want));
+                assert_same(&packed, &want, &format!("factor n = {n}, jitter {jitter}"));
                 out.extend(packed);
             }
             // Indefinite: a negative diagonal entry two thirds of the way down stops the
@@ -460,6 +535,37 @@ fn weighted_row_folds() {
     });
 }
 
+/// The fused plain-loop forward substitution: `z_i = (b_i − Σ_{j<i} L[i][j]·z_j) / L[i][i]`,
+/// the sum over the prefix before i's block of four as [`fused_dot_reference`] (the whole
+/// prefix past the last block), then the terms inside the block one fused multiply-add each.
+fn solve_lower_reference(packed: &[f64], b: &mut [f64]) {
+    let n = b.len();
+    let blocks = n - n % 4;
+    for i in 0..n {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let i0 = if i < blocks { i - i % 4 } else { i };
+        let mut t = b[i] - fused_dot_reference(&r[..i0], &b[..i0]);
+        for j in i0..i {
+            t = (-r[j]).mul_add(b[j], t);
+        }
+        b[i] = t / r[i];
+    }
+}
+
+/// The fused plain-loop backward substitution `Lᵀ z = b`, by columns: `z_i = b_i / L[i][i]`
+/// for i from the last down, each then taken off every `b_k`, k < i, as one fused
+/// multiply-add `b_k − z_i·L[i][k]`.
+fn solve_upper_reference(packed: &[f64], b: &mut [f64]) {
+    for i in (0..b.len()).rev() {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let z = b[i] / r[i];
+        b[i] = z;
+        for k in 0..i {
+            b[k] = (-z).mul_add(r[k], b[k]);
+        }
+    }
+}
+
 #[test]
 fn cholesky_solves() {
     same_bits_on_every_level(
@@ -470,9 +576,14 @@ fn cholesky_solves() {
             for n in ORDERS {
                 let packed = packed_factor(&mut rng, n);
                 let mut z = rng.vec(n);
+                let mut want = z.clone();
                 solve_lower(&packed, &mut z);
+                solve_lower_reference(&packed, &mut want);
+                assert_same(&z, &want, &format!("solve_lower n = {n}"));
                 out.extend(&z);
                 solve_upper(&packed, &mut z);
+                solve_upper_reference(&packed, &mut want);
+                assert_same(&z, &want, &format!("solve_upper n = {n}"));
                 out.extend(&z);
                 for m in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33] {
                     let mut zs = rng.vec(n * m);
@@ -597,38 +708,21 @@ fn cholesky_many_methods() {
     }
 }
 
-avx2_dispatch! {
-/// The row-by-row [`solve_lower_rows`] that the tiled one replaced, kept as its reference:
-/// per entry, `b[i][k] − L[i][j]·b[j][k]` for `j = 0, 1, …, i − 1` in order (four earlier
-/// rows fused per pass, then one `axpy` per row), then a multiplication by `1/L[i][i]`.
+/// The plain row-by-row `L Z = B`, kept as [`solve_lower_rows`]'s reference: per entry,
+/// `b[i][k] − L[i][j]·b[j][k]` for `j = 0, 1, …, i − 1` in order, each one fused
+/// multiply-add, then a multiplication by `1/L[i][i]`.
 fn solve_lower_rows_reference(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     for i in 0..n {
         let r = &packed[row_start(i)..row_start(i + 1)];
-        let (done, rest) = b.split_at_mut(i * m);
-        let bi = &mut rest[..m];
-        let mut j = 0;
-        while j + 4 <= i {
-            let (x0, x1, x2, x3) = (
-                &done[j * m..(j + 1) * m],
-                &done[(j + 1) * m..(j + 2) * m],
-                &done[(j + 2) * m..(j + 3) * m],
-                &done[(j + 3) * m..(j + 4) * m],
-            );
-            let a = [r[j], r[j + 1], r[j + 2], r[j + 3]];
-            for k in 0..m {
-                bi[k] = bi[k] - a[0] * x0[k] - a[1] * x1[k] - a[2] * x2[k] - a[3] * x3[k];
-            }
-            j += 4;
-        }
-        for (j, &lij) in r[..i].iter().enumerate().skip(j) {
-            axpy(-lij, &done[j * m..(j + 1) * m], bi);
-        }
         let inv = 1.0 / r[i];
-        for v in bi.iter_mut() {
-            *v *= inv;
+        for k in 0..m {
+            let mut v = b[i * m + k];
+            for j in 0..i {
+                v = (-r[j]).mul_add(b[j * m + k], v);
+            }
+            b[i * m + k] = v * inv;
         }
     }
-}
 }
 
 /// The tiled [`solve_lower_rows`] gives the row-by-row reference's bits, under every level,
@@ -705,9 +799,11 @@ fn panel_products() {
         for (n, l, src) in &cases {
             let n = *n;
             let panels = Panels::new(l, n);
+            // The baseline level runs the portable build (SSE2 has no fused multiply-add).
+            let build = simd::active().max(Isa::Baseline);
             assert_eq!(
-                panels.isa(),
-                simd::active(),
+                panels.isa().max(Isa::Baseline),
+                build,
                 "the panels run the active build"
             );
             let rows = n.next_multiple_of(PANEL_ROWS);
@@ -725,7 +821,8 @@ fn panel_products() {
         }
         out
     });
-    // And they are the plain loops': L·src summed in ascending k, one axpy per coefficient.
+    // And they are the plain loops': L·src summed in ascending k, one fused multiply-add per
+    // coefficient.
     for (n, l, src) in &cases {
         let n = *n;
         let panels = Panels::new(l, n);
@@ -734,7 +831,10 @@ fn panel_products() {
         for i in 0..n {
             let mut want = [0.0; BLOCK];
             for k in 0..=i {
-                axpy(l[i * n + k], &src[k * BLOCK..(k + 1) * BLOCK], &mut want);
+                let (c, row) = (l[i * n + k], &src[k * BLOCK..(k + 1) * BLOCK]);
+                for (w, x) in want.iter_mut().zip(row) {
+                    *w = c.mul_add(*x, *w);
+                }
             }
             let got = &v[i * BLOCK..(i + 1) * BLOCK];
             let same = got

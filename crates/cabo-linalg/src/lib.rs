@@ -17,13 +17,15 @@
 //! - [`lu`]: LU with partial pivoting; [`rows`]: L-BFGS-B's sums over rows;
 //! - [`simd`]: the instruction-set levels and the run-time dispatch.
 //!
-//! **Same bits on every machine.** Each kernel has several builds (portable, x86-64 SSE2,
-//! AVX2, for the panel products and some triangular solves AVX-512F) and takes the widest
-//! the processor supports. All builds perform the same IEEE operations per output element
-//! in the same order — no fused multiply-add, reductions in explicit lanes added in a fixed
-//! order — so they agree to the bit, which keeps every cabo result independent of the CPU it
-//! ran on. The equivalence tests of this crate run every kernel under every level and
-//! compare the bits.
+//! **Same bits on every machine.** Each kernel has several builds (portable, x86-64
+//! baseline, AVX2 with FMA, for the panel products and some triangular solves AVX-512F) and
+//! takes the widest the processor supports. All builds perform the same IEEE operations per
+//! output element in the same order — reductions in explicit lanes added in a fixed order,
+//! and each multiply-add either fused in every build (the triangular kernels and the panel
+//! products: FMA instructions, or `f64::mul_add` where there are none) or separate in every
+//! build (the rest) — so they agree to the bit, which keeps every cabo result independent of
+//! the CPU it ran on. [`simd`] says which kernels fuse and why. The equivalence tests of this
+//! crate run every kernel under every level and compare the bits.
 //!
 //! Every kernel works on plain slices. The crate depends only on `cabo-core` (the factor's
 //! errors are cabo's) and `rayon` (the factor's two-thread split); types with modelling

@@ -5,13 +5,15 @@
 //! `L` is cut once into the *panels* the products stream ([`Panels`]), and each product keeps
 //! a few output rows × columns of running sums in registers while the rows of the operand
 //! stream past: this register blocking is what makes the two products run at arithmetic
-//! rather than load/store speed. Every build — portable, SSE2, AVX2, AVX-512F — performs the
-//! same multiplies and adds per output element in the same order (no fused multiply-add), so
-//! all agree to the bit; they differ in vector width and in how many output rows share one
-//! pass over the operand.
+//! rather than load/store speed. Every build — portable, AVX2, AVX-512F — performs the same
+//! fused multiply-adds per output element in the same order (`vfmadd` in the vector builds,
+//! [`f64::mul_add`] in the portable one, each rounded once), so all agree to the bit; they
+//! differ in vector width and in how many output rows share one pass over the operand. The
+//! x86-64 baseline runs the portable build: SSE2 has no fused multiply-add, and with
+//! separate instructions it would give other bits.
 //!
 //! A panel also multiplies the zeros above the diagonal of `L` by operand entries, which
-//! changes no bit while the operand is finite (`x + 0·y = x`). An infinite operand entry
+//! changes no bit while the operand is finite (`fma(0, y, x) = x`). An infinite operand entry
 //! would turn those terms into NaN, in a different set of outputs for each panel height, so
 //! the agreement holds for finite operands — always the case for the bounds, whose operands
 //! are kernel values and their products with `L⁻¹`.
@@ -31,7 +33,8 @@ pub const BLOCK: usize = 64;
 pub const PANEL_ROWS: usize = 8;
 
 /// A panel row: the coefficients of one `k` for every output row of a panel — four, each
-/// stored twice so that one 128-bit load gives a broadcast pair, or eight for AVX-512F.
+/// stored twice (the layout keeps each coefficient at an even index), or eight for
+/// AVX-512F.
 type PanelRow = [f64; 8];
 
 /// An explicit lower-triangular `L` (`n × n`) cut into the panels its products stream:
@@ -96,7 +99,8 @@ impl Panels {
         self.n == 0
     }
 
-    /// The instruction-set level of the build these panels run.
+    /// The instruction-set level of the build these panels run: [`Isa::Portable`] at the
+    /// baseline level too (SSE2 has no fused multiply-add).
     pub fn isa(&self) -> Isa {
         self.kernel.isa()
     }
@@ -104,9 +108,10 @@ impl Panels {
     /// `out = L·src` for `src` of `n` rows with stride [`BLOCK`], over the first `width`
     /// columns (a multiple of 4, at most [`BLOCK`]); `out` has `n` rounded up to whole
     /// [`PANEL_ROWS`] rows (stride [`BLOCK`]), whose padding rows are scratch. Each output
-    /// element is summed in ascending k, exactly like one `axpy` per coefficient when `src`
-    /// is finite (a panel's extra terms multiply zeros above the diagonal, and adding ±0 to a
-    /// sum begun at +0 changes no bit).
+    /// element is summed in ascending k with fused multiply-adds, exactly like one fused
+    /// `axpy` (`y = l.mul_add(x, y)`) per coefficient when `src` is finite (a panel's extra
+    /// terms multiply zeros above the diagonal, and adding ±0 to a sum begun at +0 changes no
+    /// bit).
     pub fn lower_product(&self, src: &[f64], out: &mut [f64], width: usize) {
         let (n, rows) = (self.n, self.kernel.rows());
         for (p, j0) in (0..n).step_by(rows).enumerate() {
@@ -146,10 +151,8 @@ enum PanelKernel {
     /// Four rows, eight columns per pass, 256-bit vectors.
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// Four rows, four columns per pass, 128-bit SSE2 vectors.
-    #[cfg(target_arch = "x86_64")]
-    Sse2,
-    /// Four rows, four columns per pass, plain Rust.
+    /// Four rows, four columns per pass, plain Rust with `mul_add`: off x86-64, and on it
+    /// at the baseline level and below.
     Portable,
 }
 
@@ -163,9 +166,6 @@ impl PanelKernel {
             if allows(Isa::Avx2) {
                 return PanelKernel::Avx2;
             }
-            if allows(Isa::Baseline) {
-                return PanelKernel::Sse2;
-            }
         }
         PanelKernel::Portable
     }
@@ -176,8 +176,6 @@ impl PanelKernel {
             PanelKernel::Avx512 => Isa::Avx512,
             #[cfg(target_arch = "x86_64")]
             PanelKernel::Avx2 => Isa::Avx2,
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Sse2 => Isa::Baseline,
             PanelKernel::Portable => Isa::Portable,
         }
     }
@@ -207,71 +205,36 @@ impl PanelKernel {
         assert!(width <= BLOCK && width.is_multiple_of(4));
         assert!(src.len() >= panel.len() * BLOCK && out.len() >= self.rows() * BLOCK);
         match self {
-            // SAFETY: the processor supports AVX-512F and AVX2 (`detect` made this variant
-            // only then), and the bounds were asserted above.
+            // SAFETY: the processor supports AVX-512F, AVX2 and FMA (`detect` made this
+            // variant only then), and the bounds were asserted above.
             #[cfg(target_arch = "x86_64")]
             PanelKernel::Avx512 => unsafe { panel_product_avx512(panel, src, out, width) },
-            // SAFETY: the processor supports AVX2 (`detect`); bounds asserted above.
+            // SAFETY: the processor supports AVX2 and FMA (`detect`); bounds asserted above.
             #[cfg(target_arch = "x86_64")]
             PanelKernel::Avx2 => unsafe { panel_product_avx(panel, src, out, width) },
-            // SAFETY: SSE2 is part of x86-64; bounds asserted above.
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Sse2 => unsafe { panel_product_sse2(panel, src, out, width) },
             PanelKernel::Portable => panel_product_portable(panel, src, out, width),
         }
     }
 }
 
-/// The SSE2 panel product: four rows, four columns (two registers) per pass.
-///
-/// # Safety
-/// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long and `out`
-/// at least `4·BLOCK` long.
-#[cfg(target_arch = "x86_64")]
-unsafe fn panel_product_sse2(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
-    use std::arch::x86_64::{_mm_add_pd, _mm_loadu_pd, _mm_mul_pd, _mm_setzero_pd, _mm_storeu_pd};
-    for c0 in (0..width).step_by(4) {
-        // SAFETY: SSE2 is part of x86-64. Loads read src[k·BLOCK + c0 .. + 4] with
-        // k < panel.len() and c0 + 4 ≤ width ≤ BLOCK, inside `src`; panel rows hold 8 values;
-        // stores write out[r·BLOCK + c0 .. + 4] with r < 4, inside `out` (the contract).
-        unsafe {
-            let mut acc = [_mm_setzero_pd(); 8];
-            for (k, p) in panel.iter().enumerate() {
-                let base = src.as_ptr().add(k * BLOCK + c0);
-                let (s01, s23) = (_mm_loadu_pd(base), _mm_loadu_pd(base.add(2)));
-                for r in 0..4 {
-                    let c = _mm_loadu_pd(p.as_ptr().add(2 * r));
-                    acc[2 * r] = _mm_add_pd(acc[2 * r], _mm_mul_pd(c, s01));
-                    acc[2 * r + 1] = _mm_add_pd(acc[2 * r + 1], _mm_mul_pd(c, s23));
-                }
-            }
-            for r in 0..4 {
-                let o = out.as_mut_ptr().add(r * BLOCK + c0);
-                _mm_storeu_pd(o, acc[2 * r]);
-                _mm_storeu_pd(o.add(2), acc[2 * r + 1]);
-            }
-        }
-    }
-}
-
 /// The AVX2 panel product: four rows, eight columns (two 256-bit registers per row) per pass,
-/// then four. Each output element gets the same multiplies and adds in the same order as in
-/// the SSE2 version, so the results are bitwise equal.
+/// then four. Each output element gets the same fused multiply-adds in the same order as in
+/// the portable build, so the results are bitwise equal.
 ///
 /// # Safety
-/// As [`panel_product_sse2`], and the processor must support AVX2.
+/// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long, `out`
+/// at least `4·BLOCK` long, and the processor must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
     use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
-        _mm256_storeu_pd,
+        _mm256_broadcast_sd, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
     };
     let mut c0 = 0;
     // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
     // c0 + lanes ≤ width ≤ BLOCK, inside `src`; broadcasts read panel entries 2r < 8; stores
-    // write out[r·BLOCK + c0 .. + lanes] with r < 4, inside `out` (the contract); AVX2 is
-    // available by the contract.
+    // write out[r·BLOCK + c0 .. + lanes] with r < 4, inside `out` (the contract); AVX2 and
+    // FMA are available by the contract.
     unsafe {
         while c0 + 8 <= width {
             let mut acc = [_mm256_setzero_pd(); 8];
@@ -280,8 +243,8 @@ unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], wi
                 let (s0, s4) = (_mm256_loadu_pd(base), _mm256_loadu_pd(base.add(4)));
                 for r in 0..4 {
                     let c = _mm256_broadcast_sd(&p[2 * r]);
-                    acc[2 * r] = _mm256_add_pd(acc[2 * r], _mm256_mul_pd(c, s0));
-                    acc[2 * r + 1] = _mm256_add_pd(acc[2 * r + 1], _mm256_mul_pd(c, s4));
+                    acc[2 * r] = _mm256_fmadd_pd(c, s0, acc[2 * r]);
+                    acc[2 * r + 1] = _mm256_fmadd_pd(c, s4, acc[2 * r + 1]);
                 }
             }
             for r in 0..4 {
@@ -304,7 +267,7 @@ unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], wi
 /// As [`panel_product_avx`] with `c0 + 4 ≤ width`, `out` at least `ROWS·BLOCK` long, and
 /// `STEP·(ROWS − 1) < 8`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn four_columns_avx<const ROWS: usize, const STEP: usize>(
     panel: &[PanelRow],
     src: &[f64],
@@ -312,18 +275,17 @@ unsafe fn four_columns_avx<const ROWS: usize, const STEP: usize>(
     c0: usize,
 ) {
     use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
-        _mm256_storeu_pd,
+        _mm256_broadcast_sd, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
     };
     // SAFETY: loads read src[k·BLOCK + c0 .. + 4] with k < panel.len() and c0 + 4 ≤ BLOCK,
     // inside `src`; stores write out[r·BLOCK + c0 .. + 4] with r < ROWS, inside `out`; AVX2
-    // is available (the contract).
+    // and FMA are available (the contract).
     unsafe {
         let mut acc = [_mm256_setzero_pd(); ROWS];
         for (k, p) in panel.iter().enumerate() {
             let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
             for (r, a) in acc.iter_mut().enumerate() {
-                *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&p[STEP * r]), s0));
+                *a = _mm256_fmadd_pd(_mm256_broadcast_sd(&p[STEP * r]), s0, *a);
             }
         }
         for (r, a) in acc.iter().enumerate() {
@@ -339,19 +301,18 @@ unsafe fn four_columns_avx<const ROWS: usize, const STEP: usize>(
 ///
 /// # Safety
 /// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long, `out`
-/// at least `8·BLOCK` long, and the processor must support AVX-512F (which implies AVX2).
+/// at least `8·BLOCK` long, and the processor must support AVX-512F, AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
     use std::arch::x86_64::{
-        _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd,
-        _mm512_storeu_pd,
+        _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
     };
     let mut c0 = 0;
     // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
     // c0 + lanes ≤ width ≤ BLOCK, inside `src`; panel rows hold 8 values; stores write
-    // out[r·BLOCK + c0 .. + lanes] with r < 8, inside `out`; AVX-512F, which implies AVX2
-    // for the last four columns, is available (the contract).
+    // out[r·BLOCK + c0 .. + lanes] with r < 8, inside `out`; AVX-512F, AVX2 (for the last
+    // four columns) and FMA are available (the contract).
     unsafe {
         while c0 + 16 <= width {
             let mut acc = [_mm512_setzero_pd(); 16];
@@ -360,8 +321,8 @@ unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64],
                 let (s0, s8) = (_mm512_loadu_pd(base), _mm512_loadu_pd(base.add(8)));
                 for r in 0..8 {
                     let c = _mm512_set1_pd(p[r]);
-                    acc[2 * r] = _mm512_add_pd(acc[2 * r], _mm512_mul_pd(c, s0));
-                    acc[2 * r + 1] = _mm512_add_pd(acc[2 * r + 1], _mm512_mul_pd(c, s8));
+                    acc[2 * r] = _mm512_fmadd_pd(c, s0, acc[2 * r]);
+                    acc[2 * r + 1] = _mm512_fmadd_pd(c, s8, acc[2 * r + 1]);
                 }
             }
             for r in 0..8 {
@@ -376,7 +337,7 @@ unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64],
             for (k, p) in panel.iter().enumerate() {
                 let s0 = _mm512_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
                 for (r, a) in acc.iter_mut().enumerate() {
-                    *a = _mm512_add_pd(*a, _mm512_mul_pd(_mm512_set1_pd(p[r]), s0));
+                    *a = _mm512_fmadd_pd(_mm512_set1_pd(p[r]), s0, *a);
                 }
             }
             for (r, a) in acc.iter().enumerate() {
@@ -390,8 +351,9 @@ unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64],
     }
 }
 
-/// The portable panel product, with the same summation order as the x86-64 builds: the build
-/// off x86-64, and on it under [`crate::simd::limit`]`(Isa::Portable)`.
+/// The portable panel product, with the same fused multiply-adds in the same order as the
+/// vector builds: the build off x86-64, and on it at the baseline level and below (each
+/// `mul_add` is then the C library's exact `fma`: slow, but the same bits).
 fn panel_product_portable(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
     for c0 in (0..width).step_by(4) {
         let mut acc = [[0.0f64; 4]; 4];
@@ -399,7 +361,7 @@ fn panel_product_portable(panel: &[PanelRow], src: &[f64], out: &mut [f64], widt
             let s = &src[k * BLOCK + c0..k * BLOCK + c0 + 4];
             for r in 0..4 {
                 for t in 0..4 {
-                    acc[r][t] += p[2 * r] * s[t];
+                    acc[r][t] = p[2 * r].mul_add(s[t], acc[r][t]);
                 }
             }
         }
