@@ -9,6 +9,9 @@
 //! Every dot product is summed the way [`dot`] sums it — lane l holds the indices ≡ l mod 4,
 //! lanes added pairwise, then the tail, no fused multiply-add — whichever path computes it,
 //! so every build, the tile and one-row paths, and any split of the rows agree to the bit.
+//! The products stay unfused (unlike the triangular kernels, see [`crate::simd`]): a
+//! random-feature model computes the same dot products with [`dot`] in code compiled for the
+//! x86-64 baseline, and its products must have their bits.
 
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{Isa, allows};

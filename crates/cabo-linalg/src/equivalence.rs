@@ -207,13 +207,14 @@ fn dot4_active(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     {
         avx2_dispatch! {
             fn avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
-                // SAFETY: the AVX2 build runs only where AVX2, hence AVX, is available.
+                // SAFETY: the AVX2 build runs only where AVX2 (hence AVX) and FMA are
+                // available.
                 unsafe { cholesky::dot4::<{ Isa::Avx2 as u8 }>(x, r) }
             }
         }
         match simd::active() {
             Isa::Avx2 | Isa::Avx512 => return avx(x, r),
-            // SAFETY: the SSE2 build needs only the x86-64 baseline.
+            // SAFETY: the baseline build needs only the x86-64 baseline.
             Isa::Baseline => return unsafe { cholesky::dot4::<{ Isa::Baseline as u8 }>(x, r) },
             Isa::Portable => {}
         }
