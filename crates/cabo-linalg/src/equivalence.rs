@@ -752,6 +752,38 @@ fn cholesky_solve_lower_rows_tiled() {
     });
 }
 
+/// The fused plain-loop `L⁻¹` (lower triangle, row-major `n × n`, zero above): row i is
+/// `(eᵢ − Σ_{j<i} L[i][j]·row_j) / L[i][i]`, each term one fused multiply-add in ascending j,
+/// the division a multiplication by the reciprocal pivot. Entry c takes the term of row j
+/// where the kernel's pass over row j reaches it: up to the end of j's block of four rows
+/// while the block lies before i, else up to j (the terms beyond j multiply zeros of row j,
+/// which leave the value as it is but for the sign of a zero).
+fn invert_factor_reference(packed: &[f64], n: usize) -> Vec<f64> {
+    let mut linv = vec![0.0; n * n];
+    for i in 0..n {
+        let r = &packed[row_start(i)..row_start(i + 1)];
+        let inv_d = 1.0 / r[i];
+        for c in 0..=i {
+            let mut v = if c == i { 1.0 } else { 0.0 };
+            for j in 0..i {
+                let j0 = j - j % 4;
+                let end = if j0 + 4 <= i { j0 + 4 } else { j + 1 };
+                if c < end {
+                    v = (-r[j]).mul_add(linv[j * n + c], v);
+                }
+            }
+            linv[i * n + c] = v * inv_d;
+        }
+    }
+    linv
+}
+
+/// The fused plain-loop lower triangle of `(L Lᵀ)⁻¹` from `L⁻¹`: entry (a, b ≤ a) is
+/// `Σ_{k ≥ a} L⁻¹[k][a]·L⁻¹[k][b]`, one fused multiply-add per k in ascending order from 0.
+fn inverse_lower_reference(linv: &[f64], n: usize, a: usize, b: usize) -> f64 {
+    (a..n).fold(0.0, |s, k| linv[k * n + a].mul_add(linv[k * n + b], s))
+}
+
 #[test]
 fn cholesky_inverses() {
     same_bits_on_every_level("cholesky::invert_factor, inverse_lower_rows", || {
@@ -763,9 +795,24 @@ fn cholesky_inverses() {
             // alone must stay as they were.
             let mut linv = rng.vec(n * n);
             invert_factor(&packed, n, &mut linv);
+            let want = invert_factor_reference(&packed, n);
+            for i in 0..n {
+                let row = &linv[i * n..i * n + i + 1];
+                assert_same(
+                    row,
+                    &want[i * n..i * n + i + 1],
+                    &format!("L⁻¹ n = {n}, row {i}"),
+                );
+            }
             out.extend(&linv);
             let mut kinv = rng.vec(n * n);
             inverse_lower_rows(&linv, n, 0..n, &mut kinv);
+            for a in 0..n {
+                for b in 0..=a {
+                    let want = inverse_lower_reference(&linv, n, a, b);
+                    assert!(same(kinv[a * n + b], want), "(L Lᵀ)⁻¹ n = {n}: ({a}, {b})");
+                }
+            }
             out.extend(&kinv);
             // In two blocks, as a caller running them in parallel does.
             let half = n / 2;
