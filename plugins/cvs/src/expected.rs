@@ -1,5 +1,6 @@
 //! Expected confidence bounds over the open variables, E[μ([x^i, X^{-i}]) + β σ([x^i,
-//! X^{-i}])], by Monte Carlo over a fixed sample set, with analytic gradients in x^i, and
+//! X^{-i}])], averaged over a fixed sample set (the run's scrambled Sobol' points,
+//! [`crate::dist::InputDistributions::sample_matrix`]), with analytic gradients in x^i, and
 //! their maximisation per control set.
 //!
 //! With β > 0 this is UCB-CVS's expected UCB; with β < 0 it is the expected LCB of seed 004.
@@ -13,8 +14,8 @@
 use cabo_core::capability::PreparedBounds;
 use cabo_core::{Error, Objective, OptimizerSettings, Posterior, Result};
 
-/// What is shared by every control set for one posterior: the posterior, the Monte Carlo
-/// samples of the open variables and, where the model offers it, its prepared fast path.
+/// What is shared by every control set for one posterior: the posterior, the sample points
+/// of the open variables and, where the model offers it, its prepared fast path.
 pub struct ExpectedBounds<'a> {
     post: &'a dyn Posterior,
     samples: &'a [f64],
@@ -121,7 +122,7 @@ impl ExpectedBound<'_> {
         self.vars.len()
     }
 
-    /// Number of Monte Carlo samples used (1 for a set holding every variable).
+    /// Number of sample points used (1 for a set holding every variable).
     pub fn samples(&self) -> usize {
         self.m
     }

@@ -4,7 +4,7 @@
 //! A query `Query { control_set: Some(i), x }` fixes the variables of set i to `x`; the
 //! environment draws the others from their distributions, evaluates the objective at the
 //! realised point and charges the cost of set i. Regret uses `value` = E_{X^{-i}} f([x^i,
-//! X^{-i}]), estimated with a fixed Monte Carlo sample set per replication, and the optimum
+//! X^{-i}]), estimated with a fixed quasi-random sample set per replication, and the optimum
 //! is the best such expectation over all control sets, found numerically per set and cached
 //! process-wide per replication.
 //!
@@ -137,7 +137,9 @@ pub struct CvsSpec {
     /// App. C).
     #[serde(default = "default_noise_std")]
     pub noise_std: f64,
-    /// Monte Carlo samples of the open variables for `value` and the optimum; default 1024.
+    /// Points of the open variables for `value` and the optimum: scrambled Sobol' points
+    /// (per replication) mapped onto the variables' distributions, which average more
+    /// accurately than as many independent draws; default 1024.
     #[serde(default = "default_value_samples")]
     pub value_samples: usize,
     /// Tolerance α of the quality and cost regrets (seed 004) and of the set

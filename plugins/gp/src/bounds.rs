@@ -1,6 +1,7 @@
 //! The exact GP's expected confidence bounds over the open variables of a control set
-//! ([`cabo_core::capability::OpenBounds`]): E[μ([x^i, X^{-i}]) + β σ([x^i, X^{-i}])] by Monte
-//! Carlo over a fixed sample set, with analytic gradients in x^i.
+//! ([`cabo_core::capability::OpenBounds`]): E[μ([x^i, X^{-i}]) + β σ([x^i, X^{-i}])] averaged
+//! over a fixed sample set (the caller's: cabo's control-set policies pass scrambled Sobol'
+//! points), with analytic gradients in x^i. The work is linear in the number of samples.
 //!
 //! The evaluation exploits the structure of the query: with a stationary kernel,
 //! r²([x^i, s^{-i}], X_j) splits into a part that depends on x^i only and a part that depends
