@@ -1,5 +1,5 @@
 //! What every control-set policy shares: reading the problem's control sets and input
-//! distributions, the fixed Monte Carlo sample set of a run, and argmax helpers.
+//! distributions, the fixed quasi-random sample set of a run, and argmax helpers.
 
 use crate::dist::InputDistributions;
 use crate::expected::{ExpectedBounds, SetMaximum};
@@ -12,11 +12,26 @@ use cabo_optim::{MaximizeOptions, maximize};
 use rayon::prelude::*;
 use std::ops::RangeInclusive;
 
-/// Default number of Monte Carlo samples of the open variables (seed 002, App. C).
-pub const DEFAULT_MC_SAMPLES: usize = 1024;
+/// Default number of points of the open variables that the expected bounds (UCB-CVS, ETC,
+/// UCB-PSQ, α-ETC) average over.
+///
+/// Seed 002 (App. C.2) averages over 1024 independent draws. cabo draws scrambled Sobol'
+/// points instead ([`crate::dist::InputDistributions::sample_matrix`]), and 128 of them
+/// average E[μ ± 2σ] as accurately as those 1024 draws on every problem of seeds 002 and 004
+/// (RMSE against a 2^16-point reference at most 0.85 times the 1024 draws':
+/// `cargo run --release -p cabo-cvs --example mc_error`, tabulated in ARCHITECTURE.md's
+/// decisions). A decision's expected bounds cost time in proportion to the count.
+pub const DEFAULT_MC_SAMPLES: usize = 128;
 
-/// Range of `mc_samples`: each decision averages every candidate over all the samples, so
-/// its work grows with them; 64 times the seeds' 1024 is far past any sampling error the
+/// Default number of points of the open variables that a posterior sample path's
+/// expectation (TS-PSQ, EI-PSQ) averages over: a path varies more than the posterior mean
+/// and σ, and 128 Sobol' points miss by up to 1.18 times the 1024 draws' error (seed 002's
+/// airfoil with variance 0.08; 1.08 on seed 004's Ackley with six dummy variables), 256 by
+/// at most 0.67 (same measurement).
+pub const DEFAULT_PATH_MC_SAMPLES: usize = 256;
+
+/// Range of `mc_samples`: each decision averages every candidate over all the points, so
+/// its work grows with them; 512 times the default is far past any sampling error the
 /// seeds' comparisons resolve.
 pub const MC_SAMPLES: RangeInclusive<usize> = 1..=65_536;
 
@@ -27,6 +42,10 @@ pub const FEATURES: RangeInclusive<usize> = 1..=8192;
 
 pub(crate) fn default_mc_samples() -> usize {
     DEFAULT_MC_SAMPLES
+}
+
+pub(crate) fn default_path_mc_samples() -> usize {
+    DEFAULT_PATH_MC_SAMPLES
 }
 
 /// Random Fourier features of a sample path (seed 002, App. C.2).
@@ -45,13 +64,13 @@ pub struct CvsSetup {
     pub sets: Vec<Vec<usize>>,
     /// Known cost of each set (`None` when costs are unknown).
     pub costs: Option<Vec<f64>>,
-    /// The run's fixed Monte Carlo samples of all variables, row-major `m × d`.
+    /// The run's fixed quasi-random points of all variables, row-major `m × d`.
     pub samples: Vec<f64>,
 }
 
 impl CvsSetup {
     /// Reads the control sets and distributions of the problem in `ctx` and draws
-    /// `mc_samples` samples from the run's seed. Errors when the problem is not a
+    /// `mc_samples` points, scrambled by the run's seed. Errors when the problem is not a
     /// control-set problem.
     pub fn new(ctx: &BuildContext<'_>, mc_samples: usize, who: &str) -> Result<Self> {
         let p = ctx.problem;

@@ -208,10 +208,11 @@ impl InputDistributions {
     /// ([`cabo_optim::sobol::points`], scrambled from `seed`; a randomised Latin hypercube
     /// above its 256 dimensions), each coordinate mapped through its variable's inverse cdf.
     /// Every point is distributed exactly as a draw of the variables, so averages stay
-    /// unbiased, and the points fill the space evenly: for the seeds' problems 256 of them
-    /// average as accurately as 1024 independent draws (ARCHITECTURE.md, decisions). A power
-    /// of two keeps the net's balance (exactly `m / 2^k` points in each of `2^k` equal-mass
-    /// bins of every variable).
+    /// unbiased, and the points fill the space evenly: on the seeds' problems 128 of them
+    /// average the expected bounds, and 256 a posterior path, as accurately as 1024
+    /// independent draws (ARCHITECTURE.md, decisions). A power of two keeps the net's
+    /// balance (exactly `m / 2^k` points in each of `2^k` equal-mass bins of every
+    /// variable).
     pub fn sample_matrix(&self, m: usize, seed: u64) -> Vec<f64> {
         let d = self.dim();
         let mut points = cabo_optim::sobol::points(m, d, seed);
