@@ -1,8 +1,11 @@
 //! One decision of the control-set policies with 7 control sets, n = 100 observations,
-//! d = 5 and 1024 Monte Carlo samples: UCB-CVS's expected-UCB maximisation (seed 002,
-//! App. C.4 reports 38–87 s of CPU for this), a whole TS-PSQ decision (4–232 s there) and a
-//! whole EI-PSQ decision. Also one α-ETC exploitation round (seed 004) on seed 004's
-//! Hartmann-3 + 3 control sets with n = 300.
+//! d = 5 and 1024 points of the open variables (the seeds' count, which the rows named
+//! `m1024` keep so that they compare across changes of the defaults): UCB-CVS's expected-UCB
+//! maximisation (seed 002, App. C.4 reports 38–87 s of CPU for this), a whole TS-PSQ
+//! decision (4–232 s there) and a whole EI-PSQ decision. Also one α-ETC exploitation round
+//! (seed 004) on seed 004's Hartmann-3 + 3 control sets with n = 300, and on seed 004's
+//! airfoil problem an α-ETC exploitation round and an ETC-50 decision at n = 300 with the
+//! default count and with 1024.
 //!
 //! Seed 002's App. C.4 table (CPU seconds of one TS-PSQ and one UCB-CVS iteration at n = 100
 //! on each problem) is reproduced last: `c4_iteration` times each whole decision with divan,
@@ -163,14 +166,20 @@ fn ucb_cvs_iteration_7_sets_n100_d5_m1024(b: divan::Bencher) {
 /// the open variables maximised per set.
 #[divan::bench(sample_count = 5)]
 fn ts_psq_decision_7_sets_n100_d5_m1024(b: divan::Bencher) {
-    bench_decision(b, r#"{"type": "ts_psq", "features": 1024}"#);
+    bench_decision(
+        b,
+        r#"{"type": "ts_psq", "features": 1024, "mc_samples": 1024}"#,
+    );
 }
 
 /// One EI-PSQ decision: 32 paths on one 1024-feature basis, their incumbents over the 100
 /// observations, and the mean improvement of their expectations maximised per set.
 #[divan::bench(sample_count = 5)]
 fn ei_psq_decision_7_sets_n100_d5_m1024_s32(b: divan::Bencher) {
-    bench_decision(b, r#"{"type": "ei_psq", "samples": 32, "features": 1024}"#);
+    bench_decision(
+        b,
+        r#"{"type": "ei_psq", "samples": 32, "features": 1024, "mc_samples": 1024}"#,
+    );
 }
 
 /// One expected-UCB value and gradient (1024 samples, n = 100).
@@ -201,23 +210,36 @@ fn dummy_posterior() -> GpPosterior {
 /// sets) runs once outside the timing; each sample restores its checkpoint.
 #[divan::bench(sample_count = 5)]
 fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
-    let (d, info) = (seed004::DIM, seed004::problem());
-    let spec: Box<dyn PolicySpec> =
-        serde_json::from_str(r#"{"type": "alpha_etc", "tau": 1}"#).unwrap();
+    let (info, post) = (seed004::problem(), dummy_posterior());
+    let spec = r#"{"type": "alpha_etc", "tau": 1, "mc_samples": 1024}"#;
+    bench_exploitation(b, spec, &info, &post, &seed004::MODERATE_COSTS);
+}
+
+/// Times one α-ETC exploitation round of `spec` (JSON, with `tau: 1`) on `info` under
+/// `post`: one exploration round over the sets (costs `costs`) runs once outside the
+/// timing, and each sample restores its checkpoint.
+fn bench_exploitation(
+    b: divan::Bencher,
+    spec: &str,
+    info: &ProblemInfo,
+    post: &GpPosterior,
+    costs: &[f64],
+) {
+    let spec: Box<dyn PolicySpec> = serde_json::from_str(spec).unwrap();
     let build = || {
         spec.build(&BuildContext {
-            problem: &info,
+            problem: info,
             seed: 4,
         })
         .unwrap()
     };
-    let (post, data) = (dummy_posterior(), Dataset::new(d));
+    let data = Dataset::new(info.dim);
     let budget = BudgetState::new(Budget {
         cost: Some(100.0),
         iterations: None,
     });
     let decide = |policy: &mut Box<dyn cabo_core::Policy>, iteration: usize| {
-        let ctx = DecisionContext::new(&info, &data, &budget, iteration, 9, &SETTINGS)
+        let ctx = DecisionContext::new(info, &data, &budget, iteration, 9, &SETTINGS)
             .with_posterior(Box::new(post.clone()));
         let Decision::Evaluate(query) = policy.decide(&ctx).unwrap() else {
             panic!("alpha_etc stopped");
@@ -225,9 +247,9 @@ fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
         query
     };
     let mut policy = build();
-    for t in 0..seed004::control_sets().len() {
+    for t in 0..info.control_sets.len() {
         let query = decide(&mut policy, t + 1);
-        let cost = seed004::MODERATE_COSTS[query.control_set.unwrap()];
+        let cost = costs[query.control_set.unwrap()];
         let outcome = Outcome::new(0.0, cost, query.x.clone(), None);
         let seen = Observation {
             query,
@@ -243,8 +265,99 @@ fn alpha_etc_exploitation_round_7_sets_n300_d6_m1024(b: divan::Bencher) {
     b.bench(|| {
         let mut policy = build();
         policy.restore(&explored).unwrap();
-        decide(&mut policy, 8)
+        decide(&mut policy, info.control_sets.len() + 1)
     });
+}
+
+/// Seed 004's airfoil problem as α-ETC and ETC-50 see it: the 7 two-variable sets (no full
+/// set, so α-ETC's exploitation searches every set's UCB and LCB, and ETC-50, grouping by
+/// size, commits at once and searches every set's UCB), unknown costs, open variables
+/// truncated normal of variance 0.02.
+mod airfoil004 {
+    use super::*;
+
+    /// The mean costs of the cheap grid.
+    pub const COSTS: [f64; 7] = [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0];
+
+    /// The problem with unknown costs.
+    pub fn problem() -> ProblemInfo {
+        let mut info = ProblemInfo::continuous("seed004-airfoil", D);
+        info.control_sets = sets()
+            .into_iter()
+            .map(|variables| ControlSet {
+                variables,
+                known_cost: None,
+            })
+            .collect();
+        let s = VariableDistribution::TruncatedNormal { variance: 0.02 }
+            .sampler()
+            .unwrap();
+        info.with_extension(InputDistributions {
+            variables: vec![s; D],
+        })
+    }
+
+    /// An RBF posterior (lengthscale 0.2) on `n` uniform points of a smooth function: a
+    /// decision's work depends on n, d, the sets and the samples, not on the values.
+    pub fn posterior(n: usize) -> (Dataset, GpPosterior) {
+        let mut rng = Rng::new(3);
+        let x: Vec<f64> = (0..n * D).map(|_| rng.uniform()).collect();
+        let y: Vec<f64> = x
+            .chunks_exact(D)
+            .map(|p| (4.0 * p[0]).sin() * p[1] + p[4])
+            .collect();
+        let mut data = Dataset::new(D);
+        for (p, v) in x.chunks_exact(D).zip(&y) {
+            data.push(Observation::initial(p.to_vec(), *v, 1.0))
+                .unwrap();
+        }
+        let post = GpPosterior::new(
+            Kernel::new(KernelKind::Rbf, vec![0.2; D], 1.0).unwrap(),
+            1e-4,
+            0.0,
+            TrainingData {
+                dim: D,
+                x: &x,
+                y: &y,
+            },
+            OutputTransform::IDENTITY,
+        )
+        .unwrap();
+        (data, post)
+    }
+}
+
+/// Sample counts of the seed-004 airfoil rows: the default, and the 1024 of before.
+const AIRFOIL_SAMPLES: [Option<usize>; 2] = [None, Some(1024)];
+
+/// `,"mc_samples":m` for an explicit count, nothing for the default.
+fn samples_key(m: Option<usize>) -> String {
+    m.map(|m| format!(r#","mc_samples":{m}"#))
+        .unwrap_or_default()
+}
+
+/// One α-ETC exploitation round on seed 004's airfoil problem at n = 300 (the decisions
+/// of a seed-004 airfoil run spend their time here), with the default sample count and with
+/// 1024.
+#[divan::bench(sample_count = 3, args = AIRFOIL_SAMPLES)]
+fn seed004_airfoil_alpha_etc_exploitation_n300(b: divan::Bencher, m: Option<usize>) {
+    let (info, (_, post)) = (airfoil004::problem(), airfoil004::posterior(300));
+    let spec = format!(r#"{{"type":"alpha_etc","tau":1{}}}"#, samples_key(m));
+    bench_exploitation(b, &spec, &info, &post, &airfoil004::COSTS);
+}
+
+/// One ETC-50 decision (grouped by size: every airfoil set has two variables, so it
+/// commits at once) on seed 004's airfoil problem at n = 300, with the default sample count
+/// and with 1024.
+#[divan::bench(sample_count = 3, args = AIRFOIL_SAMPLES)]
+fn seed004_airfoil_etc50_decision_n300(b: divan::Bencher, m: Option<usize>) {
+    let (info, (data, post)) = (airfoil004::problem(), airfoil004::posterior(300));
+    let spec = format!(
+        r#"{{"type":"cvs_etc","plays":50,"group_by":"size"{}}}"#,
+        samples_key(m)
+    );
+    let spec: Box<dyn PolicySpec> = serde_json::from_str(&spec).unwrap();
+    b.bench(|| decide_once(spec.as_ref(), &info, &data, &post));
 }
 
 /// Seed 002's App. C.4: the CPU time of one iteration of TS-PSQ and UCB-CVS with a dataset of
@@ -306,7 +419,10 @@ mod c4 {
     /// The policies of the table, as App. C.2 sets them: βₜ = 2, 1024 random Fourier
     /// features, 1024 Monte Carlo samples of the open variables.
     pub const POLICIES: [(&str, &str); 2] = [
-        ("TS-PSQ", r#"{"type": "ts_psq", "features": 1024}"#),
+        (
+            "TS-PSQ",
+            r#"{"type": "ts_psq", "features": 1024, "mc_samples": 1024}"#,
+        ),
         (
             "UCB-CVS",
             r#"{"type": "ucb_cvs", "beta": 2.0, "mc_samples": 1024}"#,
