@@ -4,13 +4,15 @@
 //! constrained optimization", with the subspace step of Morales & Nocedal (2011):
 //!
 //! 1. the limited-memory BFGS matrix is kept in compact form `B = θI − W M Wᵀ` with
-//!    `W = [Y, θS]` (at most `memory` correction pairs);
+//!    `W = [Y, θS]` (at most `memory` correction pairs), the middle matrix `M` by the
+//!    factors that apply it (see `Middle`), as L-BFGS-B's own `formt`/`bmv` keep it;
 //! 2. the **generalised Cauchy point** minimises the quadratic model along the projected
 //!    steepest-descent path, walking the sorted breakpoints where variables hit their bounds;
 //! 3. **subspace minimisation** minimises the model over the variables still free at the
-//!    Cauchy point (direct primal method, Sherman–Morrison–Woodbury on the compact form), then
-//!    projects onto the box and falls back to the truncated step when the projection is not a
-//!    descent direction;
+//!    Cauchy point (direct primal method: the two-loop recursion when every variable is free,
+//!    the reduced matrix `ZᵀBZ` when at most `2k` are, Sherman–Morrison–Woodbury on the
+//!    compact form otherwise), then projects onto the box and falls back to the truncated
+//!    step when the projection is not a descent direction;
 //! 4. a **line search** along the feasible direction enforces the strong Wolfe conditions
 //!    (`c₁ = 10⁻⁴`, `c₂ = 0.9`) by bracketing and safeguarded cubic interpolation. A step that
 //!    produces a non-finite value or gradient counts as "too long" and is shrunk.
@@ -392,16 +394,13 @@ struct Scratch {
     /// Ring slots of the stored pairs, oldest first: the slot arithmetic (an integer
     /// division each) is done once per model step instead of in every inner loop.
     order: Vec<usize>,
-    /// The middle matrix `M` (`2k × 2k`, stride `2m`), its transpose, and scratch for
-    /// building it.
+    /// The middle matrix `M`, as the factors that apply it.
+    mid: Middle,
+    /// `M` itself (`2k × 2k`, stride `2m`) and `K`'s LU factors, only when `K` has to be
+    /// inverted by LU; `piv` also serves the subspace step's LU.
     mmat: Vec<f64>,
-    mmat_t: Vec<f64>,
     kmat: Vec<f64>,
     piv: Vec<usize>,
-    /// Scratch (`m × m` each) for the Schur-complement form of the middle matrix.
-    lmat: Vec<f64>,
-    schur: Vec<f64>,
-    schur_inv: Vec<f64>,
     /// Two-loop recursion coefficients.
     two_loop: Vec<f64>,
     // Cauchy point and subspace step.
@@ -414,6 +413,7 @@ struct Scratch {
     mw: Vec<f64>,
     nmat: Vec<f64>,
     wzzw: Vec<f64>,
+    vmat: Vec<f64>,
     r: Vec<f64>,
     free: Vec<usize>,
     /// The breakpoints of the Cauchy path as `(t, index)` with `t` by its bits: `t` is
@@ -429,13 +429,10 @@ impl Scratch {
             wt: vec![0.0; m2 * n],
             wv: vec![0.0; n],
             order: Vec::with_capacity(m),
+            mid: Middle::new(m),
             mmat: vec![0.0; m2 * m2],
-            mmat_t: vec![0.0; m2 * m2],
             kmat: vec![0.0; m2 * m2],
             piv: vec![0; m2],
-            lmat: vec![0.0; m * m],
-            schur: vec![0.0; m * m],
-            schur_inv: vec![0.0; m * m],
             two_loop: vec![0.0; m],
             xc: vec![0.0; n],
             dvec: vec![0.0; n],
@@ -446,9 +443,177 @@ impl Scratch {
             mw: vec![0.0; m2],
             nmat: vec![0.0; m2 * m2],
             wzzw: vec![0.0; m2 * m2],
+            vmat: vec![0.0; m2 * m2],
             r: vec![0.0; n],
             free: Vec::with_capacity(n),
             breaks: Vec::with_capacity(n),
+        }
+    }
+}
+
+/// The middle matrix `M = K⁻¹` of the compact form, `K = [[−D, Lᵀ], [L, θSᵀS]]`, held as
+/// what applies it rather than as its `4k²` entries. Usually (`factored`) that is `L` and
+/// `D` (`lmat`) and the Cholesky factor `J` of the Schur complement `Σ = θSᵀS + LD⁻¹Lᵀ =
+/// JJᵀ` (`schur`), as L-BFGS-B's own `formt`/`bmv` keep them. Then `K = F E Fᵀ` with
+/// `F = [[D^½, 0], [−LD^-½, J]]` lower triangular and `E = diag(−I, I)`, so
+/// `M = F⁻ᵀ E F⁻¹` and `uᵀMv = (F⁻¹u)ᵀ E (F⁻¹v)`: the model step works in the coordinates
+/// `F⁻¹v` ([`Middle::half`], `k²` multiply-adds), where a product with `M` is a change of
+/// sign. Forming `M` itself (`≈ 1.2k³`, most of the old middle matrix's cost) is skipped.
+///
+/// When `Σ` is not numerically positive definite, `K` is inverted by LU and `Mᵀ` is kept
+/// (`mmat_t`); the same three operations then read `half = I` and `dual = finish = M`.
+#[derive(Default)]
+struct Middle {
+    /// Pairs kept, and the row stride (`2m`) of `mmat_t`.
+    k: usize,
+    stride: usize,
+    /// True when `lmat`/`schur` hold `M`, false when `mmat_t` does.
+    factored: bool,
+    /// `lmat[b·k + a] = s_a·y_b` for `a ≥ b`: `L` strictly below the diagonal, `D` on it.
+    lmat: Vec<f64>,
+    /// `schur[c·k + i] = J[i][c]` for `i ≥ c` (after [`cholesky_by_columns`]).
+    schur: Vec<f64>,
+    /// `1 / D[b]`, `1 / √D[b]` and `1 / J[c][c]`.
+    inv_d: Vec<f64>,
+    inv_sqrt_d: Vec<f64>,
+    inv_jd: Vec<f64>,
+    /// `Mᵀ` (`2k × 2k`, stride `2m`) when `K` was inverted by LU.
+    mmat_t: Vec<f64>,
+}
+
+impl Middle {
+    fn new(m: usize) -> Self {
+        Middle {
+            k: 0,
+            stride: 2 * m,
+            factored: false,
+            lmat: vec![0.0; m * m],
+            schur: vec![0.0; m * m],
+            inv_d: vec![0.0; m],
+            inv_sqrt_d: vec![0.0; m],
+            inv_jd: vec![0.0; m],
+            mmat_t: vec![0.0; 4 * m * m],
+        }
+    }
+
+    /// `out[..2k] = F⁻¹ v`: `u₁ = D^-½ v₁`, `u₂ = J⁻¹(v₂ + LD⁻¹v₁)` (a copy of `v` when
+    /// `K` was inverted by LU).
+    fn half(&self, v: &[f64], out: &mut [f64]) {
+        let k = self.k;
+        out[..2 * k].copy_from_slice(&v[..2 * k]);
+        if !self.factored {
+            return;
+        }
+        let (u1, u2) = out[..2 * k].split_at_mut(k);
+        for b in 0..k {
+            let coef = u1[b] * self.inv_d[b];
+            let l_col = &self.lmat[b * k + b + 1..(b + 1) * k];
+            for (t, &l) in u2[b + 1..].iter_mut().zip(l_col) {
+                *t += l * coef;
+            }
+            u1[b] *= self.inv_sqrt_d[b];
+        }
+        for c in 0..k {
+            let y = u2[c] * self.inv_jd[c];
+            u2[c] = y;
+            let j_col = &self.schur[c * k + c + 1..(c + 1) * k];
+            for (t, &j) in u2[c + 1..].iter_mut().zip(j_col) {
+                *t -= j * y;
+            }
+        }
+    }
+
+    /// `out[..2k] = E u`, so that `dual(half(a))·half(b) = aᵀMb` (`M u` when `K` was
+    /// inverted by LU).
+    fn dual(&self, u: &[f64], out: &mut [f64]) {
+        let k = self.k;
+        if !self.factored {
+            mat_vec(&self.mmat_t, self.stride, 2 * k, u, out);
+            return;
+        }
+        for (o, &x) in out[..k].iter_mut().zip(&u[..k]) {
+            *o = -x;
+        }
+        out[k..2 * k].copy_from_slice(&u[k..2 * k]);
+    }
+
+    /// `out[..2k] = F⁻ᵀ E u`, which is `M v` for `u = half(v)`: `z₂ = J⁻ᵀu₂`,
+    /// `z₁ = −D^-½u₁ + D⁻¹Lᵀz₂` (`M u` when `K` was inverted by LU).
+    fn finish(&self, u: &[f64], out: &mut [f64]) {
+        let k = self.k;
+        if !self.factored {
+            mat_vec(&self.mmat_t, self.stride, 2 * k, u, out);
+            return;
+        }
+        let (z1, z2) = out[..2 * k].split_at_mut(k);
+        z2.copy_from_slice(&u[k..2 * k]);
+        for c in (0..k).rev() {
+            let j_col = &self.schur[c * k + c + 1..(c + 1) * k];
+            z2[c] = (z2[c] - dotk(j_col, &z2[c + 1..])) * self.inv_jd[c];
+        }
+        for b in 0..k {
+            let l_col = &self.lmat[b * k + b + 1..(b + 1) * k];
+            z1[b] = dotk(l_col, &z2[b + 1..]) * self.inv_d[b] - u[b] * self.inv_sqrt_d[b];
+        }
+    }
+
+    /// [`Middle::half`] of `cols` vectors at once, held as the columns of `u` (`2k × cols`,
+    /// row-major, overwritten): every step of the solve is a whole-row update, which runs
+    /// across the vectors side by side.
+    fn half_many(&self, u: &mut [f64], cols: usize) {
+        let k = self.k;
+        if !self.factored {
+            return;
+        }
+        let (u1, u2) = u[..2 * k * cols].split_at_mut(k * cols);
+        for b in 0..k {
+            let row_b = &mut u1[b * cols..(b + 1) * cols];
+            for a in b + 1..k {
+                let l = self.lmat[b * k + a] * self.inv_d[b];
+                for (t, &x) in u2[a * cols..(a + 1) * cols].iter_mut().zip(row_b.iter()) {
+                    *t += l * x;
+                }
+            }
+            for x in row_b.iter_mut() {
+                *x *= self.inv_sqrt_d[b];
+            }
+        }
+        for c in 0..k {
+            let (done, rest) = u2.split_at_mut((c + 1) * cols);
+            let row_c = &mut done[c * cols..];
+            for x in row_c.iter_mut() {
+                *x *= self.inv_jd[c];
+            }
+            for i in c + 1..k {
+                let j = self.schur[c * k + i];
+                let row_i = &mut rest[(i - c - 1) * cols..(i - c) * cols];
+                for (t, &y) in row_i.iter_mut().zip(row_c.iter()) {
+                    *t -= j * y;
+                }
+            }
+        }
+    }
+
+    /// [`Middle::dual`] of the columns of `u` (`2k × cols`, row-major) into `out`.
+    fn dual_many(&self, u: &[f64], cols: usize, out: &mut [f64]) {
+        let kk = 2 * self.k;
+        let (u, out) = (&u[..kk * cols], &mut out[..kk * cols]);
+        if self.factored {
+            let half = self.k * cols;
+            for (o, &x) in out[..half].iter_mut().zip(&u[..half]) {
+                *o = -x;
+            }
+            out[half..].copy_from_slice(&u[half..]);
+            return;
+        }
+        for (r, row) in out.chunks_exact_mut(cols).enumerate() {
+            let terms = (0..kk).map(|j| {
+                (
+                    self.mmat_t[j * self.stride + r],
+                    &u[j * cols..(j + 1) * cols],
+                )
+            });
+            combine_rows(terms, 0.0, row, |m, x| m * x);
         }
     }
 }
@@ -702,10 +867,10 @@ impl<'b> Solver<'b> {
     }
 
     /// Records the inner products of the pair just stored in `slot` with every stored pair
-    /// (itself included), in the same summation order as a fresh computation.
+    /// (itself included).
     fn update_products(&mut self, slot: usize) {
         let (n, m) = (self.n, self.m);
-        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let dot = dot_lanes;
         let sn = &self.s[slot * n..(slot + 1) * n];
         let yn = &self.y[slot * n..(slot + 1) * n];
         for j in 0..self.k {
@@ -720,18 +885,19 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// Builds `W`, `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]` and `Mᵀ`; false when `K` is
-    /// singular or `M` not finite.
+    /// Builds `W` and the middle matrix `M = K⁻¹` with `K = [[−D, Lᵀ], [L, θSᵀS]]` (see
+    /// [`Middle`]); false when `K` is singular or `M` not finite.
     fn form_middle_matrix(&mut self) -> bool {
         let (k, m) = (self.k, self.m);
         self.sc.order.clear();
         self.sc.order.extend((0..k).map(|j| (self.head + j) % m));
         self.form_w();
-        // When the Schur complement is not numerically positive definite, K is inverted by LU.
-        if !(self.form_middle_schur() || self.form_middle_lu()) {
-            return false;
+        self.sc.mid.k = k;
+        if self.form_middle_schur() {
+            return true;
         }
-        self.transpose_middle()
+        // When the Schur complement is not numerically positive definite, K is inverted by LU.
+        self.form_middle_lu() && self.transpose_middle()
     }
 
     /// `M = K⁻¹` by LU factorisation of `K`; false when `K` is singular.
@@ -787,20 +953,31 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// `M = K⁻¹` by block elimination of `K = [[−D, Lᵀ], [L, θSᵀS]]` through the k × k
-    /// Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` (positive definite when the pairs are
-    /// independent), as L-BFGS-B's own `formk` does:
-    /// `M = [[−D⁻¹ + D⁻¹LᵀΣ⁻¹LD⁻¹, D⁻¹LᵀΣ⁻¹], [Σ⁻¹LD⁻¹, Σ⁻¹]]`. About a tenth of the work of
-    /// inverting the 2k × 2k matrix by LU. False when the Cholesky factor of `Σ` fails.
+    /// The factored middle matrix (see [`Middle`]): `L`, `D` and the Cholesky factor `J` of
+    /// the Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` (positive definite when the pairs are
+    /// independent), as L-BFGS-B's own `formt` keeps them. False when the Cholesky factor
+    /// fails or an entry is not finite.
     fn form_middle_schur(&mut self) -> bool {
         let k = self.k;
         self.form_schur_complement();
-        if !cholesky_by_columns(&mut self.sc.schur[..k * k], k) {
+        let mid = &mut self.sc.mid;
+        if !cholesky_by_columns(&mut mid.schur[..k * k], k) {
             return false;
         }
-        invert_lower(&self.sc.schur[..k * k], k, &mut self.sc.schur_inv[..k * k]);
-        self.fill_middle_blocks();
-        true
+        let mut finite = true;
+        for c in 0..k {
+            mid.inv_d[c] = 1.0 / mid.lmat[c * k + c];
+            mid.inv_sqrt_d[c] = 1.0 / mid.lmat[c * k + c].sqrt();
+            mid.inv_jd[c] = 1.0 / mid.schur[c * k + c];
+            finite &= mid.inv_d[c].is_finite() && mid.inv_jd[c].is_finite();
+            let (l_col, j_col) = (
+                &mid.lmat[c * k + c..(c + 1) * k],
+                &mid.schur[c * k + c..(c + 1) * k],
+            );
+            finite &= l_col.iter().chain(j_col).all(|v| v.is_finite());
+        }
+        mid.factored = finite;
+        finite
     }
 
     /// `lmat` and the Schur complement `Σ = θSᵀS + L D⁻¹ Lᵀ` in `schur`, both stored by
@@ -812,15 +989,15 @@ impl<'b> Solver<'b> {
         let (k, m) = (self.k, self.m);
         let theta = self.theta;
         let slot = &self.sc.order;
-        let lt = &mut self.sc.lmat[..k * k];
+        let lt = &mut self.sc.mid.lmat[..k * k];
         for b in 0..k {
             for a in b..k {
                 lt[b * k + a] = self.sty[slot[a] * m + slot[b]];
             }
         }
-        let lt = &self.sc.lmat[..k * k];
+        let lt = &self.sc.mid.lmat[..k * k];
         for b in 0..k {
-            let col = &mut self.sc.schur[b * k + b..(b + 1) * k];
+            let col = &mut self.sc.mid.schur[b * k + b..(b + 1) * k];
             for (v, &sa) in col.iter_mut().zip(&slot[b..]) {
                 *v = theta * self.sts[sa * m + slot[b]];
             }
@@ -832,69 +1009,24 @@ impl<'b> Solver<'b> {
         }
     }
 
-    /// The blocks of `M` from `Σ⁻¹ = J⁻ᵀJ⁻¹` (`schur_inv` holding `J⁻¹`) and `lmat` (by
-    /// columns, see [`Solver::form_schur_complement`]). Every
-    /// entry is a sum over `c` in ascending order from `0.0`, as the textbook loops take
-    /// it; a row's sums are taken side by side ([`combine_rows`]).
-    fn fill_middle_blocks(&mut self) {
-        let (k, m2) = (self.k, 2 * self.m);
-        let (lt, jinv) = (&self.sc.lmat[..k * k], &self.sc.schur_inv[..k * k]);
-        let (top, bottom) = self.sc.mmat.split_at_mut(k * m2);
-        // Lower-right Σ⁻¹: entry (a, b ≤ a) sums J⁻¹[c][a]·J⁻¹[c][b] over c ≥ a; mirrored.
-        for a in 0..k {
-            let terms = (a..k).map(|c| (jinv[c * k + a], &jinv[c * k..c * k + a + 1]));
-            let row = &mut bottom[a * m2 + k..a * m2 + k + a + 1];
-            combine_rows(terms, 0.0, row, |x, y| x * y);
-            for b in 0..a {
-                bottom[b * m2 + k + a] = bottom[a * m2 + k + b];
-            }
-        }
-        // Upper-right (Σ⁻¹LD⁻¹)ᵀ: entry (b, a) sums Σ⁻¹[a][c]·L[c][b] over c > b, then ÷ D[b].
-        // Σ⁻¹ is symmetric bit for bit (mirrored above), so Σ⁻¹[a][c] is read as Σ⁻¹[c][a]:
-        // row b takes whole rows of Σ⁻¹.
-        for b in 0..k {
-            let terms = (b + 1..k).map(|c| (lt[b * k + c], &bottom[c * m2 + k..c * m2 + 2 * k]));
-            let row = &mut top[b * m2 + k..b * m2 + 2 * k];
-            combine_rows(terms, 0.0, row, |l, s| s * l);
-            let db = lt[b * k + b];
-            for v in row.iter_mut() {
-                *v /= db;
-            }
-        }
-        // Lower-left Σ⁻¹LD⁻¹: the transpose of the upper-right block.
-        for a in 0..k {
-            for b in 0..k {
-                bottom[a * m2 + b] = top[b * m2 + k + a];
-            }
-        }
-        // Upper-left −D⁻¹ + D⁻¹Lᵀ(Σ⁻¹LD⁻¹): entry (a, b) sums L[c][a]·(Σ⁻¹LD⁻¹)[c][b] over
-        // c > a, then ÷ D[a], and the diagonal takes −1/D[a].
-        for a in 0..k {
-            let terms = (a + 1..k).map(|c| (lt[a * k + c], &bottom[c * m2..c * m2 + k]));
-            let row = &mut top[a * m2..a * m2 + k];
-            combine_rows(terms, 0.0, row, |x, y| x * y);
-            let da = lt[a * k + a];
-            for v in row.iter_mut() {
-                *v /= da;
-            }
-            row[a] -= 1.0 / da;
-        }
-    }
-
-    /// `Mᵀ` into `mmat_t`, which [`mat_vec`] reads; false when `M` is not finite.
+    /// `Mᵀ` (from LU) into the middle matrix's `mmat_t`, which [`mat_vec`] reads; false when
+    /// `M` is not finite.
     fn transpose_middle(&mut self) -> bool {
         let (kk, m2) = (2 * self.k, 2 * self.m);
         let mut finite = true;
         for (r, row) in self.sc.mmat.chunks_exact(m2).take(kk).enumerate() {
             for (c, &v) in row[..kk].iter().enumerate() {
                 finite &= v.is_finite();
-                self.sc.mmat_t[c * m2 + r] = v;
+                self.sc.mid.mmat_t[c * m2 + r] = v;
             }
         }
+        self.sc.mid.factored = false;
         finite
     }
 
-    /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`.
+    /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`, the latter held as `F⁻¹c`
+    /// (see [`Middle`]), as is the path's `p`: each breakpoint then costs one
+    /// [`Middle::half`] of its row of `W` and three inner products of `2k`.
     fn cauchy_point(&mut self, x: &[f64], g: &[f64]) {
         let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
         self.sc.breaks.clear();
@@ -923,11 +1055,13 @@ impl<'b> Solver<'b> {
         if f1 == 0.0 {
             return;
         }
-        accumulate_rows(&self.sc.w, m2, &self.sc.dvec, &mut self.sc.p[..kk]);
         let theta = self.theta;
         // f'' = dᵀBd = θ dᵀd − pᵀMp.
         let p_mp = if kk > 0 {
-            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.p, &mut self.sc.v);
+            self.sc.v[..kk].fill(0.0);
+            accumulate_rows(&self.sc.w, m2, &self.sc.dvec, &mut self.sc.v[..kk]);
+            self.sc.mid.half(&self.sc.v, &mut self.sc.p);
+            self.sc.mid.dual(&self.sc.p, &mut self.sc.v);
             dotk(&self.sc.p[..kk], &self.sc.v[..kk])
         } else {
             0.0
@@ -960,8 +1094,10 @@ impl<'b> Solver<'b> {
             }
             let (wb_mc, wb_mp, wb_mwb) = if kk > 0 {
                 let wb = &self.sc.w[b * m2..b * m2 + kk];
-                mat_vec(&self.sc.mmat_t, m2, kk, wb, &mut self.sc.mw);
-                dot3(&self.sc.mw[..kk], &self.sc.c[..kk], &self.sc.p[..kk], wb)
+                self.sc.mid.half(wb, &mut self.sc.v2);
+                self.sc.mid.dual(&self.sc.v2, &mut self.sc.mw);
+                let ub = &self.sc.v2[..kk];
+                dot3(&self.sc.mw[..kk], &self.sc.c[..kk], &self.sc.p[..kk], ub)
             } else {
                 (0.0, 0.0, 0.0)
             };
@@ -969,7 +1105,7 @@ impl<'b> Solver<'b> {
             f2 -= theta * gb * gb + 2.0 * gb * wb_mp + gb * gb * wb_mwb;
             f2 = f2.max(f64::EPSILON * f2_org);
             for j in 0..kk {
-                self.sc.p[j] += gb * self.sc.w[b * m2 + j];
+                self.sc.p[j] += gb * self.sc.v2[j];
             }
             self.sc.dvec[b] = 0.0;
             dt_min = if f2 > 0.0 { -f1 / f2 } else { f64::INFINITY };
@@ -1008,7 +1144,7 @@ impl<'b> Solver<'b> {
         }
         // Reduced gradient of the model at xc: r = Zᵀ(g + θ(xc − x) − W M c).
         if kk > 0 {
-            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.c, &mut self.sc.v);
+            self.sc.mid.finish(&self.sc.c, &mut self.sc.v);
             w_times(&self.sc.wt, n, &self.sc.v[..kk], &mut self.sc.wv);
         }
         for &i in &self.sc.free {
@@ -1020,6 +1156,15 @@ impl<'b> Solver<'b> {
             // du = −B⁻¹r is the two-loop recursion with H₀ = I/θ (B's compact form starts
             // from θI with the same pairs): O(kn) instead of the O(k³ + k²n) below.
             self.two_loop_solve();
+        } else if kk > 0 && self.sc.free.len() <= kk {
+            // Few free variables: solving with the reduced matrix ZᵀBZ itself is cheaper
+            // than the 2k × 2k system of Sherman–Morrison–Woodbury.
+            if !self.reduced_newton_step() {
+                // Keep the Cauchy point; the caller's descent test decides what happens next.
+                return;
+            }
+            self.project_subspace_step(x, g);
+            return;
         } else if kk > 0 {
             // du = −r/θ − Zᵀ W (I − M WᵀZZᵀW/θ)⁻¹ M WᵀZ r / θ²  (Sherman–Morrison–Woodbury).
             // Only b ≥ a is accumulated (each entry summed over the free variables in order)
@@ -1031,7 +1176,8 @@ impl<'b> Solver<'b> {
                     wzzw[a * kk + b] = wzzw[b * kk + a];
                 }
             }
-            mat_vec(&self.sc.mmat_t, m2, kk, &self.sc.v2, &mut self.sc.v);
+            self.sc.mid.half(&self.sc.v2, &mut self.sc.mw);
+            self.sc.mid.finish(&self.sc.mw, &mut self.sc.v);
             self.form_smw_matrix();
             if !lu_factor(&mut self.sc.nmat[..kk * kk], kk, &mut self.sc.piv[..kk]) {
                 // Keep the Cauchy point; the caller's descent test decides what happens next.
@@ -1051,21 +1197,60 @@ impl<'b> Solver<'b> {
     }
 
     /// `N = I − M·WᵀZZᵀW/θ` into `nmat` (`2k × 2k`), from `wzzw` with both triangles
-    /// filled. Entry `(a, b)` sums `M[a, j]·WZZW[j, b]` over ascending `j`, from `0.0`, as
-    /// the plain triple loop does; a row's sums are taken side by side ([`combine_rows`]).
+    /// filled: column `b` is `e_b − M·(WᵀZZᵀW)_b / θ`, one application of `M` each (the
+    /// Gram matrix is symmetric, so its column `b` is its row `b`).
     fn form_smw_matrix(&mut self) {
-        let (kk, m2) = (2 * self.k, 2 * self.m);
+        let kk = 2 * self.k;
         let theta = self.theta;
-        let wzzw = &self.sc.wzzw[..kk * kk];
-        let rows = self.sc.nmat[..kk * kk].chunks_exact_mut(kk);
-        for (a, (row, mrow)) in rows.zip(self.sc.mmat.chunks_exact(m2)).enumerate() {
-            let terms = mrow[..kk].iter().copied().zip(wzzw.chunks_exact(kk));
-            combine_rows(terms, 0.0, row, |x, y| x * y);
-            for (b, s) in row.iter_mut().enumerate() {
+        for b in 0..kk {
+            self.sc
+                .mid
+                .half(&self.sc.wzzw[b * kk..(b + 1) * kk], &mut self.sc.v2);
+            self.sc.mid.finish(&self.sc.v2, &mut self.sc.mw);
+            for a in 0..kk {
                 let delta = if a == b { 1.0 } else { 0.0 };
-                *s = delta - *s / theta;
+                self.sc.nmat[a * kk + b] = delta - self.sc.mw[a] / theta;
             }
         }
+    }
+
+    /// `r ← −(ZᵀBZ)⁻¹ r` over the free variables, with the reduced matrix
+    /// `ZᵀBZ = θI − ZᵀW M WᵀZ` formed (`n_f × n_f`, `n_f ≤ 2k`) and solved by LU. With
+    /// `U = F⁻¹WᵀZ` ([`Middle::half_many`]) its entry `(a, b)` is `θδ_ab − Σ_j U[j][a]·(EU)[j][b]`
+    /// in ascending `j` (bitwise symmetric: the products differ only in the order of their
+    /// factors). False (and `r` untouched) when it is singular.
+    fn reduced_newton_step(&mut self) -> bool {
+        let (kk, m2, nf) = (2 * self.k, 2 * self.m, self.sc.free.len());
+        let theta = self.theta;
+        let u = &mut self.sc.wzzw[..kk * nf];
+        for (a, &i) in self.sc.free.iter().enumerate() {
+            for (j, &wij) in self.sc.w[i * m2..i * m2 + kk].iter().enumerate() {
+                u[j * nf + a] = wij;
+            }
+        }
+        self.sc.mid.half_many(u, nf);
+        self.sc.mid.dual_many(&self.sc.wzzw, nf, &mut self.sc.vmat);
+        let (u, v) = (&self.sc.wzzw[..kk * nf], &self.sc.vmat[..kk * nf]);
+        let red = &mut self.sc.nmat[..nf * nf];
+        for (a, row) in red.chunks_exact_mut(nf).enumerate() {
+            let terms = (0..kk).map(|j| (u[j * nf + a], &v[j * nf..(j + 1) * nf]));
+            combine_rows(terms, 0.0, row, |x, y| x * y);
+            for e in row.iter_mut() {
+                *e = -*e;
+            }
+            row[a] += theta;
+        }
+        for (a, &i) in self.sc.free.iter().enumerate() {
+            self.sc.v[a] = self.sc.r[i];
+        }
+        if !lu_factor(red, nf, &mut self.sc.piv[..nf]) {
+            return false;
+        }
+        lu_solve(red, nf, &self.sc.piv[..nf], &mut self.sc.v[..nf]);
+        for (a, &i) in self.sc.free.iter().enumerate() {
+            self.sc.r[i] = -self.sc.v[a];
+        }
+        true
     }
 
     /// `r ← −r/θ − W v/θ²` over the free variables (the Sherman–Morrison–Woodbury step,
@@ -1096,7 +1281,7 @@ impl<'b> Solver<'b> {
             let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
-            let a = dotk(sj, q) / self.sty[slot * m + slot];
+            let a = dot_lanes(sj, q) / self.sty[slot * m + slot];
             self.sc.two_loop[j] = a;
             for (qi, yi) in q.iter_mut().zip(yj) {
                 *qi -= a * yi;
@@ -1110,7 +1295,7 @@ impl<'b> Solver<'b> {
             let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
-            let b = dotk(yj, q) / self.sty[slot * m + slot];
+            let b = dot_lanes(yj, q) / self.sty[slot * m + slot];
             let c = self.sc.two_loop[j] - b;
             for (qi, si) in q.iter_mut().zip(sj) {
                 *qi += c * si;
@@ -1198,7 +1383,7 @@ impl<'b> Solver<'b> {
             }
             let ft = evaluate(slot, &mut self.xt, &mut self.gt).await;
             *evaluations += 1;
-            let dphi: f64 = (0..n).map(|i| self.gt[i] * self.dir[i]).sum();
+            let dphi = dot_lanes(&self.gt[..n], &self.dir[..n]);
             if !ft.is_finite() || !dphi.is_finite() {
                 // Treat the failure as "the step was too long".
                 hi = Some(Trial {
@@ -1311,6 +1496,28 @@ fn w_times(wt: &[f64], n: usize, v: &[f64], out: &mut [f64]) {
     fold_rows(terms, out, |s, vj, wij| s + wij * vj);
 }
 
+/// Dot product of two `n`-vectors with four independent running sums (lane `l` sums the
+/// indices ≡ `l` mod 4, the lanes added pairwise, then the tail in order): the solver's
+/// long sums (two-loop recursion, pair products, line-search slopes) are chains of
+/// dependent additions, and four of them side by side take a quarter of the latency.
+fn dot_lanes(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    let (ac, bc) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for l in 0..4 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in ar.iter().zip(br) {
+        s += x * y;
+    }
+    s
+}
+
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -1362,25 +1569,6 @@ fn cholesky_by_columns(a: &mut [f64], k: usize) -> bool {
         }
     }
     true
-}
-
-/// The inverse of the lower-triangular `k × k` matrix `J`, given by columns in `jt`
-/// (`jt[c·k + i] = J[i][c]`), into `jinv` (row-major) by forward substitution, row by row:
-/// row `i` needs row `i` of `J` and the rows of `J⁻¹` above it. At `k ≤ m` (10 by default)
-/// one chain of operations per entry is fastest here: the sums are too short and ragged
-/// for running them side by side to pay.
-fn invert_lower(jt: &[f64], k: usize, jinv: &mut [f64]) {
-    for i in 0..k {
-        let dii = jt[i * k + i];
-        for col in 0..i {
-            let mut v = 0.0;
-            for c in col..i {
-                v += jt[c * k + i] * jinv[c * k + col];
-            }
-            jinv[i * k + col] = -v / dii;
-        }
-        jinv[i * k + i] = 1.0 / dii;
-    }
 }
 
 #[cfg(test)]

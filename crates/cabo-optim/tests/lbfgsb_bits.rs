@@ -478,4 +478,4 @@ fn every_iterate_keeps_its_bits() {
 }
 
 /// [`fingerprint`] of the set.
-const FINGERPRINT: u64 = 0xe81e_5605_18db_bd7e;
+const FINGERPRINT: u64 = 0xe799_6d28_6581_7771;
