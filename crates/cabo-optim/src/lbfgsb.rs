@@ -1896,6 +1896,66 @@ mod tests {
         assert!((m.x[1] - 0.25).abs() < 1e-10, "{m:?}");
     }
 
+    /// The factored middle matrix against `K⁻¹` by LU (an independent route to the same
+    /// matrix): `finish(half(v)) = M v` and `dual(half(a))·half(b) = aᵀMb` for random pairs
+    /// with positive curvature, to 1e-10 of M's largest entry.
+    #[test]
+    fn factored_middle_matrix_applies_k_inverse() {
+        let mut rng = Rng::new(11);
+        let (n, m) = (12, 5);
+        let (lo, hi) = (vec![-1.0; n], vec![1.0; n]);
+        for k in 1..=m {
+            let mut solver = Solver::new(n, m, &lo, &hi);
+            solver.sc = Scratch::new(n, m);
+            for slot in 0..k {
+                for i in 0..n {
+                    let si = rng.normal();
+                    solver.s[slot * n + i] = si;
+                    solver.y[slot * n + i] = 2.0 * si + 0.3 * rng.normal();
+                }
+                solver.k = slot + 1;
+                solver.update_products(slot);
+            }
+            solver.theta = 1.7;
+            assert!(solver.form_middle_matrix() && solver.sc.mid.factored);
+            let kk = 2 * k;
+            let vs: Vec<Vec<f64>> = (0..kk)
+                .map(|_| (0..kk).map(|_| rng.normal()).collect())
+                .collect();
+            let (mut u, mut z, mut du) = (vec![0.0; kk], vec![0.0; kk], vec![0.0; kk]);
+            let mut factored = Vec::new();
+            for v in &vs {
+                solver.sc.mid.half(v, &mut u);
+                solver.sc.mid.finish(&u, &mut z);
+                solver.sc.mid.dual(&u, &mut du);
+                factored.push((z.clone(), du.clone(), u.clone()));
+            }
+            assert!(solver.form_middle_lu() && solver.transpose_middle());
+            let m2 = 2 * m;
+            let mmat = |r: usize, c: usize| solver.sc.mmat[r * m2 + c];
+            let scale = (0..kk * kk)
+                .map(|e| mmat(e / kk, e % kk).abs())
+                .fold(0.0, f64::max);
+            for (a, v) in vs.iter().enumerate() {
+                for r in 0..kk {
+                    let mv: f64 = (0..kk).map(|c| mmat(r, c) * v[c]).sum();
+                    assert!((factored[a].0[r] - mv).abs() <= 1e-10 * scale, "k {k}");
+                }
+                for (b, w) in vs.iter().enumerate() {
+                    let amb: f64 = (0..kk)
+                        .map(|r| v[r] * (0..kk).map(|c| mmat(r, c) * w[c]).sum::<f64>())
+                        .sum();
+                    let via_half = dotk(&factored[a].1, &factored[b].2);
+                    let size: f64 = v.iter().chain(w).map(|x| x.abs()).sum();
+                    assert!(
+                        (via_half - amb).abs() <= 1e-10 * scale * size * size,
+                        "k {k}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn memory_one_and_zero_iterations() {
         let opts = LbfgsbOptions {
