@@ -247,11 +247,11 @@ impl AlphaEtc {
         }
     }
 
-    /// The best expected LCB over every set: the full set's alone when there is one,
-    /// otherwise the best over the sets in `fallback`.
-    fn best_lcb(&self, ctx: &DecisionContext<'_>, fallback: &[usize]) -> Result<f64> {
+    /// The best expected LCB over every set, with the set and point reaching it: the full
+    /// set's alone when there is one, otherwise the best over the sets in `fallback`.
+    fn best_lcb(&self, ctx: &DecisionContext<'_>, fallback: &[usize]) -> Result<SetMaximum> {
         let label = "alpha_etc lcb";
-        let lcb = match self.full_set {
+        let mut lcb = match self.full_set {
             Some(full) => {
                 let wide = OptimizerSettings {
                     raw_samples: ctx.optimizer.raw_samples * FULL_SET_WIDENING,
@@ -265,18 +265,23 @@ impl AlphaEtc {
                 .setup
                 .maximize(ctx, fallback, -self.spec.lcb_beta, label)?,
         };
-        Ok(lcb
-            .iter()
-            .map(|l| l.value)
-            .fold(f64::NEG_INFINITY, f64::max))
+        let best = argmax_by(&lcb, |l| l.value)
+            .ok_or_else(|| Error::numerical("alpha_etc: no control set to bound"))?;
+        Ok(lcb.swap_remove(best))
     }
 
     /// Stores the best expected UCB of each set in `which` at its index in `into`.
+    ///
+    /// The set reaching the best LCB, `lcb`, has an expected UCB at least as high at the
+    /// same point (β ≥ −lcb_beta), so it is always plausible; a search that stopped short
+    /// of that point (a multi-start search converges only so far) would leave no set
+    /// plausible. Its UCB is therefore taken at the LCB's maximiser where that is higher.
     fn search_ucb(
         &self,
         ctx: &DecisionContext<'_>,
         which: &[usize],
         into: &mut [Option<SetMaximum>],
+        lcb: &SetMaximum,
     ) -> Result<()> {
         if which.is_empty() {
             return Ok(());
@@ -287,6 +292,15 @@ impl AlphaEtc {
         {
             let i = u.set;
             into[i] = Some(u);
+        }
+        if let Some(found) = into[lcb.set].as_mut()
+            && found.value < lcb.value
+        {
+            let at_lcb = self.setup.bound_at(ctx, lcb.set, self.spec.beta, &lcb.x)?;
+            if at_lcb > found.value {
+                found.value = at_lcb;
+                found.x.clone_from(&lcb.x);
+            }
         }
         Ok(())
     }
@@ -308,9 +322,10 @@ impl AlphaEtc {
         &mut self,
         ctx: &DecisionContext<'_>,
         alpha: f64,
-        best_lcb: f64,
+        best: &SetMaximum,
         ucb: &mut [Option<SetMaximum>],
     ) -> Result<Vec<usize>> {
+        let best_lcb = best.value;
         let value = |u: &Option<SetMaximum>| u.as_ref().map_or(f64::INFINITY, |u| u.value);
         let all: Vec<usize> = (0..ucb.len()).collect();
         self.state.lcb_bar = self.state.lcb_bar.max(best_lcb);
@@ -319,7 +334,7 @@ impl AlphaEtc {
         } else {
             all.clone()
         };
-        self.search_ucb(ctx, &searched, ucb)?;
+        self.search_ucb(ctx, &searched, ucb, best)?;
         for &i in &searched {
             self.state.ucb_bar[i] = self.state.ucb_bar[i].min(value(&ucb[i]));
         }
@@ -328,7 +343,7 @@ impl AlphaEtc {
             return Ok(s1);
         }
         let rest: Vec<usize> = all.into_iter().filter(|&i| ucb[i].is_none()).collect();
-        self.search_ucb(ctx, &rest, ucb)?;
+        self.search_ucb(ctx, &rest, ucb, best)?;
         self.state.lcb_bar = best_lcb;
         self.state.ucb_bar = ucb.iter().map(value).collect();
         Ok(self.tolerant_set(alpha))
@@ -356,7 +371,7 @@ impl Policy for AlphaEtc {
             let ucb = self
                 .setup
                 .maximize(ctx, &[i], self.spec.beta, "alpha_etc ucb")?;
-            let lcb = self.best_lcb(ctx, &[i])?;
+            let lcb = self.best_lcb(ctx, &[i])?.value;
             self.state.ucb_bar[i] = self.state.ucb_bar[i].min(ucb[0].value);
             self.state.lcb_bar = self.state.lcb_bar.max(lcb);
             self.diagnostics = Diagnostics::from([
@@ -373,12 +388,13 @@ impl Policy for AlphaEtc {
         let alpha = self.alpha();
         self.state.exploit_rounds += 1;
         let all: Vec<usize> = (0..m).collect();
-        let best_lcb = self.best_lcb(ctx, &all)?;
+        let best = self.best_lcb(ctx, &all)?;
+        let best_lcb = best.value;
         let mut ucb: Vec<Option<SetMaximum>> = vec![None; m];
         let s1 = match self.spec.rule {
-            Rule::Paper => self.intersected_tolerant_set(ctx, alpha, best_lcb, &mut ucb)?,
+            Rule::Paper => self.intersected_tolerant_set(ctx, alpha, &best, &mut ucb)?,
             Rule::Reference => {
-                self.search_ucb(ctx, &all, &mut ucb)?;
+                self.search_ucb(ctx, &all, &mut ucb, &best)?;
                 all.iter()
                     .copied()
                     .filter(|&i| ucb[i].as_ref().is_some_and(|u| u.value >= best_lcb))

@@ -156,6 +156,22 @@ impl CvsSetup {
             derive_seed(&[&ctx.seed, &label]),
         )
     }
+
+    /// E[μ + βσ] of control set `set` at the full point `x` (its controlled coordinates
+    /// are read from `x`, the open ones drawn from the run's samples).
+    pub fn bound_at(
+        &self,
+        ctx: &DecisionContext<'_>,
+        set: usize,
+        beta: f64,
+        x: &[f64],
+    ) -> Result<f64> {
+        let post = ctx.posterior()?;
+        let bounds = ExpectedBounds::new(post, &self.samples)?;
+        let vars = &self.sets[set];
+        let xi: Vec<f64> = vars.iter().map(|&v| x[v]).collect();
+        Ok(bounds.for_set(vars, beta)?.value(&xi))
+    }
 }
 
 /// The full point with `xi` in the coordinates `vars` and 0.5 elsewhere (the problem ignores
