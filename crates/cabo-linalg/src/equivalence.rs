@@ -401,7 +401,7 @@ fn block_distances_and_weighted_differences() {
         || {
             let mut rng = Gen(36);
             let mut out = Vec::new();
-            for d in [1, 2, 3, 5, 8, 13, 32] {
+            for d in [1, 2, 3, 5, 8, 13, 16, 24, 32] {
                 for n in LENGTHS {
                     let rows = rng.awkward_finite(n * d);
                     for lanes in [1, 4, 11, BLOCK_LANES] {
@@ -921,7 +921,19 @@ fn kernel_profiles() {
                     })
                     .collect();
                 let mut c = rng.vec(n);
+                let r2 = k.clone();
                 scaled_profiles(profile, 1.7, &mut k, &mut c);
+                // Blocks of lanes and the entries past them alike: one `Profile::value` per
+                // entry, as the kernels' scalar callers compute it.
+                for (j, &r) in r2.iter().enumerate() {
+                    let (p, dp) = profile.value(r);
+                    let same =
+                        |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                    assert!(
+                        same(k[j], 1.7 * p) && same(c[j], 2.0 * 1.7 * dp),
+                        "{profile:?} at r² = {r} (entry {j} of {n})"
+                    );
+                }
                 out.extend(k);
                 out.extend(c);
             }
