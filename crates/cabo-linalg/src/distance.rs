@@ -76,8 +76,9 @@ avx2_dispatch! {
 /// lane `p < lanes`, with `points` stored by coordinate in [`BLOCK_LANES`] lanes (lanes
 /// from `lanes` on are ignored). Each sum runs in ascending `j` from zero — the bits of
 /// [`squared_distances`] and of `sqdist(point_p, row_i)` one point at a time — while the
-/// block's sums stay in registers for a whole row: a posterior's kernel rows at a block of
-/// points, laid out point by point.
+/// block's sums stay in registers for a whole row (two rows per pass, whose chains of
+/// additions overlap): a posterior's kernel rows at a block of points, laid out point by
+/// point.
 pub fn block_squared_distances(points: &[f64], lanes: usize, rows: &[f64], out: &mut [f64]) {
     assert!(lanes <= BLOCK_LANES && points.len().is_multiple_of(BLOCK_LANES));
     let d = points.len() / BLOCK_LANES;
@@ -87,7 +88,27 @@ pub fn block_squared_distances(points: &[f64], lanes: usize, rows: &[f64], out: 
     }
     let n = rows.len() / d;
     assert!(out.len() >= lanes * n);
-    for (i, row) in rows.chunks_exact(d).enumerate() {
+    // Two rows per pass: each sum is a chain of dependent additions, and two rows' chains
+    // side by side keep twice as many additions in flight (each sum's order is unchanged).
+    let mut pairs = rows.chunks_exact(2 * d);
+    for (q, pair) in (&mut pairs).enumerate() {
+        let (r0, r1) = pair.split_at(d);
+        let mut acc0 = [0.0f64; BLOCK_LANES];
+        let mut acc1 = [0.0f64; BLOCK_LANES];
+        for ((coordinate, &a), &b) in points.chunks_exact(BLOCK_LANES).zip(r0).zip(r1) {
+            for ((s0, s1), &x) in acc0.iter_mut().zip(acc1.iter_mut()).zip(coordinate) {
+                let (t0, t1) = (x - a, x - b);
+                *s0 += t0 * t0;
+                *s1 += t1 * t1;
+            }
+        }
+        for (p, (&a0, &a1)) in acc0[..lanes].iter().zip(&acc1[..lanes]).enumerate() {
+            out[p * n + 2 * q] = a0;
+            out[p * n + 2 * q + 1] = a1;
+        }
+    }
+    if n % 2 == 1 {
+        let (i, row) = (n - 1, pairs.remainder());
         let mut acc = [0.0f64; BLOCK_LANES];
         for (coordinate, &rj) in points.chunks_exact(BLOCK_LANES).zip(row) {
             for (a, &x) in acc.iter_mut().zip(coordinate) {
