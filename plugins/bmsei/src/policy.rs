@@ -28,29 +28,35 @@ pub struct BmseiSpec {
     /// `scheduled` (default, §4.3) or `remaining`.
     #[serde(default = "scheduled")]
     pub budget: BudgetMode,
-    /// `independent` (default) or `shared_sobol`: see [`BaseSampleScheme`].
-    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_independent")]
+    /// `shared_sobol` (default) or `independent`: see [`BaseSampleScheme`].
+    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_default")]
     pub base_samples: BaseSampleScheme,
 }
 
 /// How a tree policy chooses its fantasies' standard-normal base samples (the spec key
 /// `base_samples` of `bmsei`, `ms_ei` and `kg`). Left at its default the key is not
-/// serialised, so specs written before it existed keep their fingerprints and results.
+/// serialised, so a spec's fingerprint does not depend on whether it spells the default out.
+///
+/// The default is seed 001's own: its `budgeted_multi_step_ei.py` gives every stage a
+/// `SobolQMCNormalSampler` whose base samples are shared by the stage's subtrees
+/// (`collapse_fantasy_base_samples`), and a stage of one fantasy its posterior mean. KG
+/// shares it: BoTorch's one-shot `qKnowledgeGradient` draws its fantasies from a
+/// `SobolQMCNormalSampler` too, and a one-stage tree has nothing else to share.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BaseSampleScheme {
     /// Independent draws for every node of the tree ([`BaseSamples::Seeded`]).
-    #[default]
     Independent,
     /// One scrambled Sobol' set per stage, shared by every node of the stage
     /// ([`BaseSamples::SharedSobol`]): BoTorch's `qMultiStepLookahead` default, which seed
     /// 001's implementation uses.
+    #[default]
     SharedSobol,
 }
 
 impl BaseSampleScheme {
-    fn is_independent(&self) -> bool {
-        *self == BaseSampleScheme::Independent
+    fn is_default(&self) -> bool {
+        *self == BaseSampleScheme::default()
     }
 
     /// The tree's base samples under this scheme, seeded by `seed`.
@@ -109,8 +115,8 @@ impl PolicySpec for BmseiSpec {
 pub struct MsEiSpec {
     /// Fantasies per stage; the horizon is length + 1 steps.
     pub fantasies: Vec<usize>,
-    /// `independent` (default) or `shared_sobol`: see [`BaseSampleScheme`].
-    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_independent")]
+    /// `shared_sobol` (default) or `independent`: see [`BaseSampleScheme`].
+    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_default")]
     pub base_samples: BaseSampleScheme,
 }
 
@@ -153,9 +159,9 @@ pub struct KgSpec {
     /// Number of fantasies (default 64).
     #[serde(default = "default_kg_fantasies")]
     pub fantasies: usize,
-    /// `independent` (default) or `shared_sobol` (scrambled Sobol' fantasies, as BoTorch's
-    /// one-shot KG draws them): see [`BaseSampleScheme`].
-    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_independent")]
+    /// `shared_sobol` (default: scrambled Sobol' fantasies, as BoTorch's one-shot KG draws
+    /// them) or `independent`: see [`BaseSampleScheme`].
+    #[serde(default, skip_serializing_if = "BaseSampleScheme::is_default")]
     pub base_samples: BaseSampleScheme,
 }
 
@@ -230,12 +236,13 @@ pub struct TreePolicy {
 }
 
 impl TreePolicy {
-    /// A policy of the given variant and fantasy counts, with independent base samples.
+    /// A policy of the given variant and fantasy counts, with the default base samples
+    /// (shared Sobol' sets per stage).
     pub fn new(variant: Variant, fantasies: Vec<usize>) -> Self {
         TreePolicy {
             variant,
             fantasies,
-            base_samples: BaseSampleScheme::Independent,
+            base_samples: BaseSampleScheme::default(),
             scheduler: Scheduler::default(),
             warm: None,
             last: Diagnostics::new(),

@@ -167,12 +167,12 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(run.decide(p.as_mut(), 1).is_err());
 }
 
-/// `base_samples` of `bmsei`, `ms_ei` and `kg`: left out or `independent`, the policy decides
-/// exactly as before the key existed (bit-identical acquisition value) and serialises without
-/// the key (so fingerprints of existing specs hold); `shared_sobol` changes the tree (another
-/// acquisition value), decides deterministically inside the cube and serialises with the key.
+/// `base_samples` of `bmsei`, `ms_ei` and `kg`: left out or `shared_sobol` (seed 001's
+/// choice), the policy decides identically (bit-identical acquisition value) and serialises
+/// without the key; `independent` changes the tree (another acquisition value), decides
+/// deterministically inside the cube and serialises with the key.
 #[test]
-fn base_samples_key_defaults_to_independent_and_shared_sobol_changes_the_tree() {
+fn base_samples_key_defaults_to_shared_sobol_and_independent_changes_the_tree() {
     let info = ProblemInfo::continuous("test", 2);
     let ctx = cabo_core::BuildContext {
         problem: &info,
@@ -196,21 +196,21 @@ fn base_samples_key_defaults_to_independent_and_shared_sobol_changes_the_tree() 
             (x, p.diagnostics()["acq_value"])
         };
         let default = acq(plain);
-        assert_eq!(default, acq(&with("independent")), "{plain}");
-        let shared = acq(&with("shared_sobol"));
-        assert_eq!(shared, acq(&with("shared_sobol")), "{plain}");
-        assert!(shared.0.iter().all(|v| (0.0..=1.0).contains(v)), "{plain}");
+        assert_eq!(default, acq(&with("shared_sobol")), "{plain}");
+        let iid = acq(&with("independent"));
+        assert_eq!(iid, acq(&with("independent")), "{plain}");
+        assert!(iid.0.iter().all(|v| (0.0..=1.0).contains(v)), "{plain}");
         assert!(
-            shared.1 > 0.0 && shared.1 != default.1,
-            "{plain}: {shared:?} vs {default:?}"
+            iid.1 > 0.0 && iid.1 != default.1,
+            "{plain}: {iid:?} vs {default:?}"
         );
         let json = |s: &str| serde_json::to_string(&spec(s)).unwrap();
-        assert_eq!(json(&with("independent")), json(plain));
+        assert_eq!(json(&with("shared_sobol")), json(plain));
         assert!(!json(plain).contains("base_samples"), "{}", json(plain));
         assert!(
-            json(&with("shared_sobol")).contains(r#""base_samples":"shared_sobol""#),
+            json(&with("independent")).contains(r#""base_samples":"independent""#),
             "{}",
-            json(&with("shared_sobol"))
+            json(&with("independent"))
         );
         let bad = serde_json::from_str::<Box<dyn PolicySpec>>(&with("sobol"))
             .err()

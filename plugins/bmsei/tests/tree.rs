@@ -406,3 +406,44 @@ fn coordinate_duals_are_refused_above_64_and_auto_keeps_them_below() {
     );
     assert_ne!(grad(GradientMethod::Auto), grad(GradientMethod::Moments));
 }
+
+/// Shared Sobol' base samples have the right distribution: mapped back through Φ, the
+/// `m = 2^k` pairs of a stage are a (0, k, 2)-net in base 2, as scrambled Sobol' points are:
+/// exactly one point in each of the `2^k` intervals of either coordinate and in each
+/// `2^{k/2} × 2^{k/2}` cell (the joint stratification of y and ln c); their means are then
+/// within 0.02 of 0 and their variances within 0.05 of 1 (most of that error is the two
+/// outermost strata's, whose points may lie anywhere in the tails).
+#[test]
+fn shared_sobol_base_samples_are_stratified_standard_normals() {
+    let m = 256;
+    for seed in [1u64, 2, 3] {
+        let tree = Tree::new(1, &[m], BaseSamples::SharedSobol(seed)).unwrap();
+        let eps: Vec<(f64, f64)> = tree
+            .children(0)
+            .map(|c| (tree.base_sample_y(c), tree.base_sample_c(c)))
+            .collect();
+        let bin = |e: f64, k: usize| (normal::cdf(e) * k as f64).floor() as usize;
+        for (what, k1, k2) in [("y", m, 1), ("ln c", 1, m), ("cells", 16, 16)] {
+            let mut count = vec![0usize; m];
+            for &(ey, ec) in &eps {
+                count[bin(ey, k1) * k2 + bin(ec, k2)] += 1;
+            }
+            assert!(
+                count.iter().all(|&c| c == 1),
+                "seed {seed}, {what}: {count:?}"
+            );
+        }
+        for col in [0, 1] {
+            let v: Vec<f64> = eps
+                .iter()
+                .map(|p| if col == 0 { p.0 } else { p.1 })
+                .collect();
+            let mean = v.iter().sum::<f64>() / m as f64;
+            let var = v.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / m as f64;
+            assert!(
+                mean.abs() < 0.02 && (var - 1.0).abs() < 0.05,
+                "seed {seed}: {mean} {var}"
+            );
+        }
+    }
+}
