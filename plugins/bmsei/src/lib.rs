@@ -6,10 +6,10 @@
 //! - [`q1`]: the budgeted one-step value Q₁ of Prop. 1 with its gradient, and the acquisition
 //!   `budgeted_ei` (one-step B-MS-EI).
 //! - [`tree`]: one-shot multi-step scenario trees (§4.2). Fantasies of `(y, ln c)` use fixed
-//!   base samples (common random numbers), independent per node or (spec key
-//!   `base_samples: shared_sobol`) one scrambled Sobol' set per stage shared by its nodes, as
-//!   BoTorch's `qMultiStepLookahead`; a stage with one fantasy uses the posterior mean (the
-//!   path variant). Each branch's budget falls by its fantasised costs and its value
+//!   base samples (common random numbers): by default (spec key `base_samples:
+//!   shared_sobol`) one scrambled Sobol' set per stage shared by its nodes, as BoTorch's
+//!   `qMultiStepLookahead` and seed 001's code, or (`independent`) fresh draws per node; a
+//!   stage with one fantasy uses the posterior mean (the path variant). Each branch's budget falls by its fantasised costs and its value
 //!   stops accruing once the budget is spent. **Gradients are exact**, including the
 //!   dependence of fantasised values and conditioned posteriors on earlier decision points:
 //!   a path's fantasies are conditioned jointly through the Cholesky factor of the path's
@@ -22,7 +22,8 @@
 //!   are exact and agree to rounding (tested to 1e-12, and each against finite
 //!   differences), so trees of any dimension are optimised with true gradients; trees that
 //!   fitted the first form keep its results bit for bit.
-//! - [`schedule`]: budget scheduling by rolling out EI-PUC-CC (§4.3) with the refill rule.
+//! - [`schedule`]: budget scheduling by rolling out EI-PUC-CC (§4.3) with the refill rule:
+//!   sampled fantasies and an exponent recomputed at each step, as the authors' code.
 //! - [`policy`]: the policies `bmsei`, `ms_ei` (multi-step EI, unit costs) and `kg`
 //!   (one-shot knowledge gradient). Every decision point of the tree is optimised jointly by
 //!   cabo-optim's multi-start L-BFGS-B; the previous decision's tree (the first-stage branch
