@@ -222,3 +222,68 @@ fn base_samples_key_defaults_to_shared_sobol_and_independent_changes_the_tree() 
         );
     }
 }
+
+/// A checkpoint taken after a decision restores the budget schedule and the warm-start tree:
+/// a fresh policy restored from it makes the next decision exactly as the policy that never
+/// stopped (same point, scheduled budget, refill and acquisition value, bit for bit), and
+/// the two end in the same state. B-MS-EI's schedule shows the state matters: a policy not
+/// restored rolls out again where the restored one refills.
+#[test]
+fn a_restored_policy_decides_as_the_one_that_never_stopped() {
+    let info = ProblemInfo::continuous("test", 2);
+    let ctx = cabo_core::BuildContext {
+        problem: &info,
+        seed: 1,
+    };
+    for s in [
+        r#"{"type":"bmsei","fantasies":[2,2]}"#,
+        r#"{"type":"ms_ei","fantasies":[2]}"#,
+    ] {
+        let sp = spec(s);
+        let mut run = Run::new(2, cost_budget(1000.0));
+        let mut straight = sp.build(&ctx).unwrap();
+        let x = run.decide(straight.as_mut(), 3).unwrap();
+        let state = straight
+            .checkpoint()
+            .unwrap()
+            .expect("tree policies keep state");
+        let cheap = 1e-3;
+        run.data
+            .push(Observation {
+                query: Query::at(x.clone()),
+                outcome: Outcome::new(0.4, cheap, x, None),
+                phase: Phase::Policy,
+            })
+            .unwrap();
+        run.budget.charge(cheap);
+        let mut restored = sp.build(&ctx).unwrap();
+        restored.restore(&state).unwrap();
+        let mut fresh = sp.build(&ctx).unwrap();
+        let a = run.decide(straight.as_mut(), 4).unwrap();
+        let b = run.decide(restored.as_mut(), 4).unwrap();
+        let c = run.decide(fresh.as_mut(), 4).unwrap();
+        let (da, db, dc) = (
+            straight.diagnostics(),
+            restored.diagnostics(),
+            fresh.diagnostics(),
+        );
+        assert_eq!(a, b, "{s}");
+        assert_eq!(da, db, "{s}");
+        if s.contains("bmsei") {
+            assert_eq!(
+                db["budget_rollout"], 0.0,
+                "{s}: the restored schedule refills"
+            );
+            assert_eq!(dc["budget_rollout"], 1.0, "{s}: a fresh one rolls out");
+        }
+        assert!(da.contains_key("warm_start_won"), "{s}: {da:?}");
+        assert_eq!(
+            straight.checkpoint().unwrap(),
+            restored.checkpoint().unwrap(),
+            "{s}"
+        );
+        if s.contains("bmsei") {
+            assert!(a != c || da != dc, "{s}: the state made no difference");
+        }
+    }
+}
