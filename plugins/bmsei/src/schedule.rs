@@ -16,9 +16,11 @@
 //!   smallest fantasised cost. Later decisions reuse `previous − last observed cost` while
 //!   that stays above the lower bound, and roll out again otherwise.
 //!
-//! One choice is cabo's own: ν is held at 0 once the fantasised costs exceed what remains
+//! Two choices are cabo's own: ν is held at 0 once the fantasised costs exceed what remains
 //! (the authors' ratio would turn negative and reward expensive points, which is no longer
-//! cost cooling, whose exponent lies in `[0, 1]`).
+//! cost cooling, whose exponent lies in `[0, 1]`); and each step is searched with the
+//! decision's optimiser settings rather than their fixed 50·d raw samples, 5·d restarts and
+//! 100 iterations, so that a spec's smoke settings keep its rollouts small too.
 
 use cabo_baselines::acquisitions::{CostView, CostWeightedFn};
 use cabo_core::capability::{self, Capability, Fantasize, FantasizeCost};
