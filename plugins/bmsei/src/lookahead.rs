@@ -15,7 +15,6 @@ use crate::tree::{NodeValue, Tree, TreeObjective};
 use cabo_core::capability::{self, Capability, Covariance};
 use cabo_core::{
     DecisionContext, Diagnostics, Error, Lookahead, LookaheadSpec, Objective, Result, TreeShape,
-    derive_seed,
 };
 
 impl LookaheadSpec for BmseiSpec {
@@ -127,8 +126,7 @@ impl<'a> TreeLookahead<'a> {
             })?),
             Variant::MsEi | Variant::Kg => None,
         };
-        // The label the policy's decision seeds its tree's base samples with.
-        let own = scheme.samples(derive_seed(&[&ctx.seed, &"tree base samples"]));
+        let own = scheme.decision_samples(ctx.seed);
         let mut tree = Tree::new(d, fantasies, own)?;
         if let Some(s) = samples {
             tree = tree.with_base_samples(&pairs(s, outputs(variant))?)?;

@@ -66,6 +66,14 @@ impl BaseSampleScheme {
             BaseSampleScheme::SharedSobol => BaseSamples::SharedSobol(seed),
         }
     }
+
+    /// The base samples of the tree a decision seeded by `decision_seed` maximises. The one
+    /// definition the policy's decision and `inspect`'s evaluation of its tree
+    /// ([`crate::lookahead`]) share, so that "the policy's own samples" are the same bits in
+    /// both.
+    pub fn decision_samples(self, decision_seed: u64) -> BaseSamples {
+        self.samples(derive_seed(&[&decision_seed, &"tree base samples"]))
+    }
 }
 
 fn scheduled() -> BudgetMode {
@@ -460,8 +468,7 @@ impl Policy for TreePolicy {
         let tree = Tree::new(
             d,
             &self.fantasies,
-            self.base_samples
-                .samples(derive_seed(&[&ctx.seed, &"tree base samples"])),
+            self.base_samples.decision_samples(ctx.seed),
         )?;
         let obj = TreeObjective::new(&tree, f, cost, best, budget, kind)?;
         diagnostics.insert("tree_nodes".into(), tree.nodes() as f64);
