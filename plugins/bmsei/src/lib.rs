@@ -59,6 +59,7 @@ pub(crate) mod dual;
 
 pub mod arms;
 pub mod belief;
+pub(crate) mod fantasy_start;
 pub mod figure2;
 pub mod kg;
 pub mod lookahead;

@@ -485,12 +485,17 @@ mod tests {
 
     /// The decision context with the brute force's two GPs.
     fn context(s: &Setting) -> DecisionContext<'_> {
+        seeded_context(s, 17)
+    }
+
+    /// The decision context with the brute force's two GPs and the decision seed `seed`.
+    fn seeded_context(s: &Setting, seed: u64) -> DecisionContext<'_> {
         let (x, y, c) = data();
         let ln_c: Vec<f64> = c.iter().map(|c| c.ln()).collect();
         let belief = LogGpBelief {
             posterior: gp(&x, &ln_c, LN_COST),
         };
-        DecisionContext::new(&s.info, &s.data, &s.budget, 1, 17, &s.settings)
+        DecisionContext::new(&s.info, &s.data, &s.budget, 1, seed, &s.settings)
             .with_posterior(Box::new(gp(&x, &y, OBJECTIVE)))
             .with_cost_belief(Box::new(belief))
     }
@@ -619,6 +624,80 @@ mod tests {
                     g[k]
                 );
             }
+        }
+    }
+
+    /// Seed 001's fantasy start is a full tree: its root is the posterior-mean maximiser
+    /// (no point of a 201 × 201 grid has a larger posterior mean), every node of a stage
+    /// holds the same point (the shorter tree's), its value is the brute force's at the
+    /// same samples (1e-10 relative), it is the same bits when rebuilt and moves with the
+    /// decision's seed, and the decision, which searches from it, ends no lower.
+    #[test]
+    fn fantasy_start_is_a_full_tree_at_the_posterior_mean_maximiser() {
+        let variants = [Variant::Bmsei(BudgetMode::Remaining), Variant::MsEi];
+        for (variant, (spec, rule, budget)) in variants.into_iter().zip(cases()) {
+            let mut s = setting(budget);
+            s.budget.spent = 3.1;
+            let ctx = context(&s);
+            let fantasies = [2, 2];
+            let scheme = BaseSampleScheme::SharedSobol;
+            let la = TreeLookahead::new(&ctx, variant, &fantasies, scheme, None).unwrap();
+            let start = |ctx: &DecisionContext<'_>| {
+                let roots = crate::policy::root_starts(ctx, &la.general(), la.kind).unwrap();
+                let setting = crate::fantasy_start::TreeSetting {
+                    tree: &la.tree,
+                    budget: la.budget,
+                    unit_cost: variant == Variant::MsEi,
+                    best: la.best,
+                    kind: la.kind,
+                };
+                let start = crate::fantasy_start::fantasy_start(ctx, &setting, &roots[1]);
+                (roots[1].clone(), start.unwrap().expect("a start"))
+            };
+            let (root, xs) = start(&ctx);
+            let what = format!("{variant:?}");
+            assert_eq!(xs.len(), la.tree.dim(), "{what}");
+            assert_eq!(xs[..D], root[..], "{what}");
+            assert!(xs.iter().all(|v| (0.0..=1.0).contains(v)), "{what}");
+            let post = ctx.posterior().unwrap();
+            let at_root = post.mean_var(&root).mean;
+            for i in 0..=200 {
+                for j in 0..=200 {
+                    let p = [i as f64 / 200.0, j as f64 / 200.0];
+                    assert!(post.mean_var(&p).mean <= at_root + 1e-9, "{what}: {p:?}");
+                }
+            }
+            let point = |n: usize| &xs[n * D..(n + 1) * D];
+            for n in 1..la.tree.nodes() {
+                let first = la.tree.children(0).start;
+                let same = if la.tree.level(n) == 1 {
+                    first
+                } else {
+                    la.tree.children(first).start
+                };
+                assert_eq!(point(n), point(same), "{what}: node {n}");
+            }
+            let got = la.value(&xs);
+            let want = brute_force(&fantasies, &xs, &la.base_samples(), rule);
+            assert!(want > 1e-3, "{what}: a value of {want} tests little");
+            assert!(
+                (got - want).abs() <= 1e-10 * want,
+                "{what}: {got} vs {want}"
+            );
+            assert_eq!(start(&ctx).1, xs, "{what}: rebuilt");
+            let other = seeded_context(&s, 18);
+            assert_ne!(start(&other).1[D..], xs[D..], "{what}: another seed");
+            let info = cabo_core::BuildContext {
+                problem: &s.info,
+                seed: 3,
+            };
+            let mut policy = with_scheme(&*spec, scheme).build(&info).unwrap();
+            policy.decide(&ctx).unwrap();
+            let reached = policy.diagnostics()["acq_value"];
+            assert!(
+                reached >= got - 1e-12 * got,
+                "{what}: {reached} below the start's {got}"
+            );
         }
     }
 

@@ -6,6 +6,7 @@
 //! and evaluate the root point.
 
 use crate::belief::UnitCostPath;
+use crate::fantasy_start::{TreeSetting, fantasy_start};
 use crate::kg::KgObjective;
 use crate::schedule::{BudgetMode, Scheduler};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasies};
@@ -240,6 +241,7 @@ pub struct TreePolicy {
     base_samples: BaseSampleScheme,
     scheduler: Scheduler,
     warm: Option<Warm>,
+    fantasy_start: bool,
     last: Diagnostics,
 }
 
@@ -253,8 +255,16 @@ impl TreePolicy {
             base_samples: BaseSampleScheme::default(),
             scheduler: Scheduler::default(),
             warm: None,
+            fantasy_start: true,
             last: Diagnostics::new(),
         }
+    }
+
+    /// The same policy with or without seed 001's fantasy start ([`crate::fantasy_start`])
+    /// among its tree searches' starts (with it by default).
+    pub fn with_fantasy_start(mut self, on: bool) -> Self {
+        self.fantasy_start = on;
+        self
     }
 
     /// The same policy drawing its trees' base samples by `scheme`.
@@ -304,7 +314,7 @@ impl Objective for PosteriorMean<'_> {
 /// often has a narrow peak late in a run. With raw samples alone the root reaches a narrow
 /// region of large Q₁ only by chance: in DropWave and Alpine-1 runs the tree returned was
 /// worth less than max Q₁ in about one decision in eight, at times an eighth of it.
-fn root_starts(
+pub(crate) fn root_starts(
     ctx: &DecisionContext<'_>,
     obj: &TreeObjective<'_>,
     kind: NodeValue,
@@ -339,7 +349,7 @@ fn root_starts(
 /// 100·d raw samples, 5·d restarts, 100 iterations); the start is a point the tree's own
 /// search then polishes, so it need not be converged to cabo's tighter default. At d = 32 the
 /// two root searches took 4.4 s of a 29 s path decision with the full settings.
-fn root_settings(s: &OptimizerSettings) -> OptimizerSettings {
+pub(crate) fn root_settings(s: &OptimizerSettings) -> OptimizerSettings {
     let restarts = (s.restarts / 2).max(1);
     OptimizerSettings {
         raw_samples: (s.raw_samples / 2).max(restarts),
@@ -403,16 +413,17 @@ impl TreePolicy {
     }
 
     /// Maximises the tree over the unit cube, warm-started from the previous tree and, for
-    /// trees of one-step values, from [`root_starts`]; returns the root point and the value.
+    /// trees of one-step values, from [`root_starts`] and seed 001's fantasy start; returns
+    /// the root point and the value.
     fn search(
         &mut self,
         ctx: &DecisionContext<'_>,
         obj: &TreeObjective<'_>,
-        kind: NodeValue,
+        (kind, budget, best): (NodeValue, f64, f64),
         diagnostics: &mut Diagnostics,
     ) -> Result<(Vec<f64>, f64)> {
         let tree = obj.tree();
-        let warm = self.warm_start(ctx, tree);
+        let mut warm: Vec<Vec<f64>> = self.warm_start(ctx, tree).into_iter().collect();
         // KG's one-stage tree has a faster form where the model offers it (the exact GP's is
         // O(n·d) per leaf); other trees go through the general path algebra.
         let kg;
@@ -424,11 +435,24 @@ impl TreePolicy {
             _ => obj,
         };
         let roots = root_starts(ctx, obj, kind)?;
+        let setting = TreeSetting {
+            tree,
+            budget,
+            unit_cost: self.variant == Variant::MsEi,
+            best,
+            kind,
+        };
+        let fantasy = match roots.get(1) {
+            Some(mean_root) if self.fantasy_start => fantasy_start(ctx, &setting, mean_root)?,
+            _ => None,
+        };
+        let fantasy_index = fantasy.as_ref().map(|_| warm.len());
+        warm.extend(fantasy);
         // SciPy's tolerances, as BoTorch's multi-step lookahead: a tree has hundreds of
         // variables, and polishing a Monte Carlo objective to cabo's tighter default costs
         // most of the iterations for no change in the root point.
         let options = MaximizeOptions {
-            warm_starts: warm.as_slice(),
+            warm_starts: &warm,
             partial_starts: &roots,
             tolerances: Tolerances::SCIPY,
             ..MaximizeOptions::default()
@@ -436,10 +460,17 @@ impl TreePolicy {
         let seed = derive_seed(&[&ctx.seed, &"tree"]);
         let m = maximize(function, tree.dim(), ctx.optimizer, seed, &options)?;
         let won = |start: bool| f64::from(u8::from(start));
+        let start = match m.start {
+            Start::Warm(i) => Some(i),
+            _ => None,
+        };
         diagnostics.insert(
             "warm_start_won".into(),
-            won(matches!(m.start, Start::Warm(_))),
+            won(start.is_some() && start != fantasy_index),
         );
+        if fantasy_index.is_some() {
+            diagnostics.insert("fantasy_start_won".into(), won(start == fantasy_index));
+        }
         if !roots.is_empty() {
             let root_won = won(matches!(m.start, Start::Partial(_)));
             diagnostics.insert("root_start_won".into(), root_won);
@@ -477,7 +508,7 @@ impl Policy for TreePolicy {
                 let (v, i) = obj.solve_finite(cands)?;
                 (cands[i].clone(), v)
             }
-            Domain::Continuous => self.search(ctx, &obj, kind, &mut diagnostics)?,
+            Domain::Continuous => self.search(ctx, &obj, (kind, budget, best), &mut diagnostics)?,
         };
         diagnostics.insert("acq_value".into(), value);
         self.last = diagnostics;

@@ -211,6 +211,11 @@ impl Tree {
         self.eps_c[node]
     }
 
+    /// The stage of `node` (0 at the root).
+    pub fn level(&self, node: usize) -> usize {
+        self.level[node]
+    }
+
     /// The weight `1/(m₁⋯m_level)` of `node` in the tree's sample average.
     pub fn weight(&self, node: usize) -> f64 {
         self.weight[node]
