@@ -2,8 +2,10 @@
 //! uniform costs) and `kg` (one-shot knowledge gradient). All three build a scenario tree
 //! ([`crate::tree`]) per decision, maximise every decision point of it jointly with
 //! cabo-optim's multi-start L-BFGS-B, warm-started from the previous decision's tree (and,
-//! for trees of one-step values, from roots at the one-step and posterior-mean maximisers),
-//! and evaluate the root point.
+//! for trees of one-step values, from roots at the one-step and posterior-mean maximisers
+//! and from seed 001's fantasy start, the `fantasy_start` module), and evaluate the root
+//! point. A decision records which start won (`warm_start_won`, `root_start_won`,
+//! `fantasy_start_won`).
 
 use crate::belief::UnitCostPath;
 use crate::fantasy_start::{TreeSetting, fantasy_start};
@@ -260,7 +262,7 @@ impl TreePolicy {
         }
     }
 
-    /// The same policy with or without seed 001's fantasy start ([`crate::fantasy_start`])
+    /// The same policy with or without seed 001's fantasy start (the `fantasy_start` module)
     /// among its tree searches' starts (with it by default).
     pub fn with_fantasy_start(mut self, on: bool) -> Self {
         self.fantasy_start = on;
