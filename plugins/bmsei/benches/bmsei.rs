@@ -7,7 +7,8 @@
 //!
 //! At d = 32 (the d = 32 Bayesian-regret spec's size, n = 200), where the tree is
 //! differentiated through its paths' moments: one 4-step path decision with the specs'
-//! settings, and one value with gradient of its tree.
+//! settings (and once without seed 001's fantasy start, to see what it costs), and one value
+//! with gradient of its tree.
 
 use cabo_bmsei::belief::UnitCostPath;
 use cabo_bmsei::{BaseSamples, KgObjective, NodeValue, Tree, TreeObjective};
@@ -98,12 +99,24 @@ fn decide_on(
     fantasies: &[usize],
     bencher: divan::Bencher,
 ) {
+    decide_with(f, variant, fantasies, true, bencher);
+}
+
+/// One decision, with or without seed 001's fantasy start among the tree search's starts.
+fn decide_with(
+    f: Fixture,
+    variant: cabo_bmsei::Variant,
+    fantasies: &[usize],
+    fantasy_start: bool,
+    bencher: divan::Bencher,
+) {
     let (post, cost) = models(&f);
     bencher.bench_local(|| {
         let ctx = DecisionContext::new(&f.info, &f.data, &f.budget, 1, 9, &f.settings)
             .with_posterior(Box::new(post.clone()))
             .with_cost_belief(Box::new(cost.clone()));
-        let mut p = cabo_bmsei::TreePolicy::new(variant, fantasies.to_vec());
+        let mut p = cabo_bmsei::TreePolicy::new(variant, fantasies.to_vec())
+            .with_fantasy_start(fantasy_start);
         match p.decide(&ctx).unwrap() {
             Decision::Evaluate(q) => q.x,
             Decision::Stop(_) => unreachable!(),
@@ -180,6 +193,12 @@ fn fixture_d32(restarts: usize) -> Fixture {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn path_4_step_n200_d32(bencher: divan::Bencher) {
     decide_on(fixture_d32(320), BMSEI, &[1, 1, 1], bencher);
+}
+
+/// The same decision without seed 001's fantasy start, which measures what it costs.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn path_4_step_n200_d32_without_fantasy_start(bencher: divan::Bencher) {
+    decide_with(fixture_d32(320), BMSEI, &[1, 1, 1], false, bencher);
 }
 
 /// One value and gradient of that decision's tree (through the paths' moments).
