@@ -451,7 +451,13 @@ pub fn run_fingerprint_of(spec: &serde_json::Value, policy: usize) -> String {
 /// numerics are then set aside like those of an edited spec, never resumed or mixed with
 /// new ones. Generation 1 adds nothing to the fingerprint, so the runs made before
 /// generations were counted keep their identity.
-pub const NUMERICS: u32 = 1;
+///
+/// Generation 2: fused multiply-adds in the triangular kernels and panel products (the same
+/// bits on every CPU), L-BFGS-B's factored middle matrix and its line search on flat
+/// values, scrambled Sobol' points for the control-set policies' averages (128 and 256 by
+/// default), and seed 001's sampling in lookahead (shared Sobol' base samples per stage,
+/// sampled rollout costs with the cost-cooling exponent recomputed, its fantasy start).
+pub const NUMERICS: u32 = 2;
 
 /// [`run_fingerprint_of`] under the numerics generation `numerics`.
 fn run_fingerprint_in(spec: &serde_json::Value, policy: usize, numerics: u32) -> String {
