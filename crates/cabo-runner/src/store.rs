@@ -549,7 +549,18 @@ mod tests {
             "policy": {"name": "UCB"},
         }));
         assert_eq!(run_fingerprint_in(&spec(), 1, 1), before);
-        assert_eq!(run_fingerprint_of(&spec(), 1), before);
+    }
+
+    #[test]
+    fn runs_are_identified_under_the_current_generation() {
+        assert_eq!(
+            run_fingerprint_of(&spec(), 1),
+            run_fingerprint_in(&spec(), 1, NUMERICS)
+        );
+        assert_eq!(
+            results_fingerprint(&spec()),
+            results_fingerprint_in(&spec(), NUMERICS)
+        );
     }
 
     #[test]

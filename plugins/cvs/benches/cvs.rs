@@ -44,8 +44,13 @@ const SETTINGS: OptimizerSettings = OptimizerSettings {
 };
 
 fn training() -> (Vec<f64>, Vec<f64>) {
-    let mut rng = Rng::new(1);
-    let x: Vec<f64> = (0..N * D).map(|_| rng.uniform()).collect();
+    smooth_data(N, 1)
+}
+
+/// `n` uniform points (from stream `seed`) of a smooth function of the first five variables.
+fn smooth_data(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = Rng::new(seed);
+    let x: Vec<f64> = (0..n * D).map(|_| rng.uniform()).collect();
     let y: Vec<f64> = x
         .chunks_exact(D)
         .map(|p| (4.0 * p[0]).sin() * p[1] + p[4])
@@ -53,20 +58,21 @@ fn training() -> (Vec<f64>, Vec<f64>) {
     (x, y)
 }
 
-fn posterior() -> GpPosterior {
-    let (x, y) = training();
+/// The RBF posterior (lengthscale 0.2, noise 1e-4) on `x`, `y`.
+fn rbf_posterior(x: &[f64], y: &[f64]) -> GpPosterior {
     GpPosterior::new(
         Kernel::new(KernelKind::Rbf, vec![0.2; D], 1.0).unwrap(),
         1e-4,
         0.0,
-        TrainingData {
-            dim: D,
-            x: &x,
-            y: &y,
-        },
+        TrainingData { dim: D, x, y },
         OutputTransform::IDENTITY,
     )
     .unwrap()
+}
+
+fn posterior() -> GpPosterior {
+    let (x, y) = training();
+    rbf_posterior(&x, &y)
 }
 
 fn sets() -> Vec<Vec<usize>> {
@@ -300,29 +306,13 @@ mod airfoil004 {
     /// An RBF posterior (lengthscale 0.2) on `n` uniform points of a smooth function: a
     /// decision's work depends on n, d, the sets and the samples, not on the values.
     pub fn posterior(n: usize) -> (Dataset, GpPosterior) {
-        let mut rng = Rng::new(3);
-        let x: Vec<f64> = (0..n * D).map(|_| rng.uniform()).collect();
-        let y: Vec<f64> = x
-            .chunks_exact(D)
-            .map(|p| (4.0 * p[0]).sin() * p[1] + p[4])
-            .collect();
+        let (x, y) = super::smooth_data(n, 3);
         let mut data = Dataset::new(D);
         for (p, v) in x.chunks_exact(D).zip(&y) {
             data.push(Observation::initial(p.to_vec(), *v, 1.0))
                 .unwrap();
         }
-        let post = GpPosterior::new(
-            Kernel::new(KernelKind::Rbf, vec![0.2; D], 1.0).unwrap(),
-            1e-4,
-            0.0,
-            TrainingData {
-                dim: D,
-                x: &x,
-                y: &y,
-            },
-            OutputTransform::IDENTITY,
-        )
-        .unwrap();
+        let post = super::rbf_posterior(&x, &y);
         (data, post)
     }
 }
