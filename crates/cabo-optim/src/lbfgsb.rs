@@ -54,6 +54,7 @@
 use cabo_core::{Error, Result};
 use cabo_linalg::lu::{lu_factor, lu_solve};
 use cabo_linalg::rows::{accumulate_rows, fold_rows, free_gram};
+use cabo_linalg::vector::dot;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -870,7 +871,6 @@ impl<'b> Solver<'b> {
     /// (itself included).
     fn update_products(&mut self, slot: usize) {
         let (n, m) = (self.n, self.m);
-        let dot = dot_lanes;
         let sn = &self.s[slot * n..(slot + 1) * n];
         let yn = &self.y[slot * n..(slot + 1) * n];
         for j in 0..self.k {
@@ -1281,7 +1281,7 @@ impl<'b> Solver<'b> {
             let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
-            let a = dot_lanes(sj, q) / self.sty[slot * m + slot];
+            let a = dot(sj, q) / self.sty[slot * m + slot];
             self.sc.two_loop[j] = a;
             for (qi, yi) in q.iter_mut().zip(yj) {
                 *qi -= a * yi;
@@ -1295,7 +1295,7 @@ impl<'b> Solver<'b> {
             let slot = self.sc.order[j];
             let sj = &self.s[slot * n..(slot + 1) * n];
             let yj = &self.y[slot * n..(slot + 1) * n];
-            let b = dot_lanes(yj, q) / self.sty[slot * m + slot];
+            let b = dot(yj, q) / self.sty[slot * m + slot];
             let c = self.sc.two_loop[j] - b;
             for (qi, si) in q.iter_mut().zip(sj) {
                 *qi += c * si;
@@ -1383,7 +1383,7 @@ impl<'b> Solver<'b> {
             }
             let ft = evaluate(slot, &mut self.xt, &mut self.gt).await;
             *evaluations += 1;
-            let dphi = dot_lanes(&self.gt[..n], &self.dir[..n]);
+            let dphi = dot(&self.gt[..n], &self.dir[..n]);
             if !ft.is_finite() || !dphi.is_finite() {
                 // Treat the failure as "the step was too long".
                 hi = Some(Trial {
@@ -1494,28 +1494,6 @@ fn w_times(wt: &[f64], n: usize, v: &[f64], out: &mut [f64]) {
     let terms = v.iter().copied().zip(wt.chunks_exact(n));
     out.fill(-0.0);
     fold_rows(terms, out, |s, vj, wij| s + wij * vj);
-}
-
-/// Dot product of two `n`-vectors with four independent running sums (lane `l` sums the
-/// indices ≡ `l` mod 4, the lanes added pairwise, then the tail in order): the solver's
-/// long sums (two-loop recursion, pair products, line-search slopes) are chains of
-/// dependent additions, and four of them side by side take a quarter of the latency.
-fn dot_lanes(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f64; 4];
-    let (ac, bc) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ar, br) = (ac.remainder(), bc.remainder());
-    for (x, y) in ac.zip(bc) {
-        for l in 0..4 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (x, y) in ar.iter().zip(br) {
-        s += x * y;
-    }
-    s
 }
 
 fn dotk(a: &[f64], b: &[f64]) -> f64 {
