@@ -454,17 +454,23 @@ fn a_program_out_of_step_is_a_protocol_error_not_a_shifted_result() {
     }
 }
 
+/// The line of a `mode` run's error that contains `needle` (the test fails with `missing`
+/// and the error where none does), after checking that `recorded` evaluations were recorded.
+fn failure_line(mode: &str, recorded: usize, needle: &str, missing: &str) -> String {
+    let (err, records, _) = failed_run(mode, "");
+    assert_eq!(records.lines().count(), recorded, "{records}");
+    err.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{missing}: {err}"))
+        .to_string()
+}
+
 #[test]
 fn a_non_finite_answer_names_the_number_and_the_evaluation() {
     if !python() {
         return;
     }
-    let (err, records, _) = failed_run("nan", "");
-    assert_eq!(records.lines().count(), 2, "{records}");
-    let line = err
-        .lines()
-        .find(|l| l.contains("failed evaluation"))
-        .unwrap_or_else(|| panic!("no failure: {err}"));
+    let line = failure_line("nan", 2, "failed evaluation", "no failure");
     // This checkout's path varies between machines.
     let line = line.replace(&objective().display().to_string(), "[objective.py]");
     insta::assert_snapshot!(line);
@@ -477,13 +483,13 @@ fn an_answer_too_large_to_model_is_named_with_its_evaluation() {
     if !python() {
         return;
     }
-    let (err, records, _) = failed_run("huge", "");
     // The initial design (4 points) is recorded; the first decision fails.
-    assert_eq!(records.lines().count(), 4, "{records}");
-    let line = err
-        .lines()
-        .find(|l| l.contains("evaluation 2 returned y = 1e200"))
-        .unwrap_or_else(|| panic!("the evaluation is not named: {err}"));
+    let line = failure_line(
+        "huge",
+        4,
+        "evaluation 2 returned y = 1e200",
+        "the evaluation is not named",
+    );
     insta::assert_snapshot!(line);
 }
 
