@@ -344,6 +344,13 @@ fn refused(out: &Output) -> String {
     stderr
 }
 
+/// What `suggest SPEC --policy POLICY --data DATA` says as it refuses.
+fn refused_suggestion(spec: &str, policy: &str, data: &str) -> String {
+    refused(&xtask(&[
+        "suggest", spec, "--policy", policy, "--data", data,
+    ]))
+}
+
 #[test]
 fn suggest_refuses_what_it_cannot_answer() {
     let dir = tempfile::tempdir().unwrap();
@@ -353,18 +360,14 @@ fn suggest_refuses_what_it_cannot_answer() {
     let data = dir.path().join("observations.csv");
     let data_arg = data.to_str().unwrap();
 
-    let missing = refused(&xtask(&[
-        "suggest", spec, "--policy", "EI", "--data", data_arg,
-    ]));
+    let missing = refused_suggestion(spec, "EI", data_arg);
     assert!(
         missing.contains("observations.csv")
             && missing.contains("create it with the header line `temperature,pressure,y,cost`"),
         "{missing}"
     );
     std::fs::write(&data, "temperature,pressure,y\n").unwrap();
-    let unknown = refused(&xtask(&[
-        "suggest", spec, "--policy", "PGBI", "--data", data_arg,
-    ]));
+    let unknown = refused_suggestion(spec, "PGBI", data_arg);
     assert!(
         unknown.contains("no policy \"PGBI\"; did you mean \"PBGI\"?"),
         "{unknown}"
@@ -466,22 +469,13 @@ fn suggest_refuses_a_file_without_a_header() {
         ("# day 1\n\n", "holds only blank lines and comments"),
     ] {
         std::fs::write(&data, text).unwrap();
-        let err = refused(&xtask(&[
-            "suggest", spec, "--policy", "EI", "--data", data_arg,
-        ]));
+        let err = refused_suggestion(spec, "EI", data_arg);
         assert!(
             err.contains(&format!("observations.csv: the file {what}")) && err.contains(header),
             "{text:?}: {err}"
         );
     }
-    let err = refused(&xtask(&[
-        "suggest",
-        spec,
-        "--policy",
-        "EI",
-        "--data",
-        "/dev/null",
-    ]));
+    let err = refused_suggestion(spec, "EI", "/dev/null");
     assert!(
         err.contains("/dev/null: the file is empty") && err.contains(header),
         "{err}"
@@ -503,14 +497,7 @@ fn suggest_applies_the_spec_limits_to_the_observations() {
     }
     std::fs::write(&data, text).unwrap();
     let started = std::time::Instant::now();
-    let err = refused(&xtask(&[
-        "suggest",
-        spec.to_str().unwrap(),
-        "--policy",
-        "EI",
-        "--data",
-        data.to_str().unwrap(),
-    ]));
+    let err = refused_suggestion(spec.to_str().unwrap(), "EI", data.to_str().unwrap());
     assert!(
         started.elapsed().as_secs() < 60,
         "took {:?}",
@@ -538,14 +525,7 @@ fn a_policy_named_in_another_case_is_suggested_as_itself() {
     std::fs::write(&spec, SPEC).unwrap();
     let data = dir.path().join("observations.csv");
     std::fs::write(&data, "temperature,pressure,y,cost\n").unwrap();
-    let err = refused(&xtask(&[
-        "suggest",
-        spec.to_str().unwrap(),
-        "--policy",
-        "ei",
-        "--data",
-        data.to_str().unwrap(),
-    ]));
+    let err = refused_suggestion(spec.to_str().unwrap(), "ei", data.to_str().unwrap());
     assert!(
         err.contains("no policy \"ei\"; did you mean \"EI\"?"),
         "{err}"
