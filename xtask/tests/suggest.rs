@@ -15,7 +15,7 @@ mod common;
 
 use common::xtask;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 /// A 2-D Branin on an exactly mapped box with named inputs, a known cost, and four
@@ -344,6 +344,16 @@ fn refused(out: &Output) -> String {
     stderr
 }
 
+/// A temporary folder holding the spec above as `spec.yaml`, its path, and the path its
+/// data file `observations.csv` is to have.
+fn spec_and_data() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let data = dir.path().join("observations.csv");
+    (dir, spec, data)
+}
+
 /// What `suggest SPEC --policy POLICY --data DATA` says as it refuses.
 fn refused_suggestion(spec: &str, policy: &str, data: &str) -> String {
     refused(&xtask(&[
@@ -353,11 +363,8 @@ fn refused_suggestion(spec: &str, policy: &str, data: &str) -> String {
 
 #[test]
 fn suggest_refuses_what_it_cannot_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("spec.yaml");
-    std::fs::write(&spec, SPEC).unwrap();
+    let (dir, spec, data) = spec_and_data();
     let spec = spec.to_str().unwrap();
-    let data = dir.path().join("observations.csv");
     let data_arg = data.to_str().unwrap();
 
     let missing = refused_suggestion(spec, "EI", data_arg);
@@ -456,11 +463,8 @@ fn the_example_walk_through_quotes_the_binary() {
 /// rather than restart the experiment from its first design point.
 #[test]
 fn suggest_refuses_a_file_without_a_header() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("spec.yaml");
-    std::fs::write(&spec, SPEC).unwrap();
+    let (_dir, spec, data) = spec_and_data();
     let spec = spec.to_str().unwrap();
-    let data = dir.path().join("observations.csv");
     let data_arg = data.to_str().unwrap();
     let header = "the header alone: `temperature,pressure,y,cost`";
     for (text, what) in [
@@ -486,10 +490,7 @@ fn suggest_refuses_a_file_without_a_header() {
 /// memory): the spec's limits refuse it at once, saying what it would cost.
 #[test]
 fn suggest_applies_the_spec_limits_to_the_observations() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("spec.yaml");
-    std::fs::write(&spec, SPEC).unwrap();
-    let data = dir.path().join("observations.csv");
+    let (dir, spec, data) = spec_and_data();
     let mut text = String::from("temperature,pressure,y,cost\n");
     for i in 0..200_000 {
         let t = (i % 1000) as f64 / 1000.0;
@@ -520,10 +521,7 @@ fn suggest_applies_the_spec_limits_to_the_observations() {
 /// its letters resemble more.
 #[test]
 fn a_policy_named_in_another_case_is_suggested_as_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("spec.yaml");
-    std::fs::write(&spec, SPEC).unwrap();
-    let data = dir.path().join("observations.csv");
+    let (_dir, spec, data) = spec_and_data();
     std::fs::write(&data, "temperature,pressure,y,cost\n").unwrap();
     let err = refused_suggestion(spec.to_str().unwrap(), "ei", data.to_str().unwrap());
     assert!(
