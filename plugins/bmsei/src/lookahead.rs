@@ -17,67 +17,39 @@ use cabo_core::{
     DecisionContext, Diagnostics, Error, Lookahead, LookaheadSpec, Objective, Result, TreeShape,
 };
 
-impl LookaheadSpec for BmseiSpec {
-    fn fantasies(&self) -> Vec<usize> {
-        self.fantasies.clone()
-    }
-    /// The objective's and ln c's fantasies: `[ε_y, ε_ln c]`.
-    fn outputs(&self) -> usize {
-        2
-    }
-    fn lookahead<'a>(
-        &self,
-        ctx: &'a DecisionContext<'a>,
-        samples: Option<&[Vec<f64>]>,
-    ) -> Result<Box<dyn Lookahead + 'a>> {
-        let variant = Variant::Bmsei(self.budget);
-        let tree = TreeLookahead::new(ctx, variant, &self.fantasies, self.base_samples, samples)?;
-        Ok(Box::new(tree))
-    }
+/// A tree policy's spec as a [`LookaheadSpec`]: `$variant` and `$fantasies` are its variant
+/// and fantasy counts, read from the spec bound to `$s`.
+macro_rules! tree_lookahead_spec {
+    ($spec:ty, |$s:ident| $variant:expr, $fantasies:expr) => {
+        impl LookaheadSpec for $spec {
+            fn fantasies(&self) -> Vec<usize> {
+                let $s = self;
+                $fantasies
+            }
+            /// `[ε_y, ε_ln c]` per fantasy for B-MS-EI, `[ε_y]` where the cost is not
+            /// modelled.
+            #[allow(unused_variables)] // the unit-cost variants do not read the spec
+            fn outputs(&self) -> usize {
+                let $s = self;
+                outputs($variant)
+            }
+            fn lookahead<'a>(
+                &self,
+                ctx: &'a DecisionContext<'a>,
+                samples: Option<&[Vec<f64>]>,
+            ) -> Result<Box<dyn Lookahead + 'a>> {
+                let $s = self;
+                let tree =
+                    TreeLookahead::new(ctx, $variant, &$fantasies, $s.base_samples, samples)?;
+                Ok(Box::new(tree))
+            }
+        }
+    };
 }
 
-impl LookaheadSpec for MsEiSpec {
-    fn fantasies(&self) -> Vec<usize> {
-        self.fantasies.clone()
-    }
-    /// The objective's fantasies only (every cost is 1): `[ε_y]`.
-    fn outputs(&self) -> usize {
-        1
-    }
-    fn lookahead<'a>(
-        &self,
-        ctx: &'a DecisionContext<'a>,
-        samples: Option<&[Vec<f64>]>,
-    ) -> Result<Box<dyn Lookahead + 'a>> {
-        let tree = TreeLookahead::new(
-            ctx,
-            Variant::MsEi,
-            &self.fantasies,
-            self.base_samples,
-            samples,
-        )?;
-        Ok(Box::new(tree))
-    }
-}
-
-impl LookaheadSpec for KgSpec {
-    fn fantasies(&self) -> Vec<usize> {
-        vec![self.fantasies]
-    }
-    /// The objective's fantasies only: `[ε_y]`.
-    fn outputs(&self) -> usize {
-        1
-    }
-    fn lookahead<'a>(
-        &self,
-        ctx: &'a DecisionContext<'a>,
-        samples: Option<&[Vec<f64>]>,
-    ) -> Result<Box<dyn Lookahead + 'a>> {
-        let fantasies = [self.fantasies];
-        let tree = TreeLookahead::new(ctx, Variant::Kg, &fantasies, self.base_samples, samples)?;
-        Ok(Box::new(tree))
-    }
-}
+tree_lookahead_spec!(BmseiSpec, |s| Variant::Bmsei(s.budget), s.fantasies.clone());
+tree_lookahead_spec!(MsEiSpec, |s| Variant::MsEi, s.fantasies.clone());
+tree_lookahead_spec!(KgSpec, |s| Variant::Kg, Vec::from([s.fantasies]));
 
 /// One decision's scenario tree of a tree policy, owning its tree and base samples (see the
 /// module documentation).
