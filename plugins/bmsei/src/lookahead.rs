@@ -91,13 +91,7 @@ impl<'a> TreeLookahead<'a> {
         })?;
         let unit = UnitCostPath { dim: d };
         let mut policy = TreePolicy::new(variant, fantasies.to_vec());
-        let (_, budget, kind) = policy.cost_and_budget(ctx, &unit, &mut Diagnostics::new())?;
-        let cost = match variant {
-            Variant::Bmsei(_) => Some(ctx.cost_belief()?.covariance().ok_or_else(|| {
-                capability::missing("bmsei", "cost model", Capability::Covariance)
-            })?),
-            Variant::MsEi | Variant::Kg => None,
-        };
+        let (cost, budget, kind) = policy.cost_and_budget(ctx, &mut Diagnostics::new())?;
         let own = scheme.decision_samples(ctx.seed);
         let mut tree = Tree::new(d, fantasies, own)?;
         if let Some(s) = samples {

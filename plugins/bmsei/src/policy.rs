@@ -361,14 +361,14 @@ pub(crate) fn root_settings(s: &OptimizerSettings) -> OptimizerSettings {
 }
 
 impl TreePolicy {
-    /// The cost path, budget and node values of this decision's tree (B-MS-EI schedules its
-    /// budget here, recording it in `diagnostics`).
+    /// The cost path (`None` for the unit cost, [`UnitCostPath`]), budget and node values of
+    /// this decision's tree (B-MS-EI schedules its budget here, recording it in
+    /// `diagnostics`).
     pub(crate) fn cost_and_budget<'c>(
         &mut self,
         ctx: &'c DecisionContext<'_>,
-        unit: &'c UnitCostPath,
         diagnostics: &mut Diagnostics,
-    ) -> Result<(&'c dyn Covariance, f64, NodeValue)> {
+    ) -> Result<(Option<&'c dyn Covariance>, f64, NodeValue)> {
         Ok(match self.variant {
             Variant::Bmsei(mode) => {
                 let belief = ctx.cost_belief()?;
@@ -383,7 +383,7 @@ impl TreePolicy {
                 let c = belief.covariance().ok_or_else(|| {
                     capability::missing("bmsei", "cost model", Capability::Covariance)
                 })?;
-                (c, budget, NodeValue::BudgetedEi)
+                (Some(c), budget, NodeValue::BudgetedEi)
             }
             Variant::MsEi => {
                 let b = &ctx.budget;
@@ -391,9 +391,9 @@ impl TreePolicy {
                     .budget
                     .iterations
                     .map_or(f64::INFINITY, |n| n.saturating_sub(b.iterations) as f64);
-                (unit, left, NodeValue::BudgetedEi)
+                (None, left, NodeValue::BudgetedEi)
             }
-            Variant::Kg => (unit, f64::INFINITY, NodeValue::LeafMean),
+            Variant::Kg => (None, f64::INFINITY, NodeValue::LeafMean),
         })
     }
 
@@ -497,7 +497,8 @@ impl Policy for TreePolicy {
         })?;
         let unit = UnitCostPath { dim: d };
         let mut diagnostics = Diagnostics::new();
-        let (cost, budget, kind) = self.cost_and_budget(ctx, &unit, &mut diagnostics)?;
+        let (cost, budget, kind) = self.cost_and_budget(ctx, &mut diagnostics)?;
+        let cost = cost.unwrap_or(&unit);
         let tree = Tree::new(
             d,
             &self.fantasies,
