@@ -12,7 +12,7 @@
 
 use crate::belief::UnitCostPath;
 use crate::policy::root_settings;
-use crate::schedule::fantasy_observation;
+use crate::schedule::{fantasy_observation, fantasy_y};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective};
 use cabo_core::capability::Covariance;
 use cabo_core::{CostBelief, DecisionContext, Posterior, Result, Rng, derive_seed};
@@ -38,8 +38,8 @@ fn fantasy_draw(seed: u64) -> (f64, f64) {
     (r.normal(), r.normal())
 }
 
-/// The beliefs after the fantasy at `root`: objective, cost (`None` for the unit cost) and
-/// the fantasised cost.
+/// The beliefs after the fantasy at `root`: objective, cost (`None` for the unit cost), the
+/// fantasised value and the fantasised cost.
 type Conditioned = (Box<dyn Posterior>, Option<Box<dyn CostBelief>>, f64, f64);
 
 /// Conditions the decision's beliefs on one observation at `root` drawn with observation
@@ -55,8 +55,7 @@ fn condition(
     };
     let draw = fantasy_draw(ctx.seed);
     if unit_cost {
-        let mv = post.mean_var(root);
-        let y = mv.mean + (mv.var + post.noise_variance()).max(0.0).sqrt() * draw.0;
+        let y = fantasy_y(post, root, draw.0);
         return Ok(Some((ff.condition(root, &[y])?, None, y, 1.0)));
     }
     let belief = ctx.cost_belief()?;

@@ -157,12 +157,17 @@ pub fn fantasy_observation(
     x: &[f64],
     (ey, ec): (f64, f64),
 ) -> (f64, f64) {
-    let mv = f.mean_var(x);
-    let y = mv.mean + (mv.var + f.noise_variance()).max(0.0).sqrt() * ey;
+    let y = fantasy_y(f, x, ey);
     let lc = cost.ln_cost(x);
     let noise_c = cost.covariance().map_or(0.0, |c| c.fantasy_noise());
     let ln_c = lc.mean + (lc.var + noise_c).max(0.0).sqrt() * ec;
     (y, ln_c)
+}
+
+/// The objective's half of [`fantasy_observation`]: `μ + √(σ² + noise) ε_y` at `x`.
+pub fn fantasy_y(f: &dyn Posterior, x: &[f64], ey: f64) -> f64 {
+    let mv = f.mean_var(x);
+    mv.mean + (mv.var + f.noise_variance()).max(0.0).sqrt() * ey
 }
 
 /// The fantasy capabilities of both beliefs, or an error naming the one that lacks it.
