@@ -18,20 +18,6 @@ use cabo_core::capability::Covariance;
 use cabo_core::{CostBelief, DecisionContext, Posterior, Result, Rng, derive_seed};
 use cabo_optim::{MaximizeOptions, Tolerances, maximize};
 
-/// What the fantasy start needs of the decision's tree.
-pub(crate) struct TreeSetting<'a> {
-    /// The tree whose slots the start fills.
-    pub tree: &'a Tree,
-    /// The budget of the decision's tree (`∞` for none).
-    pub budget: f64,
-    /// Whether the tree's cost is the cost belief's (B-MS-EI) or the unit (multi-step EI).
-    pub unit_cost: bool,
-    /// The incumbent.
-    pub best: f64,
-    /// The node values (the start is built for [`NodeValue::BudgetedEi`] only).
-    pub kind: NodeValue,
-}
-
 /// The standard normals `(ε_y, ε_ln c)` of the fantasy observation at the root.
 fn fantasy_draw(seed: u64) -> (f64, f64) {
     let mut r = Rng::new(derive_seed(&[&seed, &"fantasy start"]));
@@ -68,19 +54,22 @@ fn condition(
     Ok(Some((f, Some(c), y, ln_c.exp())))
 }
 
-/// The full-tree start rooted at `root` (the posterior-mean maximiser), or `None` for trees
-/// without stages, of leaf values (KG) or whose beliefs cannot be conditioned.
+/// The start for the decision's tree `obj` (its tree, incumbent, budget and node values)
+/// rooted at `root` (the posterior-mean maximiser); `unit_cost` when the tree's cost is the
+/// unit (multi-step EI) rather than the cost belief's (B-MS-EI). `None` for trees without
+/// stages, of leaf values (KG) or whose beliefs cannot be conditioned.
 pub(crate) fn fantasy_start(
     ctx: &DecisionContext<'_>,
-    setting: &TreeSetting<'_>,
+    obj: &TreeObjective<'_>,
+    unit_cost: bool,
     root: &[f64],
 ) -> Result<Option<Vec<f64>>> {
-    let tree = setting.tree;
+    let tree = obj.tree();
     let stages = tree.fantasies().len();
-    if stages == 0 || setting.kind != NodeValue::BudgetedEi {
+    if stages == 0 || obj.kind() != NodeValue::BudgetedEi {
         return Ok(None);
     }
-    let Some((f, c, y, cost)) = condition(ctx, root, setting.unit_cost)? else {
+    let Some((f, c, y, cost)) = condition(ctx, root, unit_cost)? else {
         return Ok(None);
     };
     let d = tree.point_dim();
@@ -94,22 +83,15 @@ pub(crate) fn fantasy_start(
         return Ok(None);
     };
     let short = Tree::new(d, &vec![1; stages - 1], BaseSamples::Seeded(0))?;
-    let budget = setting.budget - cost;
-    let obj = TreeObjective::new(
-        &short,
-        fcov,
-        ccov,
-        setting.best.max(y),
-        budget,
-        setting.kind,
-    )?;
+    let budget = obj.budget() - cost;
+    let short_obj = TreeObjective::new(&short, fcov, ccov, obj.best().max(y), budget, obj.kind())?;
     let options = MaximizeOptions {
         tolerances: Tolerances::SCIPY,
         ..MaximizeOptions::default()
     };
     let seed = derive_seed(&[&ctx.seed, &"fantasy start tree"]);
     let m = maximize(
-        &obj,
+        &short_obj,
         short.dim(),
         &root_settings(ctx.optimizer),
         seed,

@@ -609,15 +609,11 @@ mod tests {
             let scheme = BaseSampleScheme::SharedSobol;
             let la = TreeLookahead::new(&ctx, variant, &fantasies, scheme, None).unwrap();
             let start = |ctx: &DecisionContext<'_>| {
-                let roots = crate::policy::root_starts(ctx, &la.general(), la.kind).unwrap();
-                let setting = crate::fantasy_start::TreeSetting {
-                    tree: &la.tree,
-                    budget: la.budget,
-                    unit_cost: variant == Variant::MsEi,
-                    best: la.best,
-                    kind: la.kind,
-                };
-                let start = crate::fantasy_start::fantasy_start(ctx, &setting, &roots[1]);
+                let general = la.general();
+                let roots = crate::policy::root_starts(ctx, &general).unwrap();
+                let unit_cost = variant == Variant::MsEi;
+                let start =
+                    crate::fantasy_start::fantasy_start(ctx, &general, unit_cost, &roots[1]);
                 (roots[1].clone(), start.unwrap().expect("a start"))
             };
             let (root, xs) = start(&ctx);

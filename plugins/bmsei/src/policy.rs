@@ -8,7 +8,7 @@
 //! `fantasy_start_won`).
 
 use crate::belief::UnitCostPath;
-use crate::fantasy_start::{TreeSetting, fantasy_start};
+use crate::fantasy_start::fantasy_start;
 use crate::kg::KgObjective;
 use crate::schedule::{BudgetMode, Scheduler};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective, validate_fantasies};
@@ -319,9 +319,8 @@ impl Objective for PosteriorMean<'_> {
 pub(crate) fn root_starts(
     ctx: &DecisionContext<'_>,
     obj: &TreeObjective<'_>,
-    kind: NodeValue,
 ) -> Result<Vec<Vec<f64>>> {
-    if kind != NodeValue::BudgetedEi {
+    if obj.kind() != NodeValue::BudgetedEi {
         return Ok(Vec::new());
     }
     let d = ctx.problem.dim;
@@ -421,7 +420,6 @@ impl TreePolicy {
         &mut self,
         ctx: &DecisionContext<'_>,
         obj: &TreeObjective<'_>,
-        (kind, budget, best): (NodeValue, f64, f64),
         diagnostics: &mut Diagnostics,
     ) -> Result<(Vec<f64>, f64)> {
         let tree = obj.tree();
@@ -436,16 +434,10 @@ impl TreePolicy {
             }
             _ => obj,
         };
-        let roots = root_starts(ctx, obj, kind)?;
-        let setting = TreeSetting {
-            tree,
-            budget,
-            unit_cost: self.variant == Variant::MsEi,
-            best,
-            kind,
-        };
+        let roots = root_starts(ctx, obj)?;
+        let unit_cost = self.variant == Variant::MsEi;
         let fantasy = match roots.get(1) {
-            Some(mean_root) if self.fantasy_start => fantasy_start(ctx, &setting, mean_root)?,
+            Some(mean_root) if self.fantasy_start => fantasy_start(ctx, obj, unit_cost, mean_root)?,
             _ => None,
         };
         let fantasy_index = fantasy.as_ref().map(|_| warm.len());
@@ -511,7 +503,7 @@ impl Policy for TreePolicy {
                 let (v, i) = obj.solve_finite(cands)?;
                 (cands[i].clone(), v)
             }
-            Domain::Continuous => self.search(ctx, &obj, (kind, budget, best), &mut diagnostics)?,
+            Domain::Continuous => self.search(ctx, &obj, &mut diagnostics)?,
         };
         diagnostics.insert("acq_value".into(), value);
         self.last = diagnostics;

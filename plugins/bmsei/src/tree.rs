@@ -583,6 +583,21 @@ impl<'a> TreeObjective<'a> {
         self.tree
     }
 
+    /// The incumbent.
+    pub fn best(&self) -> f64 {
+        self.best
+    }
+
+    /// The budget (`∞` for none).
+    pub fn budget(&self) -> f64 {
+        self.budget
+    }
+
+    /// The node values.
+    pub fn kind(&self) -> NodeValue {
+        self.kind
+    }
+
     /// The same beliefs, incumbent, budget and node values over another tree (a policy
     /// maximises the root's own term over a tree of the root alone).
     pub fn with_tree<'b>(&self, tree: &'b Tree) -> Result<TreeObjective<'b>>
