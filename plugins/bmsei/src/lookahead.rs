@@ -10,7 +10,7 @@
 
 use crate::belief::UnitCostPath;
 use crate::kg::KgObjective;
-use crate::policy::{BaseSampleScheme, BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant};
+use crate::policy::{BaseSampleScheme, BmseiSpec, KgSpec, MsEiSpec, TreePolicy, Variant, kg_form};
 use crate::tree::{NodeValue, Tree, TreeObjective};
 use cabo_core::capability::{self, Capability, Covariance};
 use cabo_core::{
@@ -97,10 +97,7 @@ impl<'a> TreeLookahead<'a> {
         if let Some(s) = samples {
             tree = tree.with_base_samples(&pairs(s, outputs(variant))?)?;
         }
-        let kg = match (variant, posterior.fantasy_means()) {
-            (Variant::Kg, Some(means)) => Some(KgObjective::new(&tree, means)?),
-            _ => None,
-        };
+        let kg = kg_form(variant, &tree, posterior)?;
         let mut diagnostics = Diagnostics::new();
         diagnostics.insert("incumbent".into(), best);
         if budget.is_finite() {

@@ -344,6 +344,20 @@ pub(crate) fn root_starts(
     Ok(roots)
 }
 
+/// KG's one-stage tree in its faster form where the model offers fantasy means (the exact
+/// GP's is O(n·d) per leaf); `None` for other trees, which go through the general path
+/// algebra ([`TreeObjective`]).
+pub(crate) fn kg_form<'a>(
+    variant: Variant,
+    tree: &Tree,
+    posterior: &'a dyn Posterior,
+) -> Result<Option<KgObjective<'a>>> {
+    match (variant, posterior.fantasy_means()) {
+        (Variant::Kg, Some(means)) => Ok(Some(KgObjective::new(tree, means)?)),
+        _ => Ok(None),
+    }
+}
+
 /// The search for a root start: half the decision's raw samples, restarts and iterations,
 /// with SciPy's tolerances. At the specs' 200·d / 10·d / 200 these are seed 001's own
 /// settings for its posterior-mean initial condition (`custom_warmstart_multistep.py`:
@@ -424,15 +438,10 @@ impl TreePolicy {
     ) -> Result<(Vec<f64>, f64)> {
         let tree = obj.tree();
         let mut warm: Vec<Vec<f64>> = self.warm_start(ctx, tree).into_iter().collect();
-        // KG's one-stage tree has a faster form where the model offers it (the exact GP's is
-        // O(n·d) per leaf); other trees go through the general path algebra.
-        let kg;
-        let function: &dyn Objective = match (self.variant, ctx.posterior()?.fantasy_means()) {
-            (Variant::Kg, Some(means)) => {
-                kg = KgObjective::new(tree, means)?;
-                &kg
-            }
-            _ => obj,
+        let kg = kg_form(self.variant, tree, ctx.posterior()?)?;
+        let function: &dyn Objective = match &kg {
+            Some(kg) => kg,
+            None => obj,
         };
         let roots = root_starts(ctx, obj)?;
         let unit_cost = self.variant == Variant::MsEi;
