@@ -1,0 +1,340 @@
+//! Paired statistics for the reproduction gallery: whether a paper's claim holds on cabo's
+//! runs, decided from per-replication differences with intervals that stay valid while
+//! replications are added in batches.
+//!
+//! Replication r of every policy shares its problem instance and initial design, so two
+//! policies are compared through the per-replication *advantage* d_r of the claim's policy
+//! (positive favours the claim). At each planned look ([`Looks`]) the mean advantage gets a
+//! *repeated confidence interval*: a t interval whose width comes from a group-sequential
+//! boundary ([`boundary`]), so that the intervals of all looks together cover the true mean
+//! with probability at least [`LEVEL`]. A claim is decided at the first look where it is
+//! decided, and never revisited.
+//!
+//! - **better** ([`Test::Better`]): the claim's policy beats each comparator. It *holds* when
+//!   Holm's step-down procedure over the comparisons rejects every null with the claim's
+//!   sign, and *does not hold* when it rejects one with the other sign.
+//! - **comparable** ([`Test::Comparable`]): two one-sided tests against ±margin. It holds
+//!   when every comparator's interval at 1 − 2α lies inside (−margin, margin) (an
+//!   intersection–union test needs no correction), and does not hold when Holm's procedure
+//!   finds one comparator beyond the margin.
+//!
+//! Everything else is *inconclusive at n*.
+
+pub mod boundary;
+mod looks;
+
+pub use looks::{FEWEST, Looks};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// The two-sided level of every interval the gallery reports for a `better` claim; a
+/// `comparable` claim's two one-sided tests use 1 − 2(1 − LEVEL).
+pub const LEVEL: f64 = 0.95;
+
+/// The error rate spent over all looks of one comparison.
+const ALPHA: f64 = 1.0 - LEVEL;
+
+/// What a claim says about its policy against the comparators.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Test {
+    /// Better than every comparator.
+    Better,
+    /// Within ±`margin` of every comparator, on the metric's scale.
+    Comparable {
+        /// The equivalence margin, fixed before the runs.
+        margin: f64,
+    },
+}
+
+/// One comparator's per-replication advantages of the claim's policy (positive favours the
+/// claim), for replications 0, 1, … in order, complete pairs only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The comparator's name.
+    pub against: String,
+    /// d_r, r = 0, 1, ….
+    pub advantages: Vec<f64>,
+}
+
+/// A claim's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The interval(s) lie on the claimed side.
+    Holds,
+    /// An interval lies on the other side.
+    DoesNotHold,
+    /// Neither, at the replications so far.
+    Inconclusive,
+}
+
+/// One comparator at the look that decided (or the last look reached).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compared {
+    /// The comparator.
+    pub against: String,
+    /// Replications in the interval.
+    pub n: usize,
+    /// Mean advantage of the claim's policy.
+    pub mean: f64,
+    /// The repeated interval's ends: at [`LEVEL`] for `better`, at 1 − 2α for `comparable`.
+    pub low: f64,
+    /// See `low`.
+    pub high: f64,
+}
+
+/// A claim's decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Replications at the look that decided, or at the last look the data reach (0: the
+    /// data reach no look yet).
+    pub n: usize,
+    /// Whether that look is the last planned one: an inconclusive claim is then final.
+    pub last_look: bool,
+    /// Per comparator, at that look (empty when no look is reached).
+    pub compared: Vec<Compared>,
+}
+
+/// Walks the planned looks the data reach (the shortest comparison sets how far) and stops
+/// at the first that decides.
+pub fn decide(test: &Test, comparisons: &[Comparison], looks: &Looks) -> Decision {
+    let available = comparisons
+        .iter()
+        .map(|c| c.advantages.len())
+        .min()
+        .unwrap_or(0);
+    let mut boundaries = Boundaries::new(looks);
+    let mut decision = Decision {
+        verdict: Verdict::Inconclusive,
+        n: 0,
+        last_look: false,
+        compared: Vec::new(),
+    };
+    for (k, &n) in looks.sizes().iter().enumerate() {
+        if n > available {
+            break;
+        }
+        let samples: Vec<Sample> = comparisons
+            .iter()
+            .map(|c| Sample::of(&c.advantages[..n]))
+            .collect();
+        let verdict = match *test {
+            Test::Better => better(&samples, k, &mut boundaries),
+            Test::Comparable { margin } => comparable(&samples, margin, k, &mut boundaries),
+        };
+        let level = match test {
+            Test::Better => ALPHA,
+            Test::Comparable { .. } => 2.0 * ALPHA,
+        };
+        decision = Decision {
+            verdict,
+            n,
+            last_look: k + 1 == looks.sizes().len(),
+            compared: comparisons
+                .iter()
+                .zip(&samples)
+                .map(|(c, s)| {
+                    let half = s.half_width(boundaries.critical(level, k, n));
+                    Compared {
+                        against: c.against.clone(),
+                        n,
+                        mean: s.mean,
+                        low: s.mean - half,
+                        high: s.mean + half,
+                    }
+                })
+                .collect(),
+        };
+        if verdict != Verdict::Inconclusive {
+            break;
+        }
+    }
+    decision
+}
+
+/// One line for the page: which interval and which correction.
+pub fn describe(test: &Test, comparisons: usize, looks: &Looks) -> String {
+    let sizes: Vec<String> = looks.sizes().iter().map(|n| n.to_string()).collect();
+    let spending = if sizes.len() == 1 {
+        format!("one look at n = {}", sizes[0])
+    } else {
+        format!(
+            "Lan–DeMets O'Brien–Fleming spending over looks at n = {}",
+            sizes.join(", ")
+        )
+    };
+    let holm = |what: &str| {
+        if comparisons > 1 {
+            format!("; {what} by Holm's step-down over the {comparisons} comparisons")
+        } else {
+            String::new()
+        }
+    };
+    match test {
+        Test::Better => format!(
+            "mean paired advantage with its {:.0} % repeated t interval ({spending}){}",
+            100.0 * LEVEL,
+            holm("decided")
+        ),
+        Test::Comparable { margin } => format!(
+            "mean paired advantage with its {:.0} % repeated t interval ({spending}); \
+             comparable when every interval lies inside ±{margin} (two one-sided tests at \
+             {:.0} %), not comparable when one lies beyond it{}",
+            100.0 * (1.0 - 2.0 * ALPHA),
+            100.0 * ALPHA,
+            holm("the latter")
+        ),
+    }
+}
+
+/// A comparison's mean and standard error at one look.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    n: usize,
+    mean: f64,
+    stderr: f64,
+}
+
+impl Sample {
+    fn of(d: &[f64]) -> Sample {
+        let n = d.len();
+        let mean = d.iter().sum::<f64>() / n as f64;
+        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+        Sample {
+            n,
+            mean,
+            stderr: (var / n as f64).sqrt(),
+        }
+    }
+
+    /// Half the interval's width for a critical t value.
+    fn half_width(&self, critical: f64) -> f64 {
+        if self.stderr == 0.0 {
+            // Every replication gave the same difference: the interval is that point.
+            0.0
+        } else {
+            critical * self.stderr
+        }
+    }
+
+    /// The interval at a critical value.
+    fn interval(&self, critical: f64) -> (f64, f64) {
+        let half = self.half_width(critical);
+        (self.mean - half, self.mean + half)
+    }
+
+    /// How many standard errors the mean lies beyond `offset` from zero (∞ when the
+    /// differences are all equal and beyond it).
+    fn standardised(&self, offset: f64) -> f64 {
+        let distance = self.mean.abs() - offset;
+        if self.stderr == 0.0 {
+            if distance > 0.0 { f64::INFINITY } else { 0.0 }
+        } else {
+            distance / self.stderr
+        }
+    }
+}
+
+/// Holm's step-down at look `k` over the comparisons, each tested two-sided at
+/// `level`/(m − i) in decreasing order of `standardised`; `beyond` says whether a sample's
+/// interval at a critical value rejects. Returns, per rejection, the sign of the mean.
+fn holm(
+    samples: &[Sample],
+    level: f64,
+    k: usize,
+    boundaries: &mut Boundaries,
+    offset: f64,
+) -> Vec<f64> {
+    let m = samples.len();
+    let mut order: Vec<&Sample> = samples.iter().collect();
+    order.sort_by(|a, b| b.standardised(offset).total_cmp(&a.standardised(offset)));
+    let mut rejected = Vec::new();
+    for (i, s) in order.into_iter().enumerate() {
+        let critical = boundaries.critical(level / (m - i) as f64, k, s.n);
+        let (low, high) = s.interval(critical);
+        if low > offset || high < -offset {
+            rejected.push(s.mean.signum());
+        } else {
+            break;
+        }
+    }
+    rejected
+}
+
+fn better(samples: &[Sample], k: usize, boundaries: &mut Boundaries) -> Verdict {
+    let rejected = holm(samples, ALPHA, k, boundaries, 0.0);
+    if rejected.iter().any(|&s| s < 0.0) {
+        Verdict::DoesNotHold
+    } else if rejected.len() == samples.len() && !samples.is_empty() {
+        Verdict::Holds
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+fn comparable(samples: &[Sample], margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
+    let inside = samples.iter().all(|s| {
+        let (low, high) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
+        low > -margin && high < margin
+    });
+    if inside && !samples.is_empty() {
+        Verdict::Holds
+    } else if !holm(samples, 2.0 * ALPHA, k, boundaries, margin).is_empty() {
+        Verdict::DoesNotHold
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+/// The boundaries of one set of looks at each level asked for.
+struct Boundaries {
+    fractions: Vec<f64>,
+}
+
+/// Boundaries already computed, by (level, fractions): a page asks for the same few levels
+/// and looks hundreds of times, and each computation integrates on a grid.
+type Memo = Vec<((u64, Vec<u64>), Vec<f64>)>;
+
+static MEMO: std::sync::Mutex<Memo> = std::sync::Mutex::new(Vec::new());
+
+impl Boundaries {
+    fn new(looks: &Looks) -> Boundaries {
+        Boundaries {
+            fractions: looks.fractions(),
+        }
+    }
+
+    /// The z boundary at look `k` for a two-sided `level` spent over the looks.
+    fn z(&self, level: f64, k: usize) -> f64 {
+        let key = (
+            level.to_bits(),
+            self.fractions
+                .iter()
+                .map(|f| f.to_bits())
+                .collect::<Vec<_>>(),
+        );
+        let mut memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, b)) = memo.iter().find(|(k, _)| *k == key) {
+            return b[k];
+        }
+        let b = boundary::obrien_fleming(level, &self.fractions);
+        let z = b[k];
+        memo.push((key, b));
+        z
+    }
+
+    /// The critical t value at look `k` with `n` replications for a two-sided `level` spent
+    /// over the looks: the z boundary's nominal level, read on Student's t with n − 1
+    /// degrees of freedom (the usual small-sample form of a group-sequential t test).
+    fn critical(&mut self, level: f64, k: usize, n: usize) -> f64 {
+        if n < 2 {
+            return f64::INFINITY;
+        }
+        let nominal = 2.0 * Normal::standard().sf(self.z(level, k));
+        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n ≥ 2 degrees of freedom");
+        t.inverse_cdf(1.0 - nominal / 2.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;
