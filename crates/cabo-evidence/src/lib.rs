@@ -17,6 +17,9 @@
 //!   when every comparator's interval at 1 − 2α lies inside (−margin, margin) (an
 //!   intersection–union test needs no correction), and does not hold when Holm's procedure
 //!   finds one comparator beyond the margin.
+//! - **not worse** ([`Test::NotWorse`]): the one-sided half of that ("competitive", "no
+//!   method outperforms"). It holds when every comparator's interval at 1 − 2α lies above
+//!   −margin, and does not hold when Holm's procedure finds one wholly below it.
 //!
 //! Everything else is *inconclusive at n*.
 
@@ -41,6 +44,11 @@ pub enum Test {
     /// Within ±`margin` of every comparator, on the metric's scale.
     Comparable {
         /// The equivalence margin, fixed before the runs.
+        margin: f64,
+    },
+    /// No worse than any comparator by more than `margin`, on the metric's scale.
+    NotWorse {
+        /// The non-inferiority margin, fixed before the runs.
         margin: f64,
     },
 }
@@ -121,10 +129,11 @@ pub fn decide(test: &Test, comparisons: &[Comparison], looks: &Looks) -> Decisio
         let verdict = match *test {
             Test::Better => better(&samples, k, &mut boundaries),
             Test::Comparable { margin } => comparable(&samples, margin, k, &mut boundaries),
+            Test::NotWorse { margin } => not_worse(&samples, margin, k, &mut boundaries),
         };
         let level = match test {
             Test::Better => ALPHA,
-            Test::Comparable { .. } => 2.0 * ALPHA,
+            Test::Comparable { .. } | Test::NotWorse { .. } => 2.0 * ALPHA,
         };
         decision = Decision {
             verdict,
@@ -184,6 +193,14 @@ pub fn describe(test: &Test, comparisons: usize, looks: &Looks) -> String {
             100.0 * ALPHA,
             holm("the latter")
         ),
+        Test::NotWorse { margin } => format!(
+            "mean paired advantage with its {:.0} % repeated t interval ({spending}); \
+             not worse when every interval lies above −{margin} (one-sided tests at {:.0} %), \
+             worse when one lies wholly below it{}",
+            100.0 * (1.0 - 2.0 * ALPHA),
+            100.0 * ALPHA,
+            holm("the latter")
+        ),
     }
 }
 
@@ -235,24 +252,24 @@ impl Sample {
     }
 }
 
-/// Holm's step-down at look `k` over the comparisons, each tested two-sided at
-/// `level`/(m − i) in decreasing order of `standardised`; `beyond` says whether a sample's
-/// interval at a critical value rejects. Returns, per rejection, the sign of the mean.
+/// Holm's step-down at look `k` over the comparisons, each tested at `level`/(m − i) in
+/// decreasing order of `strength`; `rejects` says whether a sample's interval at a critical
+/// value rejects its null. Returns the rejected samples' mean signs.
 fn holm(
     samples: &[Sample],
     level: f64,
     k: usize,
     boundaries: &mut Boundaries,
-    offset: f64,
+    strength: impl Fn(&Sample) -> f64,
+    rejects: impl Fn((f64, f64)) -> bool,
 ) -> Vec<f64> {
     let m = samples.len();
     let mut order: Vec<&Sample> = samples.iter().collect();
-    order.sort_by(|a, b| b.standardised(offset).total_cmp(&a.standardised(offset)));
+    order.sort_by(|a, b| strength(b).total_cmp(&strength(a)));
     let mut rejected = Vec::new();
     for (i, s) in order.into_iter().enumerate() {
         let critical = boundaries.critical(level / (m - i) as f64, k, s.n);
-        let (low, high) = s.interval(critical);
-        if low > offset || high < -offset {
+        if rejects(s.interval(critical)) {
             rejected.push(s.mean.signum());
         } else {
             break;
@@ -262,7 +279,9 @@ fn holm(
 }
 
 fn better(samples: &[Sample], k: usize, boundaries: &mut Boundaries) -> Verdict {
-    let rejected = holm(samples, ALPHA, k, boundaries, 0.0);
+    let strength = |s: &Sample| s.standardised(0.0);
+    let rejects = |(low, high): (f64, f64)| low > 0.0 || high < 0.0;
+    let rejected = holm(samples, ALPHA, k, boundaries, strength, rejects);
     if rejected.iter().any(|&s| s < 0.0) {
         Verdict::DoesNotHold
     } else if rejected.len() == samples.len() && !samples.is_empty() {
@@ -277,9 +296,35 @@ fn comparable(samples: &[Sample], margin: f64, k: usize, boundaries: &mut Bounda
         let (low, high) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
         low > -margin && high < margin
     });
+    let strength = |s: &Sample| s.standardised(margin);
+    let beyond = |(low, high): (f64, f64)| low > margin || high < -margin;
     if inside && !samples.is_empty() {
         Verdict::Holds
-    } else if !holm(samples, 2.0 * ALPHA, k, boundaries, margin).is_empty() {
+    } else if !holm(samples, 2.0 * ALPHA, k, boundaries, strength, beyond).is_empty() {
+        Verdict::DoesNotHold
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+fn not_worse(samples: &[Sample], margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
+    let above = samples.iter().all(|s| {
+        let (low, _) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
+        low > -margin
+    });
+    // The strongest evidence of being worse: the mean farthest below −margin.
+    let strength = |s: &Sample| {
+        let below = -margin - s.mean;
+        if s.stderr == 0.0 {
+            below.signum() * f64::INFINITY
+        } else {
+            below / s.stderr
+        }
+    };
+    let below = |(_, high): (f64, f64)| high < -margin;
+    if above && !samples.is_empty() {
+        Verdict::Holds
+    } else if !holm(samples, 2.0 * ALPHA, k, boundaries, strength, below).is_empty() {
         Verdict::DoesNotHold
     } else {
         Verdict::Inconclusive

@@ -199,3 +199,26 @@ fn before_the_first_look_nothing_is_reported() {
         (Verdict::Inconclusive, 0, 0)
     );
 }
+
+/// Not worse: a policy behind by less than the margin is not worse; one behind by far more is
+/// worse; identical policies are never worse.
+#[test]
+fn not_worse_reads_one_side_of_the_margin() {
+    let looks = Looks::planned(16, 1);
+    let mut rng = Rng::new(21);
+    let margin = Test::NotWorse { margin: 1.0 };
+    let slightly_behind = vec![comparison("B", draws(&mut rng, 16, -0.1))];
+    assert_eq!(
+        decide(&margin, &slightly_behind, &looks).verdict,
+        Verdict::Holds
+    );
+    let far_behind = vec![comparison("B", draws(&mut rng, 16, -3.0))];
+    assert_eq!(
+        decide(&margin, &far_behind, &looks).verdict,
+        Verdict::DoesNotHold
+    );
+    let far_ahead = vec![comparison("B", draws(&mut rng, 16, 3.0))];
+    assert_eq!(decide(&margin, &far_ahead, &looks).verdict, Verdict::Holds);
+    let same = vec![comparison("copy", vec![0.0; 16])];
+    assert_eq!(decide(&margin, &same, &looks).verdict, Verdict::Holds);
+}
