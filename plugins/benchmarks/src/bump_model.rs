@@ -12,7 +12,9 @@
 //! σ(z) = σ_low + (σ_high − σ_low) · exp(−½((z − centre)/width)²) is a [`BumpScale`]. Scaling
 //! a valid kernel by a deterministic function keeps it positive semi-definite, and
 //! Var f(z) = σ(z)² exactly: far from the bump the prior is a quiet Matérn process of standard
-//! deviation σ_low, on the bump a loud one of σ_high.
+//! deviation σ_low, on the bump a loud one of σ_high. With `profile: variance` the bump raises
+//! the variance instead, σ(z)² = σ_low² + (σ_high² − σ_low²) · b(z): the authors'
+//! `VariableAmplitudeKernel`, whose amplitude a(z) multiplies the covariance as √(a(z) a(z')).
 //!
 //! # Units
 //!
@@ -43,10 +45,32 @@ use cabo_linalg::Cholesky;
 use cabo_linalg::dot;
 use serde::{Deserialize, Serialize};
 
+/// Which quantity the bump raises from its `low` to its `high` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BumpProfile {
+    /// The standard deviation: σ(z) = σ_low + (σ_high − σ_low) · b(z).
+    #[default]
+    Std,
+    /// The variance: σ(z)² = σ_low² + (σ_high² − σ_low²) · b(z). This is the authors'
+    /// `VariableAmplitudeKernel` (PandoraBayesOpt `pandora_bayesopt/kernel.py` l.30-37, which
+    /// multiplies the base kernel by √(a(z) a(z')) with a(z) = ε² + (1 − ε²) b(z)); it agrees
+    /// with `std` at the centre and far away and is wider on the bump's shoulders.
+    Variance,
+}
+
+impl BumpProfile {
+    /// Whether this is the default (not written back out, so older specs serialise alike).
+    pub fn is_std(&self) -> bool {
+        *self == BumpProfile::Std
+    }
+}
+
 /// The non-stationary kernel σ(z)σ(z')κ₅/₂(|z − z'|/ℓ), evaluated at unit-interval inputs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BumpKernel {
     std: BumpScale,
+    profile: BumpProfile,
     lo: f64,
     span: f64,
     lengthscale: f64,
@@ -90,6 +114,7 @@ impl BumpKernel {
                 low: std_low,
                 high: std_high,
             },
+            profile: BumpProfile::Std,
             lo,
             span,
             lengthscale,
@@ -97,7 +122,17 @@ impl BumpKernel {
         })
     }
 
-    /// The prior standard deviation σ as a function of the native input.
+    /// The same kernel with the bump raising the quantity `profile` names.
+    pub fn with_profile(self, profile: BumpProfile) -> Self {
+        BumpKernel { profile, ..self }
+    }
+
+    /// Which quantity the bump raises.
+    pub fn profile(&self) -> BumpProfile {
+        self.profile
+    }
+
+    /// The bump and its end values σ_low, σ_high (what they scale is [`Self::profile`]).
     pub fn std(&self) -> &BumpScale {
         &self.std
     }
@@ -119,14 +154,36 @@ impl BumpKernel {
 
     /// σ at a unit-interval input.
     pub fn std_at(&self, x: f64) -> f64 {
-        self.std.value(&[self.to_native(x)])
+        match self.profile {
+            BumpProfile::Std => self.std.value(&[self.to_native(x)]),
+            BumpProfile::Variance => self.squared_scale().value(&[self.to_native(x)]).sqrt(),
+        }
     }
 
     /// σ and dσ/dx at a unit-interval input.
     pub fn std_grad(&self, x: f64) -> (f64, f64) {
         let mut g = [0.0];
-        let s = self.std.value_grad(&[self.to_native(x)], &mut g);
-        (s, g[0] * self.span)
+        let z = [self.to_native(x)];
+        match self.profile {
+            BumpProfile::Std => {
+                let s = self.std.value_grad(&z, &mut g);
+                (s, g[0] * self.span)
+            }
+            BumpProfile::Variance => {
+                // σ = √v, so dσ = dv / (2σ).
+                let s = self.squared_scale().value_grad(&z, &mut g).sqrt();
+                (s, g[0] * self.span / (2.0 * s))
+            }
+        }
+    }
+
+    /// The variance σ² = σ_low² + (σ_high² − σ_low²) · b of the `variance` profile.
+    fn squared_scale(&self) -> BumpScale {
+        BumpScale {
+            bump: self.std.bump,
+            low: self.std.low * self.std.low,
+            high: self.std.high * self.std.high,
+        }
     }
 
     /// The Matérn correlation κ between unit-interval inputs `a` and `b`, and ∂κ/∂a.
@@ -494,6 +551,10 @@ pub struct BumpScaledGpSpec {
     /// Fixed observation-noise variance; default 1e-6.
     #[serde(default = "default_noise")]
     pub noise: f64,
+    /// Which quantity the bump raises from low to high: `std` (default) or `variance` (the
+    /// authors' `VariableAmplitudeKernel`).
+    #[serde(default, skip_serializing_if = "BumpProfile::is_std")]
+    pub profile: BumpProfile,
 }
 
 impl BumpScaledGpSpec {
@@ -507,6 +568,7 @@ impl BumpScaledGpSpec {
             std_low: problem.std_low,
             std_high: problem.std_high,
             noise,
+            profile: BumpProfile::Std,
         }
     }
 
@@ -518,7 +580,8 @@ impl BumpScaledGpSpec {
             self.center,
             self.width,
             [self.std_low, self.std_high],
-        );
+        )
+        .map(|k| k.with_profile(self.profile));
         kernel
             .and_then(|k| BumpScaledGp::new(k, self.noise))
             .map_err(|e| e.at("bump_scaled_gp"))

@@ -3,7 +3,9 @@
 //! `bump_prior_sample` problem (whose prior it claims to be).
 
 use cabo_benchmarks::bump::BumpPriorSampleSpec;
-use cabo_benchmarks::bump_model::{BumpKernel, BumpScaledGpPosterior, BumpScaledGpSpec};
+use cabo_benchmarks::bump_model::{
+    BumpKernel, BumpProfile, BumpScaledGpPosterior, BumpScaledGpSpec,
+};
 use cabo_core::{BuildContext, Model, ModelSpec, Posterior, ProblemInfo, ProblemSpec, Query};
 use cabo_core::{MeanVar, TrainingData};
 use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale};
@@ -19,6 +21,7 @@ fn spec(std_low: f64, std_high: f64) -> BumpScaledGpSpec {
         std_low,
         std_high,
         noise: 1e-6,
+        profile: BumpProfile::Std,
     }
 }
 
@@ -112,7 +115,13 @@ fn equal_standard_deviations_give_the_stationary_exact_gp() {
 /// of [`BumpKernel`].
 fn native_kernel(s: &BumpScaledGpSpec, a: f64, b: f64) -> f64 {
     let sd = |z: f64| {
-        s.std_low + (s.std_high - s.std_low) * (-0.5 * ((z - s.center) / s.width).powi(2)).exp()
+        let b = (-0.5 * ((z - s.center) / s.width).powi(2)).exp();
+        match s.profile {
+            BumpProfile::Std => s.std_low + (s.std_high - s.std_low) * b,
+            BumpProfile::Variance => {
+                (s.std_low.powi(2) + (s.std_high.powi(2) - s.std_low.powi(2)) * b).sqrt()
+            }
+        }
     };
     let r = (a - b).abs() / s.lengthscale;
     let q = 5f64.sqrt() * r;
@@ -314,6 +323,58 @@ fn the_prior_variance_is_sigma_squared_and_empty_data_give_the_prior() {
     assert_eq!(prior.mean_var(&[unit(0.5)]).var, 1.0);
     let (jm, jc) = prior.joint(&[unit(0.5), unit(0.5)]).unwrap();
     assert_eq!((jm, jc), (vec![0.0, 0.0], vec![1.0; 4]));
+}
+
+/// `profile: variance` is the authors' `VariableAmplitudeKernel` (PandoraBayesOpt
+/// `pandora_bayesopt/kernel.py` l.30-37): k(z, z') = κ(z − z') √(a(z) a(z')) with
+/// a(z) = ε² + (1 − ε²) b(z), ε = 0.1 (`scripts/variable_amplitude.py` l.64-69).
+#[test]
+fn the_variance_profile_is_the_authors_amplitude_kernel() {
+    let s = BumpScaledGpSpec {
+        profile: BumpProfile::Variance,
+        ..spec(0.1, 1.0)
+    };
+    let k = kernel(&s).with_profile(BumpProfile::Variance);
+    let prior = posterior(&s, &[], &[]);
+    let eps2: f64 = 0.01;
+    for q in queries() {
+        let z = q * 20.0 - 10.0;
+        let a = eps2 + (1.0 - eps2) * (-0.5 * (z - 0.5).powi(2)).exp();
+        assert!(rel(prior.mean_var(&[q]).var, a, 0.0) < 1e-14, "z = {z}");
+        assert_eq!(prior.mean_var(&[q]).var, k.value(q, q));
+    }
+    // Far away the prior standard deviation is ε = 0.1, at the centre 1; on the shoulder
+    // b = ½ it is √0.505, not the `std` profile's 0.55.
+    assert!((prior.mean_var(&[unit(9.5)]).var.sqrt() - 0.1).abs() < 1e-12);
+    assert_eq!(prior.mean_var(&[unit(0.5)]).var, 1.0);
+    let shoulder = unit(0.5 + (2.0 * 2f64.ln()).sqrt());
+    assert!((prior.mean_var(&[shoulder]).var - 0.505).abs() < 1e-12);
+    // The posterior against the dense oracle, and its gradients against finite differences.
+    let (x, y) = training();
+    let zx: Vec<f64> = x.iter().map(|v| v * 20.0 - 10.0).collect();
+    let post = posterior(&s, &x, &y);
+    let zq = [-8.0, -0.9, 0.1, 0.55, 1.2, 2.6, 7.7];
+    let xq: Vec<f64> = zq.iter().map(|&z| unit(z)).collect();
+    let (mean, cov) = brute_force(&s, &zx, &y, &zq);
+    let (jm, jc) = post.joint(&xq).unwrap();
+    for (a, b) in jm.iter().zip(&mean).chain(jc.iter().zip(&cov)) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+    let h = 1e-6;
+    for &z in &[0.5, -0.35, 1.35, 2.05, -2.2, 4.6, 9.8] {
+        let q = unit(z);
+        let g = post.mean_var_grad(&[q]).unwrap();
+        let (up, dn) = (post.mean_var(&[q + h]), post.mean_var(&[q - h]));
+        let em = rel(g.dmean[0], (up.mean - dn.mean) / (2.0 * h), 1e-3);
+        let ev = rel(g.dvar[0], (up.var - dn.var) / (2.0 * h), 1e-3);
+        assert!(
+            em < 1e-5 && ev < 1e-5,
+            "z = {z}: mean {em:.2e}, var {ev:.2e}"
+        );
+    }
+    // Unknown profiles are refused by name.
+    let e = serde_json::from_str::<BumpScaledGpSpec>(r#"{"profile":"varaince"}"#).unwrap_err();
+    assert!(e.to_string().contains("variance"), "{e}");
 }
 
 #[test]
