@@ -170,6 +170,8 @@ pub(crate) fn initial_points(
         DesignKind::Random => (0..n)
             .map(|_| (0..d).map(|_| rng.uniform()).collect())
             .collect(),
+        // Spec validation holds `points` at 1 for the corner (repeats would add nothing).
+        DesignKind::Corner => vec![vec![0.0; d]; n],
     })
 }
 

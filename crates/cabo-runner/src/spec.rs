@@ -171,6 +171,10 @@ pub enum DesignKind {
     Sobol,
     /// Uniform random points (seeded by the replication).
     Random,
+    /// One point at the domain's lower corner, x = 0 in every coordinate: seed 000's
+    /// counterexamples start there (PandoraBayesOpt `scripts/variable_amplitude.py` l.127,
+    /// `init_x = torch.zeros(dim)`). Needs `points: 1`.
+    Corner,
 }
 
 /// The initial design: `points` may be an expression in `d` such as `"2*(d+1)"`.
@@ -676,6 +680,15 @@ impl LoadedSpec {
             .points
             .count(dim)
             .map_err(|m| self.error_at("initial_design.points", m))?;
+        if s.initial_design.kind == DesignKind::Corner && initial != 1 {
+            return Err(self.error_at(
+                "initial_design.points",
+                format!(
+                    "`type: corner` places one point at the domain's lower corner; set \
+                     `points: 1` (got {initial}), or use `type: sobol` for several points"
+                ),
+            ));
+        }
         if let Some(c) = &s.cost {
             c.validate(dim).map_err(|e| at("cost", e))?;
             if s.problem.measures_costs() {

@@ -17,7 +17,13 @@ fn link() {
 /// A 2-D Branin on `[0, 8] × [0, 16]` with a known cost, `budget` and `design`.
 fn spec_with(budget: &str, design: &str) -> LoadedSpec {
     link();
-    let text = format!(
+    let text = spec_text_with(budget, design);
+    LoadedSpec::parse(Path::new("session-test.yaml"), &text, false).unwrap()
+}
+
+/// The text of [`spec_with`]'s spec.
+fn spec_text_with(budget: &str, design: &str) -> String {
+    format!(
         "name: session-test
 replications: 1
 problem: {{ type: branin, bounds: [[0, 8], [0, 16]] }}
@@ -33,8 +39,7 @@ policies:
     policy: {{ type: pbgi_decay, lambda0: 0.1, beta: 0.5 }}
 optimizer: {{ raw_samples: 32, restarts: 2, max_iters: 30 }}
 "
-    );
-    LoadedSpec::parse(Path::new("session-test.yaml"), &text, false).unwrap()
+    )
 }
 
 /// [`spec_with`] three free initial points.
@@ -251,6 +256,28 @@ fn a_counted_initial_design_is_charged() {
     drive(&mut s, 3);
     let costs = s.observations().costs();
     assert_eq!(s.budget().spent, costs.iter().sum::<f64>());
+}
+
+/// Seed 000's counterexamples start from one point at the domain's lower corner.
+#[test]
+fn a_corner_design_is_one_point_at_the_lower_corner() {
+    let spec = spec_with("{ iterations: 2 }", "{ type: corner, points: 1 }");
+    let mut s = Session::new(&spec, "EI", 0).unwrap();
+    assert_eq!(s.initial_design_len(), 1);
+    let points = drive(&mut s, 2);
+    assert_eq!(points[0].phase, Phase::Initial);
+    assert_eq!(points[0].unit, [0.0, 0.0]);
+    assert_eq!(points[0].x, [0.0, 0.0], "native lower bounds");
+    assert_eq!(points[1].phase, Phase::Policy);
+    link();
+    let text = spec_text_with("{ iterations: 2 }", "{ type: corner, points: 3 }");
+    let e = LoadedSpec::parse(Path::new("session-test.yaml"), &text, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("initial_design.points") && e.contains("points: 1"),
+        "{e}"
+    );
 }
 
 #[test]
