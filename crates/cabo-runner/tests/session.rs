@@ -2,7 +2,8 @@
 //! replayed, known and missing costs, the budget's end, bad points, and `ask_many` leaving
 //! the session as it was.
 
-use cabo_core::Phase;
+use cabo_benchmarks::bump_model::BumpScaledGpSpec;
+use cabo_core::{Phase, Posterior, Query, TrainingData};
 use cabo_runner::LoadedSpec;
 use cabo_runner::session::{Session, Suggested, Suggestion};
 use std::path::Path;
@@ -288,4 +289,76 @@ fn an_unknown_policy_is_refused_with_the_closest_name() {
         e.contains("no policy \"PBGI-d\"; did you mean \"PBGI-D\"?"),
         "{e}"
     );
+}
+
+/// Reads a spec of the repository's `specs/` directory in full.
+fn repository_spec(path: &str) -> LoadedSpec {
+    link();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    LoadedSpec::load(&path, false).unwrap()
+}
+
+/// Empirical mean of y² at unit point `x` over the problems of replications `0..n`: the
+/// prior variance of a zero-mean objective.
+fn second_moment(spec: &LoadedSpec, x: f64, n: u64) -> f64 {
+    (0..n)
+        .map(|seed| {
+            let problem = spec.spec.problem.build(seed).unwrap();
+            problem.evaluate(&Query::at(vec![x]), 0).unwrap().y.powi(2)
+        })
+        .sum::<f64>()
+        / n as f64
+}
+
+/// The counterexamples run in the authors' setting (PandoraBayesOpt
+/// `scripts/variable_amplitude.py`): one initial point at x = 0 (l.127); the objective is a
+/// prior draw times a(x), so its standard deviation is a: 0.01 (Fig. 2) or 0.81 (Fig. 8) far
+/// from the bump and 1 at it (l.64-69, 85-89), while the model's prior standard deviation is
+/// √a (kernel.py l.30-40); the cost is 0.1 far from the bump and 10 on it (l.71-77).
+#[test]
+fn the_counterexample_specs_are_the_authors_setting() {
+    for (path, far_std, model_far_std) in [
+        ("specs/pbgi/eipc-counterexample.yaml", 0.01_f64, 0.1),
+        ("specs/pbgi/ei-counterexample.yaml", 0.81, 0.9),
+    ] {
+        let spec = repository_spec(path);
+        let mut s = Session::new(&spec, "PBGI", 0).unwrap();
+        assert_eq!(s.initial_design_len(), 1, "{path}");
+        assert_eq!(point(s.ask().unwrap()).unit, [0.0], "{path}");
+        // Far from the bump (x = 0.25, about 760 bump widths away) and at its centre.
+        let n = 2000;
+        // The standard error of a variance estimate is σ²·√(2/n) ≈ 0.032 σ².
+        let far = second_moment(&spec, 0.25, n);
+        assert!(
+            (far / far_std.powi(2) - 1.0).abs() < 4.0 * 0.032,
+            "{path}: far variance {far}"
+        );
+        let centre = second_moment(&spec, 0.5, n);
+        assert!(
+            (centre - 1.0).abs() < 4.0 * 0.032,
+            "{path}: centre {centre}"
+        );
+        let problem = spec.spec.problem.build(0).unwrap();
+        let cost = |x: f64| problem.evaluate(&Query::at(vec![x]), 0).unwrap().cost;
+        assert!((cost(0.25) - 0.1).abs() < 1e-12 && (cost(0.5) - 10.0).abs() < 1e-12);
+        // The model is the authors' amplitude kernel: prior variance a(x).
+        let mut model = serde_json::to_value(spec.spec.model.as_ref().unwrap()).unwrap();
+        model.as_object_mut().unwrap().remove("type");
+        let model: BumpScaledGpSpec = serde_json::from_value(model).unwrap();
+        let prior = model
+            .model()
+            .unwrap()
+            .posterior(TrainingData {
+                dim: 1,
+                x: &[],
+                y: &[],
+            })
+            .unwrap();
+        let var = |x: f64| prior.mean_var(&[x]).var;
+        assert!((var(0.25).sqrt() - model_far_std).abs() < 1e-12, "{path}");
+        assert!((var(0.5) - 1.0).abs() < 1e-12, "{path}");
+        assert_eq!(model.noise, 1e-4);
+    }
 }
