@@ -91,3 +91,63 @@ fn quality_and_cost_regret_follow_seed_004s_definitions() {
     assert!((one["cvs.quality_regret"] + alpha * (best - floor)).abs() <= 1e-12 * (best - floor));
     assert!(one["cvs.quality_regret"] < 0.0);
 }
+
+/// Seed 004's random costs as the authors' code draws them (Fsoft-AIC/BO-uCVS, core/cvs.py
+/// l.16-25, `NormCost`): clip(mean + 0.01·N(0,1), 0.001, 2) on every control set, the
+/// 0.01-mean ones too. Checked against the clipped normal's closed forms: a 0.01-mean set is
+/// clipped with probability Φ(−0.9) and costs on average 0.001·p + 0.01·(1 − p) + 0.01·φ(0.9);
+/// a 0.5-mean set is never clipped. Noise only on sets of mean ≥ 0.1 (the paper's text), or
+/// no clip, would leave no cost at 0.001 and put the cheap set's mean at 0.01, 14 standard
+/// errors below the clipped normal's.
+#[test]
+fn unknown_costs_follow_the_authors_clipped_normal() {
+    cabo_benchmarks::link();
+    let spec: CvsSpec = serde_json::from_str(
+        r#"{"objective": {"type": "ackley", "dim": 2, "dummy_dims": 1},
+            "control_sets": [[0], [1], [0, 1, 2]], "costs": [0.01, 0.5, 1.0],
+            "unknown_costs": {"sd": 0.01, "min": 0.001, "max": 2.0}, "noise_std": 0.0,
+            "value_samples": 1, "optimum": {"raw_samples": 4, "restarts": 1, "max_iters": 2}}"#,
+    )
+    .unwrap();
+    let problem = CvsProblem::new(&spec, 11).unwrap();
+    let n = 20_000;
+    let draws = |set: usize| -> Vec<f64> {
+        (0..n as u64)
+            .map(|seed| {
+                let q = Query {
+                    control_set: Some(set),
+                    x: vec![0.5; 3],
+                };
+                problem.evaluate(&q, seed).unwrap().cost
+            })
+            .collect()
+    };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+
+    let cheap = draws(0);
+    // Φ(−0.9) and φ(0.9), the standard normal's cdf and density (tables, 7 digits).
+    let (p, density) = (0.184_060_1, 0.266_085_2);
+    let clipped = cheap.iter().filter(|&&c| c == 0.001).count() as f64 / n as f64;
+    let p_se = (p * (1.0 - p) / n as f64).sqrt();
+    assert!(
+        (clipped - p).abs() < 4.0 * p_se,
+        "clipped share {clipped}, want {p}"
+    );
+    assert!(cheap.iter().all(|&c| c >= 0.001));
+    let want = 0.001 * p + 0.01 * (1.0 - p) + 0.01 * density;
+    // The clipped normal's sd is below the unclipped 0.01.
+    let se = 0.01 / (n as f64).sqrt();
+    assert!(
+        (mean(&cheap) - want).abs() < 4.0 * se,
+        "mean cost {} of the 0.01 set, want {want}",
+        mean(&cheap)
+    );
+
+    let moderate = draws(1);
+    assert!((mean(&moderate) - 0.5).abs() < 4.0 * se);
+    let sd = (moderate.iter().map(|c| (c - 0.5).powi(2)).sum::<f64>() / n as f64).sqrt();
+    assert!(
+        (sd - 0.01).abs() < 4.0 * 0.01 / (2.0 * n as f64).sqrt(),
+        "sd {sd}"
+    );
+}
