@@ -35,8 +35,8 @@ fn no_page_of_the_gallery_is_silently_stale() {
 fn every_page_records_the_fingerprint_of_each_spec_it_draws_on() {
     cabo::init().expect("plugins registered");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let gallery = cabo_runner::gallery::load(&root.join("docs/reproductions/gallery.yaml"))
-        .expect("the gallery file parses");
+    let gallery = cabo_runner::gallery::load(root, &root.join("docs/reproductions/gallery.yaml"))
+        .unwrap_or_else(|e| panic!("the gallery files load:\n{e}"));
     for paper in &gallery.papers {
         let page = std::fs::read_to_string(root.join("docs/reproductions").join(&paper.page))
             .unwrap_or_else(|e| panic!("{}: {e}", paper.page));
@@ -48,13 +48,15 @@ fn every_page_records_the_fingerprint_of_each_spec_it_draws_on() {
                 spec.path
             );
         }
-        for claim in &paper.claims {
-            assert!(
-                paper.specs.iter().any(|s| s.path == claim.spec),
-                "{}: claim {:?} names a spec the paper does not list",
-                paper.page,
-                claim.claim
-            );
+        for claim in paper.claims.iter().chain(&paper.beyond_the_paper) {
+            if let Some(spec) = &claim.spec {
+                assert!(
+                    paper.specs.iter().any(|s| &s.path == spec),
+                    "{}: claim {} names a spec the paper does not list",
+                    paper.page,
+                    claim.id
+                );
+            }
         }
     }
 }
@@ -102,13 +104,24 @@ fn rewriting_a_page_without_its_results_keeps_what_it_publishes() {
     cabo::init().expect("plugins registered");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let committed_dir = root.join("docs/reproductions");
-    let gallery = cabo_runner::gallery::load(&committed_dir.join("gallery.yaml"))
-        .expect("the gallery file parses");
+    let gallery = cabo_runner::gallery::load(root, &committed_dir.join("gallery.yaml"))
+        .unwrap_or_else(|e| panic!("the gallery files load:\n{e}"));
     let tmp = tempfile::tempdir().unwrap();
     let (pages, out) = (tmp.path().join("pages"), tmp.path().join("results"));
     std::fs::create_dir_all(&pages).unwrap();
     for paper in &gallery.papers {
         std::fs::copy(committed_dir.join(&paper.page), pages.join(&paper.page)).unwrap();
+        // The per-run values beside the page: the rewrite pools them with the (absent)
+        // results, so they alone carry the claims.
+        let stem = paper.page.trim_end_matches(".md");
+        let (from, to) = (committed_dir.join(stem), pages.join(stem));
+        for entry in std::fs::read_dir(&from).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().ends_with(".runs.csv") {
+                std::fs::create_dir_all(&to).unwrap();
+                std::fs::copy(entry.path(), to.join(name)).unwrap();
+            }
+        }
     }
     let written = cabo_runner::gallery::write_pages(root, &gallery.papers, &out, &pages, "test")
         .expect("pages written");

@@ -7,8 +7,10 @@
 //! - `suggest <spec> --data <csv>` prints the next query of an experiment run by hand;
 //! - `report <spec or results dir>...` writes `summary.csv`, `report.md` and figures (with
 //!   `--times`, the runtime view of `times.jsonl` too);
-//! - `reproduce <paper>|all` runs a paper's gallery specs and rewrites its page;
-//! - `slurm <spec>...` writes an sbatch job array (one task per shard) and a report job;
+//! - `reproduce <paper>|all` runs a paper's gallery specs in batches until its claims are
+//!   decided, and rewrites its page (`--list` prints the runs still needed as a plan);
+//! - `slurm <spec>...` (or `slurm --plan FILE`) writes an sbatch job array (one task per
+//!   shard) and a report job;
 //! - `new-plugin <kind> <name>` scaffolds a plugin crate;
 //! - `bench` runs the divan benchmarks and tabulates their medians.
 
@@ -101,16 +103,17 @@ enum Command {
         )]
         times: Option<String>,
     },
-    /// Reproduce a paper's claims: run the gallery's specs for it, then rewrite its page in
-    /// docs/reproductions/ from the results.
+    /// Reproduce a paper's claims: run the gallery's specs for it in batches (the policies of
+    /// the undecided claims, up to each spec's next planned look) until every claim is
+    /// decided or the cap is reached, then rewrite its page in docs/reproductions/.
     Reproduce {
         /// A paper of docs/reproductions/gallery.yaml (000 … 004, or a name such as pbgi),
         /// or `all`.
         paper: String,
-        /// Run the paper's replications and sizes rather than the gallery's quick ones.
+        /// Allow up to the paper's replications rather than the gallery's quick ones.
         #[arg(long)]
         full: bool,
-        /// Run only the first N replications of every spec.
+        /// Allow at most the first N replications of every spec.
         #[arg(long, value_name = "N")]
         replications: Option<usize>,
         /// Results directory.
@@ -126,7 +129,9 @@ enum Command {
         /// Where the pages and their figures are read and written.
         #[arg(long, default_value = PAGES, value_name = "DIR")]
         pages_out: PathBuf,
-        /// Print the spec files (e.g. for `cargo xtask slurm $(…)`) and stop.
+        /// Print the runs the undecided claims still need, one line per spec
+        /// (`SPEC --replications N --only POLICY …`), for `cargo xtask slurm --plan FILE`,
+        /// and stop.
         #[arg(long)]
         list: bool,
         /// Mark every page whose specs changed since it was written as stale, and stop.
@@ -137,8 +142,12 @@ enum Command {
     /// after the array succeeds.
     Slurm {
         /// Spec files or glob patterns.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "plan", conflicts_with = "plan")]
         specs: Vec<String>,
+        /// A plan as `reproduce --list` prints it: one job per line, each running its spec
+        /// with the line's `--replications` and `--only` (instead of the flags').
+        #[arg(long, value_name = "FILE")]
+        plan: Option<PathBuf>,
         #[command(flatten)]
         opts: SlurmArgs,
     },
@@ -392,7 +401,7 @@ fn main() -> ExitCode {
                 pages: pages_out,
             };
             if list {
-                list_gallery(&paper, full)
+                list_gallery(&paper, &r)
             } else if mark_stale {
                 mark_gallery_stale()
             } else {
@@ -409,7 +418,10 @@ fn main() -> ExitCode {
             smoke,
             times,
         } => report(&targets, &out, smoke, times.as_deref()),
-        Command::Slurm { specs, opts } => slurm_scripts(&specs, opts),
+        Command::Slurm { specs, plan, opts } => match plan {
+            Some(plan) => slurm_plan(&plan, opts),
+            None => slurm_scripts(&specs, opts),
+        },
         Command::NewPlugin {
             kind,
             name,
@@ -489,6 +501,51 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     finish(slurm::write_scripts(&paths, &opts.into(), runs))
+}
+
+/// `slurm --plan`: one job set per line of the plan, each with the line's selection, and one
+/// script that submits them all.
+fn slurm_plan(plan: &std::path::Path, opts: SlurmArgs) -> ExitCode {
+    let lines = match std::fs::read_to_string(plan)
+        .map_err(|e| format!("{}: cannot read the plan: {e}", plan.display()))
+        .and_then(|t| cabo_runner::gallery::parse_plan(&t, &plan.display().to_string()))
+    {
+        Ok(l) => l,
+        Err(e) => return fail(&RunError::Setup(e)),
+    };
+    if lines.is_empty() {
+        println!("{}: nothing left to run", plan.display());
+        return ExitCode::SUCCESS;
+    }
+    let base: slurm::SlurmOptions = opts.into();
+    let mut submits = Vec::new();
+    for line in &lines {
+        let o = slurm::SlurmOptions {
+            only: line.only.clone(),
+            replications: line.replications,
+            ..base.clone()
+        };
+        let path = PathBuf::from(&line.spec);
+        let run_opts = RunOptions {
+            smoke: o.smoke,
+            only: o.only.clone(),
+            replications: o.replications,
+            ..RunOptions::default()
+        };
+        let runs = match cabo_runner::load_specs(std::slice::from_ref(&path), &run_opts) {
+            Ok(specs) => specs
+                .iter()
+                .map(|s| cabo_runner::selected_runs(s, &run_opts).len())
+                .sum(),
+            Err(e) => return fail(&e),
+        };
+        match slurm::write_scripts(std::slice::from_ref(&path), &o, runs) {
+            Ok(msg) => println!("{}: {msg}", line.line()),
+            Err(e) => return finish(Err::<String, _>(e)),
+        }
+        submits.push(slurm::submit_path(std::slice::from_ref(&path), &o));
+    }
+    finish(slurm::write_plan_submit(&base, &submits))
 }
 
 /// Prints a command's message, or its error with exit code 2 (bad input).
@@ -780,23 +837,45 @@ struct Reproduction {
     pages: PathBuf,
 }
 
+impl Reproduction {
+    /// How many replications a batch may reach.
+    fn cap(&self) -> cabo_runner::gallery::Cap {
+        cabo_runner::gallery::Cap {
+            full: self.full,
+            replications: self.replications,
+        }
+    }
+}
+
 /// The gallery's papers named by `paper` (an id, an alias or `all`).
 fn gallery_papers(paper: &str) -> Result<Vec<cabo_runner::gallery::Paper>, ExitCode> {
-    let g = cabo_runner::gallery::load(std::path::Path::new(GALLERY))
+    let root = std::path::Path::new(".");
+    let g = cabo_runner::gallery::load(root, std::path::Path::new(GALLERY))
         .map_err(|e| fail(&RunError::Setup(e)))?;
     let selected = g.select(paper).map_err(|e| fail(&RunError::Setup(e)))?;
     Ok(selected.into_iter().cloned().collect())
 }
 
-fn list_gallery(paper: &str, full: bool) -> ExitCode {
-    match gallery_papers(paper) {
-        Ok(papers) => {
-            for (path, _) in cabo_runner::gallery::plan(&papers, full) {
-                println!("{path}");
+/// `reproduce --list`: the plan of runs the undecided claims still need.
+fn list_gallery(paper: &str, r: &Reproduction) -> ExitCode {
+    let papers = match gallery_papers(paper) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    match cabo_runner::gallery::run_plan(
+        std::path::Path::new("."),
+        &papers,
+        &r.out,
+        &r.pages,
+        r.cap(),
+    ) {
+        Ok(plan) => {
+            for line in plan {
+                println!("{}", line.line());
             }
             ExitCode::SUCCESS
         }
-        Err(code) => code,
+        Err(e) => fail(&RunError::Setup(e)),
     }
 }
 
@@ -816,26 +895,58 @@ fn mark_gallery_stale() -> ExitCode {
     }
 }
 
-/// Runs the gallery's specs for `paper` unless `pages_only`, then writes its pages.
+/// Runs the batches the claims of `papers` still need until none is left: after each batch
+/// the decisions are made again on the pooled results, so a decided claim's policies stop
+/// running.
+fn run_batches(papers: &[cabo_runner::gallery::Paper], r: &Reproduction) -> ExitCode {
+    let root = std::path::Path::new(".");
+    let mut last: Option<Vec<cabo_runner::gallery::PlanLine>> = None;
+    loop {
+        let plan = match cabo_runner::gallery::run_plan(root, papers, &r.out, &r.pages, r.cap()) {
+            Ok(p) => p,
+            Err(e) => return fail(&RunError::Setup(e)),
+        };
+        if plan.is_empty() {
+            return ExitCode::SUCCESS;
+        }
+        if last.as_ref() == Some(&plan) {
+            // The runs did not move any decision's data: running them again would loop.
+            let lines: Vec<String> = plan.iter().map(|l| l.line()).collect();
+            eprintln!(
+                "error: this batch ran but the plan is unchanged (are its runs failing or left \
+                 out of the report?):\n{}",
+                lines.join("\n")
+            );
+            return ExitCode::from(1);
+        }
+        for line in &plan {
+            eprintln!("batch: {}", line.line());
+            let opts = RunOptions {
+                replications: line.replications,
+                only: line.only.clone(),
+                out: r.out.clone(),
+                threads: r.threads,
+                progress: true,
+                ..RunOptions::default()
+            };
+            let code = run(std::slice::from_ref(&line.spec), &opts);
+            if code != ExitCode::SUCCESS {
+                return code;
+            }
+        }
+        last = Some(plan);
+    }
+}
+
+/// Runs the batches the claims of `paper` still need unless `pages_only`, then writes its
+/// pages.
 fn reproduce(paper: &str, r: &Reproduction, pages_only: bool) -> ExitCode {
     let papers = match gallery_papers(paper) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let runs = if pages_only {
-        Vec::new()
-    } else {
-        cabo_runner::gallery::plan(&papers, r.full)
-    };
-    for (path, quick) in runs {
-        let opts = RunOptions {
-            replications: r.replications.or(quick),
-            out: r.out.clone(),
-            threads: r.threads,
-            progress: true,
-            ..RunOptions::default()
-        };
-        let code = run(&[path], &opts);
+    if !pages_only {
+        let code = run_batches(&papers, r);
         if code != ExitCode::SUCCESS {
             return code;
         }
@@ -848,6 +959,12 @@ fn reproduce(paper: &str, r: &Reproduction, pages_only: bool) -> ExitCode {
     match cabo_runner::gallery::write_pages(root, &papers, &r.out, &r.pages, &command) {
         Ok(written) => {
             for p in written {
+                for (spec, rows) in &p.dropped {
+                    eprintln!(
+                        "{}: dropped {rows} per-run row(s) of an earlier version of {spec}",
+                        p.path.display()
+                    );
+                }
                 if !p.changed {
                     eprintln!(
                         "left {} as it is: {} holds no complete run of its specs to add",

@@ -191,6 +191,30 @@ pub fn write_scripts(specs: &[PathBuf], o: &SlurmOptions, runs: usize) -> Result
     Ok(msg)
 }
 
+/// The submit script [`scripts`] writes for `specs` under `o`.
+pub fn submit_path(specs: &[PathBuf], o: &SlurmOptions) -> PathBuf {
+    o.dir.join(format!("{}.submit.sh", job_name(specs, o)))
+}
+
+/// Writes `<dir>/cabo-plan.submit.sh`, which runs each of `submits` (one per line of a
+/// plan); returns what to type.
+pub fn write_plan_submit(o: &SlurmOptions, submits: &[PathBuf]) -> Result<String, String> {
+    let dir = absolute(&o.dir)?;
+    let path = dir.join("cabo-plan.submit.sh");
+    let mut text = String::from(
+        "#!/bin/bash\n# Submits every job of the plan (each an array and its report job).\nset -euo pipefail\n",
+    );
+    for s in submits {
+        let _ = writeln!(text, "bash {}", quote(&absolute(s)?.display().to_string()));
+    }
+    cabo_runner::store::write_atomic(&path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    Ok(format!(
+        "submit the whole plan with: bash {}",
+        quote(&path.display().to_string())
+    ))
+}
+
 /// Generates and writes the scripts.
 pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, String> {
     check_options(o)?;

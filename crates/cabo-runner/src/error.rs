@@ -50,7 +50,17 @@ impl std::error::Error for SpecError {}
 /// (tracked by `serde_path_to_error`), the location (reported by serde-saphyr) and a message
 /// in the researcher's words rather than the parser's.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, SpecError> {
-    let (key, error) = match deserialize_tracked::<T>(text) {
+    parse_yaml_with(path, text, serde_saphyr::Options::default())
+}
+
+/// [`parse_yaml`] with the parser's `options` (the gallery's files read YAML 1.2 booleans,
+/// so that a key such as `on:` stays a word).
+pub fn parse_yaml_with<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    options: serde_saphyr::Options,
+) -> Result<T, SpecError> {
+    let (key, error) = match deserialize_tracked::<T>(text, options) {
         Ok(v) => return Ok(v),
         Err(failure) => *failure,
     };
@@ -90,19 +100,18 @@ type Loc = (u64, u64);
 /// Deserialises `T`, returning on failure the key path and the parser's error.
 fn deserialize_tracked<T: serde::de::DeserializeOwned>(
     text: &str,
+    options: serde_saphyr::Options,
 ) -> Result<T, Box<(String, serde_saphyr::Error)>> {
     let mut tracked = None;
-    let result =
-        serde_saphyr::with_deserializer_from_str(
-            text,
-            |de| match serde_path_to_error::deserialize::<_, T>(de) {
-                Ok(v) => Ok(Some(v)),
-                Err(e) => {
-                    tracked = Some((clean_key(&e.path().to_string()), e.into_inner()));
-                    Ok(None)
-                }
-            },
-        );
+    let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+        match serde_path_to_error::deserialize::<_, T>(de) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => {
+                tracked = Some((clean_key(&e.path().to_string()), e.into_inner()));
+                Ok(None)
+            }
+        }
+    });
     match (result, tracked) {
         (Ok(Some(v)), _) => Ok(v),
         (_, Some(failure)) => Err(Box::new(failure)),

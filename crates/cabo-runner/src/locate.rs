@@ -37,6 +37,8 @@ impl Locator {
         // Read `.nan` and `.inf` too: a check after parsing may be about one of them.
         let options = serde_saphyr::options! {
             non_finite_float_policy: NonFiniteFloatPolicy::PassThrough,
+            // YAML 1.2 booleans: a key such as `on:` is a word, not `true`.
+            strict_booleans: true,
         };
         Locator {
             root: serde_saphyr::from_str_with_options::<Node>(text, options).ok(),

@@ -24,6 +24,8 @@ pub(super) struct KeptSpec {
     pub how_row: String,
     /// The spec's block of the figures section, heading included.
     pub figure_block: String,
+    /// Complete runs the page counts for the spec.
+    pub runs: usize,
     /// CPU seconds the page counts for the spec.
     pub cpu_seconds: f64,
     /// Wall seconds the page counts for the spec.
@@ -59,6 +61,7 @@ impl CommittedPage {
         Some(KeptSpec {
             how_row: how_row.to_string(),
             figure_block: self.figure_block(path)?,
+            runs: committed_runs,
             cpu_seconds: marker
                 .cpu_seconds
                 .or_else(|| cells.get(3).and_then(|c| seconds(c)))?,

@@ -545,6 +545,19 @@ impl Runs {
         self.runs.is_empty()
     }
 
+    /// Each counted run's trace of `report`'s metric (a report of these runs), as (policy,
+    /// trace), for readings of single runs such as the gallery's per-run values.
+    pub fn traces(&self, report: &Report) -> Vec<(&str, Trace)> {
+        let axis = self.input.report.x;
+        self.runs
+            .iter()
+            .map(|(p, r, lines)| {
+                let t = trace_of(*r, lines, axis, &report.y, report.log10);
+                (self.input.policies[*p].as_str(), t)
+            })
+            .collect()
+    }
+
     /// The report of these runs, of the spec's metric or of `metric` (one of `report.also`).
     pub fn report(&self, metric: Option<&Metric>) -> Result<Report, String> {
         let mut input = self.input.clone();

@@ -1,0 +1,919 @@
+//! The gallery's files: `gallery.yaml`, an index of per-paper claim files, and each paper's
+//! file with its specs, settings table, claims (and how each is settled) and runtimes.
+//!
+//! [`load`] reads them all and checks what the parser cannot: claim ids unique, every claim
+//! settled one way (a spec and a check, a reason it cannot run, or a named test), checks
+//! naming policies their spec has, `on: early` with a share of the report's grid, and named
+//! tests that exist. Every error names the file, the line, the claim and the key, with the
+//! closest valid name.
+
+use crate::error::{SpecError, parse_yaml_with};
+use crate::locate::Locator;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Grid intervals of the per-run values: shares k/40 of the budget, k = 0..=40.
+pub const GRID_INTERVALS: usize = 40;
+
+/// Planned looks of a spec without `looks:`.
+pub const DEFAULT_LOOKS: usize = 4;
+
+/// The gallery: every paper of the index, in its order.
+#[derive(Debug, Clone)]
+pub struct Gallery {
+    /// One entry per paper.
+    pub papers: Vec<Paper>,
+}
+
+/// `gallery.yaml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Index {
+    papers: Vec<IndexEntry>,
+}
+
+/// One paper of the index.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndexEntry {
+    /// The paper's file, next to the index.
+    file: String,
+}
+
+/// One paper's file and page.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paper {
+    /// Short name used on the command line (`000`, `pbgi`, …).
+    pub id: String,
+    /// Other names accepted on the command line.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// The paper's title.
+    pub title: String,
+    /// The seed file under `../shared/seeds/`.
+    pub seed: String,
+    /// The page's file name under `docs/reproductions/`.
+    pub page: String,
+    /// The authors' public code the settings table cites (`owner/repo @ commit`).
+    #[serde(default)]
+    pub code: Option<String>,
+    /// The specs the page draws on.
+    pub specs: Vec<GallerySpec>,
+    /// The parameters that matter, in the paper, the authors' code and cabo.
+    #[serde(default)]
+    pub settings: Vec<Setting>,
+    /// The paper's claims.
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+    /// cabo's own variants: shown on the page, never counted with the paper's claims.
+    #[serde(default)]
+    pub beyond_the_paper: Vec<Claim>,
+    /// Full-size runs that need a cluster, with their cost.
+    #[serde(default)]
+    pub remaining: Vec<Remaining>,
+    /// The paper's runtimes, set beside cabo's on the page.
+    #[serde(default)]
+    pub runtimes: Option<Runtimes>,
+    /// The paper's file, as the index names it (set by [`load`]).
+    #[serde(skip)]
+    pub file: String,
+}
+
+/// A paper's table of runtimes per policy and problem.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runtimes {
+    /// Where the paper reports them (`Table 1`).
+    pub source: String,
+    /// What the paper's numbers are, in one sentence (what was timed, on what).
+    pub what: String,
+    /// The policies of the columns, by the specs' names.
+    pub policies: Vec<String>,
+    /// One row per problem.
+    pub rows: Vec<RuntimeRow>,
+}
+
+/// One problem's runtimes in the paper.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeRow {
+    /// The problem's name in the paper.
+    pub problem: String,
+    /// The gallery spec that runs it.
+    pub spec: String,
+    /// Seconds per decision, one per policy of [`Runtimes::policies`].
+    pub paper: Vec<f64>,
+}
+
+/// A spec of the gallery.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GallerySpec {
+    /// Path of the spec file, relative to the repository root.
+    pub path: String,
+    /// Replications the paper used: the sequential rule's last look.
+    pub paper_replications: usize,
+    /// Replications run without `--full` (default: the spec's).
+    #[serde(default)]
+    pub quick_replications: Option<usize>,
+    /// Planned looks of the sequential rule (default [`DEFAULT_LOOKS`]).
+    #[serde(default)]
+    pub looks: Option<usize>,
+}
+
+impl GallerySpec {
+    /// The planned looks.
+    pub fn looks(&self) -> usize {
+        self.looks.unwrap_or(DEFAULT_LOOKS)
+    }
+}
+
+/// One row of a paper's settings table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setting {
+    /// The parameter.
+    pub parameter: String,
+    /// Which experiments it applies to.
+    #[serde(default)]
+    pub applies: Option<String>,
+    /// What the paper says.
+    pub paper: String,
+    /// What the authors' code does.
+    pub code: String,
+    /// What cabo does.
+    pub cabo: String,
+    /// Why cabo differs, where it does.
+    #[serde(default)]
+    pub reason: String,
+}
+
+impl Setting {
+    /// Whether cabo's value differs from the code's (or the paper's where the code says
+    /// nothing); compared as written, so a row states identical settings identically.
+    pub fn differs(&self) -> bool {
+        let silent = |s: &str| {
+            let s = s.trim().to_lowercase();
+            s.is_empty() || s == "not stated" || s == "—" || s == "-"
+        };
+        let reference = if silent(&self.code) {
+            &self.paper
+        } else {
+            &self.code
+        };
+        !silent(reference) && self.cabo.trim() != reference.trim()
+    }
+}
+
+/// One claim and how it is settled.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// Unique within the paper: lowercase letters, digits and `-`.
+    pub id: String,
+    /// The claim in one sentence.
+    pub claim: String,
+    /// The paper's words (optional beyond the paper).
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// Section, figure, table or theorem.
+    pub source: String,
+    /// The spec whose results check it.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// The metric, in the spec's `report.y` spelling (default: the spec's own).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// How the row's reading was chosen.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The check on the spec's results.
+    #[serde(default)]
+    pub check: Option<Check>,
+    /// Why cabo cannot run it.
+    #[serde(default)]
+    pub cannot_run: Option<String>,
+    /// `file: function` of the repository test that verifies it.
+    #[serde(default)]
+    pub tested_by: Option<String>,
+}
+
+/// How a claim is settled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settled<'a> {
+    /// By a check on a spec's results.
+    Check {
+        /// The spec.
+        spec: &'a str,
+        /// The check.
+        check: &'a Check,
+    },
+    /// It cannot run, for this reason.
+    CannotRun(&'a str),
+    /// By this test (`file: function`).
+    TestedBy(&'a str),
+}
+
+impl Claim {
+    /// How the claim is settled; `None` for a claim [`load`] would reject.
+    pub fn settled(&self) -> Option<Settled<'_>> {
+        match (&self.spec, &self.check, &self.cannot_run, &self.tested_by) {
+            (Some(spec), Some(check), None, None) => Some(Settled::Check { spec, check }),
+            (None, None, Some(why), None) => Some(Settled::CannotRun(why)),
+            (None, None, None, Some(test)) => Some(Settled::TestedBy(test)),
+            _ => None,
+        }
+    }
+}
+
+/// Where on the curve a comparison reads each run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum On {
+    /// At the budget.
+    #[default]
+    Final,
+    /// The mean of the curve over the budget.
+    Area,
+    /// At a share `at` of the budget.
+    Early,
+}
+
+/// How a claim is checked on a spec's results.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    /// `policy` better than each of `than`, by paired differences per replication.
+    Better {
+        /// The policy the claim favours.
+        policy: String,
+        /// The policies it should beat.
+        than: Vec<String>,
+        /// Where each run is read.
+        #[serde(default)]
+        on: On,
+        /// The share of the budget, with `on: early`.
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    /// `policy` within ±`margin` of each of `to` (equivalence, two one-sided tests).
+    Comparable {
+        /// The policy.
+        policy: String,
+        /// The policies it should be comparable to.
+        to: Vec<String>,
+        /// The equivalence margin on the metric's scale, fixed before the runs.
+        margin: f64,
+        /// Where each run is read (`final` or `area`).
+        #[serde(default)]
+        on: On,
+    },
+    /// `policy` takes the longest per decision of the spec's policies.
+    Slowest {
+        /// The policy.
+        policy: String,
+    },
+    /// Every row of a study table has `left` ≤ `right` + `slack` × `slack_column`.
+    StudyAtMost {
+        /// The table's name.
+        table: String,
+        /// The column that must not exceed.
+        left: String,
+        /// The column it must not exceed.
+        right: String,
+        /// The column of the tolerance's unit (a standard error), if any.
+        #[serde(default)]
+        slack_column: Option<String>,
+        /// How many of those units are tolerated.
+        #[serde(default)]
+        slack: f64,
+    },
+    /// The largest value of a study table's column is at least `at_least`.
+    StudyMax {
+        /// The table's name.
+        table: String,
+        /// The column's name.
+        column: String,
+        /// The bound.
+        at_least: f64,
+    },
+    /// Every row of a study table's column is at least `at_least`.
+    StudyMin {
+        /// The table's name.
+        table: String,
+        /// The column's name.
+        column: String,
+        /// The bound.
+        at_least: f64,
+    },
+}
+
+impl Check {
+    /// The claim's policy and its comparators, for the checks decided by paired statistics.
+    pub fn paired(&self) -> Option<(&str, &[String])> {
+        match self {
+            Check::Better { policy, than, .. } => Some((policy, than)),
+            Check::Comparable { policy, to, .. } => Some((policy, to)),
+            _ => None,
+        }
+    }
+
+    /// Where a paired check reads each run, with the share for `early`.
+    pub fn reading(&self) -> Option<(On, Option<f64>)> {
+        match self {
+            Check::Better { on, at, .. } => Some((*on, *at)),
+            Check::Comparable { on, .. } => Some((*on, None)),
+            _ => None,
+        }
+    }
+
+    /// Whether the check reads a study's tables.
+    fn on_study(&self) -> bool {
+        matches!(
+            self,
+            Check::StudyAtMost { .. } | Check::StudyMax { .. } | Check::StudyMin { .. }
+        )
+    }
+}
+
+/// Runs the gallery leaves to a cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remaining {
+    /// What they are.
+    pub what: String,
+    /// Estimated CPU-hours.
+    pub cpu_hours: f64,
+    /// The command that runs them.
+    pub command: String,
+}
+
+/// Reads the gallery index at `index` and every paper file it names, and checks them against
+/// the specs and tests under `root` (the repository root, where their paths start). All the
+/// errors found are returned together, one a line.
+pub fn load(root: &Path, index: &Path) -> Result<Gallery, String> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
+    };
+    let text = read(index)?;
+    let entries: Index = parse_yaml_with(index, &text, yaml12()).map_err(|e| e.to_string())?;
+    let dir = index.parent().unwrap_or(Path::new("."));
+    let mut papers = Vec::new();
+    let mut errors = Vec::new();
+    for entry in entries.papers {
+        let path = dir.join(&entry.file);
+        let paper = read(&path).and_then(|text| {
+            let mut paper: Paper =
+                parse_yaml_with(&path, &text, yaml12()).map_err(|e| e.to_string())?;
+            paper.file = entry.file.clone();
+            let found = check_paper(root, &path, &text, &paper);
+            if found.is_empty() {
+                Ok(paper)
+            } else {
+                Err(found.join("\n"))
+            }
+        });
+        match paper {
+            Ok(p) => papers.push(p),
+            Err(e) => errors.push(e),
+        }
+    }
+    check_unique_ids(&papers, index, &mut errors);
+    if errors.is_empty() {
+        Ok(Gallery { papers })
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+/// Two papers must not answer to the same name on the command line.
+fn check_unique_ids(papers: &[Paper], index: &Path, errors: &mut Vec<String>) {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for p in papers {
+        for name in std::iter::once(&p.id).chain(&p.aliases) {
+            if let Some((_, other)) = seen.iter().find(|(n, _)| n == name) {
+                errors.push(format!(
+                    "{}: papers {other} and {} both answer to {name:?}; give each its own id \
+                     and aliases",
+                    index.display(),
+                    p.file
+                ));
+            }
+            seen.push((name, &p.file));
+        }
+    }
+}
+
+impl Gallery {
+    /// The papers named by `which` (an id, an alias or `all`).
+    pub fn select(&self, which: &str) -> Result<Vec<&Paper>, String> {
+        if which == "all" {
+            return Ok(self.papers.iter().collect());
+        }
+        let found: Vec<&Paper> = self
+            .papers
+            .iter()
+            .filter(|p| p.id == which || p.aliases.iter().any(|a| a == which))
+            .collect();
+        if found.is_empty() {
+            let names: Vec<&str> = self.papers.iter().map(|p| p.id.as_str()).collect();
+            return Err(format!(
+                "no paper {which:?} in the gallery: use one of {} or `all`",
+                names.join(", ")
+            ));
+        }
+        Ok(found)
+    }
+}
+
+/// What a paper file's checks need to know of one spec file.
+enum SpecShape {
+    /// A study (its tables are read by study checks).
+    Study,
+    /// A comparison with these policies.
+    Comparison(Vec<String>),
+}
+
+/// Reads the policy names of the spec file at `path` without resolving its plugins (the
+/// file as written: `policies[*].name`), or that it is a study.
+fn spec_shape(path: &Path) -> Result<SpecShape, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if crate::study::is_study(&text) {
+        return Ok(SpecShape::Study);
+    }
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
+    }
+    #[derive(Deserialize)]
+    struct Policies {
+        #[serde(default)]
+        policies: Vec<Named>,
+    }
+    let p: Policies =
+        serde_saphyr::from_str(&text).map_err(|e| format!("cannot read its policies: {e}"))?;
+    Ok(SpecShape::Comparison(
+        p.policies.into_iter().map(|n| n.name).collect(),
+    ))
+}
+
+/// The parser's options for the gallery's files: YAML 1.2 booleans, so that the key `on:` of
+/// a check is the word it looks like (YAML 1.1 reads it as `true`).
+fn yaml12() -> serde_saphyr::Options {
+    serde_saphyr::options! { strict_booleans: true }
+}
+
+/// Everything wrong with one paper file, one message each.
+fn check_paper(root: &Path, path: &Path, text: &str, paper: &Paper) -> Vec<String> {
+    let ctx = Ctx {
+        root,
+        path,
+        locator: Locator::new(text),
+        paper,
+        shapes: paper
+            .specs
+            .iter()
+            .map(|s| (s.path.clone(), spec_shape(&root.join(&s.path))))
+            .collect(),
+    };
+    let mut errors = Vec::new();
+    for (i, s) in paper.specs.iter().enumerate() {
+        if let (_, Err(e)) = &ctx.shapes[i] {
+            errors.push(ctx.error(&format!("specs[{i}].path"), format!("{}: {e}", s.path)));
+        }
+        if s.paper_replications == 0 || s.looks == Some(0) {
+            errors.push(ctx.error(
+                &format!("specs[{i}]"),
+                "paper_replications and looks must be at least 1".into(),
+            ));
+        }
+    }
+    let mut ids: Vec<&str> = Vec::new();
+    for (section, claims) in [
+        ("claims", &paper.claims),
+        ("beyond_the_paper", &paper.beyond_the_paper),
+    ] {
+        for (i, c) in claims.iter().enumerate() {
+            let key = format!("{section}[{i}]");
+            if ids.contains(&c.id.as_str()) {
+                errors.push(ctx.claim_error(
+                    &key,
+                    c,
+                    "id",
+                    "the same id as an earlier claim; ids must be unique within the paper".into(),
+                ));
+            }
+            ids.push(&c.id);
+            errors.extend(ctx.check_claim(&key, c, section == "claims"));
+        }
+    }
+    if let Some(rt) = &paper.runtimes {
+        for (i, row) in rt.rows.iter().enumerate() {
+            if let Err(e) = ctx.spec_index(&row.spec) {
+                errors.push(ctx.error(&format!("runtimes.rows[{i}].spec"), e));
+            }
+        }
+    }
+    errors
+}
+
+/// One paper file being checked.
+struct Ctx<'a> {
+    root: &'a Path,
+    path: &'a Path,
+    locator: Locator,
+    paper: &'a Paper,
+    /// Per spec of `specs:`, its shape or why it cannot be read.
+    shapes: Vec<(String, Result<SpecShape, String>)>,
+}
+
+impl Ctx<'_> {
+    /// An error at `key`, located in the file.
+    fn error(&self, key: &str, message: String) -> String {
+        SpecError::new(self.path, self.locator.find(key), key, message).to_string()
+    }
+
+    /// An error about claim `c` (at `key`) and its `field`.
+    fn claim_error(&self, key: &str, c: &Claim, field: &str, message: String) -> String {
+        let at = format!("{key}.{field}");
+        self.error(&at, format!("claim {}: {message}", c.id))
+    }
+
+    /// The index of `spec` in `specs:`, or what to write instead.
+    fn spec_index(&self, spec: &str) -> Result<usize, String> {
+        let paths: Vec<&str> = self.paper.specs.iter().map(|s| s.path.as_str()).collect();
+        paths.iter().position(|p| *p == spec).ok_or_else(|| {
+            format!(
+                "{spec} is not among the paper's `specs:` (add it there){}",
+                hint(spec, &paths)
+            )
+        })
+    }
+
+    /// Everything wrong with one claim.
+    fn check_claim(&self, key: &str, c: &Claim, of_paper: bool) -> Vec<String> {
+        let mut errors = Vec::new();
+        if c.id.is_empty()
+            || !c
+                .id
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
+        {
+            errors.push(self.claim_error(
+                key,
+                c,
+                "id",
+                "an id is lowercase letters, digits and `-` (e.g. fig4-cost-aware-d16)".into(),
+            ));
+        }
+        if of_paper && c.quote.as_deref().is_none_or(|q| q.trim().is_empty()) {
+            errors.push(
+                self.claim_error(
+                    key,
+                    c,
+                    "quote",
+                    "a claim of the paper quotes the paper's words; cabo's own variants go under \
+                 `beyond_the_paper:`"
+                        .into(),
+                ),
+            );
+        }
+        match c.settled() {
+            None => errors.push(self.claim_error(
+                key,
+                c,
+                "check",
+                "settle a claim one way: `spec:` with `check:`, `cannot_run:` with the reason, \
+                 or `tested_by:` naming a test"
+                    .into(),
+            )),
+            Some(Settled::CannotRun(why)) if why.trim().is_empty() => {
+                errors.push(self.claim_error(key, c, "cannot_run", "give the reason".into()))
+            }
+            Some(Settled::CannotRun(_)) => {}
+            Some(Settled::TestedBy(test)) => {
+                if let Err(e) = check_test(self.root, test) {
+                    errors.push(self.claim_error(key, c, "tested_by", e));
+                }
+            }
+            Some(Settled::Check { spec, check }) => {
+                errors.extend(self.check_check(key, c, spec, check));
+            }
+        }
+        errors
+    }
+
+    /// Everything wrong with a claim's check on `spec`.
+    fn check_check(&self, key: &str, c: &Claim, spec: &str, check: &Check) -> Vec<String> {
+        let i = match self.spec_index(spec) {
+            Ok(i) => i,
+            Err(e) => return vec![self.claim_error(key, c, "spec", e)],
+        };
+        let mut errors = Vec::new();
+        if let Some(m) = &c.metric
+            && crate::spec::Metric::parse(m).is_none()
+        {
+            errors.push(self.claim_error(
+                key,
+                c,
+                "metric",
+                format!(
+                    "unknown metric {m:?}: use one of {}",
+                    crate::spec::METRIC_NAMES.join(", ")
+                ),
+            ));
+        }
+        let Ok(shape) = &self.shapes[i].1 else {
+            return errors; // reported under `specs:`
+        };
+        match (shape, check.on_study()) {
+            (SpecShape::Study, false) => errors.push(self.claim_error(
+                key,
+                c,
+                "check.type",
+                format!("{spec} is a study: its claims take study_min, study_max or study_at_most"),
+            )),
+            (SpecShape::Comparison(_), true) => errors.push(self.claim_error(
+                key,
+                c,
+                "check.type",
+                format!("{spec} compares policies: a study check needs a study spec"),
+            )),
+            (SpecShape::Comparison(policies), false) => {
+                errors.extend(self.check_policies(key, c, spec, check, policies));
+            }
+            (SpecShape::Study, true) => {}
+        }
+        errors.extend(self.check_reading(key, c, check));
+        errors
+    }
+
+    /// Every policy a check names must be one of the spec's.
+    fn check_policies(
+        &self,
+        key: &str,
+        c: &Claim,
+        spec: &str,
+        check: &Check,
+        policies: &[String],
+    ) -> Vec<String> {
+        let names: Vec<&str> = policies.iter().map(String::as_str).collect();
+        let mut named: Vec<(String, &str)> = Vec::new();
+        match check {
+            Check::Better { policy, than, .. } => {
+                named.push(("check.policy".into(), policy));
+                named.extend(
+                    than.iter()
+                        .enumerate()
+                        .map(|(j, p)| (format!("check.than[{j}]"), p.as_str())),
+                );
+            }
+            Check::Comparable { policy, to, .. } => {
+                named.push(("check.policy".into(), policy));
+                named.extend(
+                    to.iter()
+                        .enumerate()
+                        .map(|(j, p)| (format!("check.to[{j}]"), p.as_str())),
+                );
+            }
+            Check::Slowest { policy } => named.push(("check.policy".into(), policy)),
+            _ => {}
+        }
+        named
+            .into_iter()
+            .filter(|(_, p)| !names.contains(p))
+            .map(|(field, p)| {
+                self.claim_error(
+                    key,
+                    c,
+                    &field,
+                    format!(
+                        "policy {p:?} is not in {spec}{} (its policies: {})",
+                        hint(p, &names),
+                        names.join(", ")
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// `on`, `at` and `margin` as the check types take them.
+    fn check_reading(&self, key: &str, c: &Claim, check: &Check) -> Vec<String> {
+        let mut errors = Vec::new();
+        let mut fail = |field: &str, m: String| errors.push(self.claim_error(key, c, field, m));
+        match check {
+            Check::Better { than, .. } | Check::Comparable { to: than, .. } if than.is_empty() => {
+                fail("check", "name at least one policy to compare with".into())
+            }
+            _ => {}
+        }
+        match check {
+            Check::Better {
+                on: On::Early,
+                at: None,
+                ..
+            } => fail(
+                "check.at",
+                "`on: early` reads the runs at a share of the budget: give it as `at:`, \
+                 fixed before the runs (e.g. at: 0.25)"
+                    .into(),
+            ),
+            Check::Better {
+                on: On::Early,
+                at: Some(at),
+                ..
+            } => {
+                if let Err(e) = grid_share(*at) {
+                    fail("check.at", e);
+                }
+            }
+            Check::Better { at: Some(_), .. } => fail(
+                "check.at",
+                "`at:` goes with `on: early` (final reads the budget, area the whole curve)".into(),
+            ),
+            Check::Comparable { on: On::Early, .. } => fail(
+                "check.on",
+                "a comparable check reads `final` or `area`, not `early`".into(),
+            ),
+            Check::Comparable { margin, .. } if !(margin.is_finite() && *margin > 0.0) => fail(
+                "check.margin",
+                format!("the margin must be a positive number on the metric's scale, got {margin}"),
+            ),
+            _ => {}
+        }
+        errors
+    }
+}
+
+/// The grid index k of a share `at` = k/40 of the budget, or why it is not on the grid.
+pub fn grid_share(at: f64) -> Result<usize, String> {
+    let k = (at * GRID_INTERVALS as f64).round();
+    if (0.0..=1.0).contains(&at) && (at * GRID_INTERVALS as f64 - k).abs() < 1e-9 {
+        return Ok(k as usize);
+    }
+    let near = (k.clamp(0.0, GRID_INTERVALS as f64)) / GRID_INTERVALS as f64;
+    Err(format!(
+        "share {at} is not on the per-run grid: use a multiple of 1/{GRID_INTERVALS} = 0.025 \
+         between 0 and 1 (closest: {near})"
+    ))
+}
+
+/// Checks `file: function` names a file under `root` that defines `fn function`.
+pub fn check_test(root: &Path, test: &str) -> Result<(), String> {
+    let Some((file, name)) = test.split_once(':').map(|(f, n)| (f.trim(), n.trim())) else {
+        return Err(format!(
+            "{test:?}: name the test as `file: function` (e.g. \
+             \"plugins/pbgi/tests/pandora_oracle.rs: gittins_policy_matches_weitzman_dp\")"
+        ));
+    };
+    let path: PathBuf = root.join(file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{file}: cannot read the test's file: {e}"))?;
+    let defined: Vec<&str> = text
+        .split("fn ")
+        .skip(1)
+        .filter_map(|rest| {
+            rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+        })
+        .collect();
+    if defined.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{file} defines no `fn {name}`{}",
+            hint(name, &defined)
+        ))
+    }
+}
+
+/// "; did you mean \"x\"?" with the closest of `names`, or nothing.
+fn hint(name: &str, names: &[&str]) -> String {
+    cabo_core::registry::closest_of(name, names)
+        .map(|c| format!("; did you mean {c:?}?"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str =
+        "name: f\nreplications: 4\npolicies:\n  - { name: PBGI }\n  - { name: EIPC }\n";
+
+    /// A repository under a temp dir with one spec, one test file and one paper file.
+    fn repo(paper: &str) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for (path, text) in [
+            ("specs/f.yaml", SPEC),
+            ("tests/t.rs", "#[test]\nfn verified_here() {}\n"),
+            (
+                "docs/reproductions/gallery.yaml",
+                "papers:\n  - { file: 900-f.yaml }\n",
+            ),
+            ("docs/reproductions/900-f.yaml", paper),
+        ] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        tmp
+    }
+
+    fn load_repo(paper: &str) -> Result<Gallery, String> {
+        let tmp = repo(paper);
+        load(
+            tmp.path(),
+            &tmp.path().join("docs/reproductions/gallery.yaml"),
+        )
+    }
+
+    const HEAD: &str = "id: '900'\ntitle: t\nseed: s.txt\npage: 900-f.md\nspecs:\n  - { path: specs/f.yaml, paper_replications: 16 }\nclaims:\n";
+
+    #[test]
+    fn a_valid_paper_file_loads_with_every_way_to_settle_a_claim() {
+        let g = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: Fig. 1, spec: specs/f.yaml,
+      check: {{ type: better, policy: PBGI, than: [EIPC], on: early, at: 0.25 }} }}
+  - {{ id: b, claim: c, quote: q, source: Thm. 1, tested_by: 'tests/t.rs: verified_here' }}
+  - {{ id: c, claim: c, quote: q, source: Fig. 9, cannot_run: private data }}
+beyond_the_paper:
+  - {{ id: d, claim: c, source: Fig. 1, spec: specs/f.yaml,
+      check: {{ type: comparable, policy: PBGI, to: [EIPC], margin: 0.1, on: area }} }}
+settings:
+  - {{ parameter: noise, paper: not stated, code: 1e-4, cabo: learned, reason: r }}
+"
+        ))
+        .expect("loads");
+        let p = &g.papers[0];
+        assert_eq!(p.file, "900-f.yaml");
+        assert_eq!(p.claims.len(), 3);
+        assert!(p.settings[0].differs());
+        assert_eq!(p.specs[0].looks(), DEFAULT_LOOKS);
+    }
+
+    #[test]
+    fn errors_name_the_file_the_claim_the_key_and_the_closest_name() {
+        let e = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: better, policy: PBGl, than: [EIPC] }} }}
+  - {{ id: a, claim: c, quote: q, source: s, spec: specs/g.yaml,
+      check: {{ type: better, policy: PBGI, than: [EIPC] }} }}
+  - {{ id: e, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: better, policy: PBGI, than: [EIPC], on: early }} }}
+  - {{ id: t, claim: c, quote: q, source: s, tested_by: 'tests/t.rs: verified_her' }}
+  - {{ id: q, claim: c, source: s, cannot_run: why }}
+  - {{ id: g, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: better, policy: PBGI, than: [EIPC], on: early, at: 0.33 }} }}
+"
+        ))
+        .unwrap_err();
+        let lines: Vec<&str> = e.lines().collect();
+        let find = |needle: &str| {
+            lines
+                .iter()
+                .find(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("no {needle:?} in:\n{e}"))
+                .to_string()
+        };
+        let policy = find("policy \"PBGl\"");
+        assert!(policy.contains("900-f.yaml:9:"), "{policy}");
+        assert!(
+            policy.contains("`claims[0].check.policy`: claim a:"),
+            "{policy}"
+        );
+        assert!(policy.contains("did you mean \"PBGI\"?"), "{policy}");
+        let dup = find("the same id");
+        assert!(dup.contains("`claims[1].id`"), "{dup}");
+        let spec = find("specs/g.yaml is not among");
+        assert!(spec.contains("did you mean \"specs/f.yaml\"?"), "{spec}");
+        assert!(find("claim e:").contains("`claims[2].check.at`"));
+        assert!(find("claim t:").contains("did you mean \"verified_here\"?"));
+        assert!(find("claim q:").contains("`claims[4].quote`"));
+        assert!(find("claim g:").contains("closest: 0.325"));
+        assert_eq!(lines.len(), 7, "{e}");
+    }
+
+    #[test]
+    fn removed_check_types_are_refused_by_name() {
+        let e = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: regret_ratio, worse: EIPC, better: PBGI, at_least: 10 }} }}
+"
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("900-f.yaml") && e.contains("regret_ratio"),
+            "{e}"
+        );
+        assert!(e.contains("better"), "{e}");
+    }
+
+    #[test]
+    fn grid_shares_are_multiples_of_a_fortieth() {
+        assert_eq!(grid_share(0.25), Ok(10));
+        assert_eq!(grid_share(1.0), Ok(40));
+        assert!(grid_share(1.5).is_err());
+    }
+}

@@ -1,0 +1,491 @@
+//! Per-run values beside a page: `<page folder>/<spec name>.runs.csv`, one row per (policy,
+//! replication, metric) with the run's value at the budget and at every share k/40 of it.
+//!
+//! The file is the statistics' only input: values are written with six significant digits
+//! and every number on the page is computed from them as parsed back, so anyone recomputes
+//! the page exactly from the CSV. A page rewritten from another machine's results pools its
+//! committed rows with the new ones ([`RunValues::pool`]), so batches run in different places
+//! add up to one verdict.
+
+use super::schema::{GRID_INTERVALS, On};
+use crate::report::{Report, Runs, Y};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A row's key: (policy, replication, metric).
+pub type Key = (String, usize, String);
+
+/// One metric's meaning, recorded in the file's header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricInfo {
+    /// The metric as claims name it (`report.y` spelling; `default` for the spec's own).
+    pub name: String,
+    /// What the values are (`log10 simple regret`).
+    pub label: String,
+    /// Whether smaller values are better.
+    pub lower_is_better: bool,
+}
+
+/// The per-run values of one spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunValues {
+    /// The spec's path from the repository root.
+    pub spec: String,
+    /// The spec's fingerprint under the numerics generation, as the page records it.
+    pub fingerprint: String,
+    /// The report's x-axis and the budget on it (`cumulative_cost, budget 200`).
+    pub axis: String,
+    /// The metrics the rows hold.
+    pub metrics: Vec<MetricInfo>,
+    /// Per (policy, replication, metric): the value at the budget, then at shares 0..=40.
+    pub rows: BTreeMap<Key, Vec<Option<f64>>>,
+}
+
+/// Columns of values per row: `final` and v0 … v40.
+const VALUES: usize = GRID_INTERVALS + 2;
+
+/// `v` as written (`{:.5e}`) and read back: what every statistic is computed from.
+pub fn rounded(v: f64) -> f64 {
+    format!("{v:.5e}").parse().unwrap_or(f64::NAN)
+}
+
+/// Whether a metric's smaller values are better: regrets (and problem metrics named so).
+pub fn lower_is_better(y: &Y) -> bool {
+    matches!(y, Y::SimpleRegret) || matches!(y, Y::Problem(m) if m.contains("regret"))
+}
+
+impl RunValues {
+    /// An empty set for the spec at `spec` with `fingerprint`.
+    pub fn new(spec: &str, fingerprint: &str) -> Self {
+        RunValues {
+            spec: spec.to_string(),
+            fingerprint: fingerprint.to_string(),
+            axis: String::new(),
+            metrics: Vec::new(),
+            rows: BTreeMap::new(),
+        }
+    }
+
+    /// Adds every counted run of `runs`, read on `report` (a report of `runs` of the metric
+    /// claims call `name`): the value at the budget and at each share k/40 of it, on the
+    /// report's axis, by the report's step-function reading.
+    pub fn add_report(&mut self, name: &str, runs: &Runs, report: &Report) {
+        let end = report
+            .curves
+            .iter()
+            .filter_map(|c| c.points.last())
+            .map(|p| p.x)
+            .fold(0.0, f64::max);
+        let axis = match report.input.report.x {
+            crate::spec::XAxis::CumulativeCost => "cumulative_cost",
+            crate::spec::XAxis::Iteration => "iteration",
+        };
+        self.axis = format!("{axis}, budget {end}");
+        if !self.metrics.iter().any(|m| m.name == name) {
+            self.metrics.push(MetricInfo {
+                name: name.to_string(),
+                label: report.y.label(report.log10),
+                lower_is_better: lower_is_better(&report.y),
+            });
+        }
+        for (policy, trace) in runs.traces(report) {
+            let at = |x: f64| trace.at(x).map(rounded);
+            let mut values = vec![at(end)];
+            values.extend((0..=GRID_INTERVALS).map(|k| at(end * k as f64 / GRID_INTERVALS as f64)));
+            let key = (policy.to_string(), trace.replication, name.to_string());
+            self.rows.insert(key, values);
+        }
+    }
+
+    /// The file's text.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# spec: {}", self.spec);
+        let _ = writeln!(out, "# fingerprint: {}", self.fingerprint);
+        let _ = writeln!(out, "# x: {}", self.axis);
+        let _ = writeln!(
+            out,
+            "# shares: v_k is the run's value at k/{GRID_INTERVALS} of the budget, k = 0..{GRID_INTERVALS}; \
+             final at the budget; empty before the run's first value"
+        );
+        for m in &self.metrics {
+            let better = if m.lower_is_better { "lower" } else { "higher" };
+            let _ = writeln!(
+                out,
+                "# metric: {} = {}; {better} is better",
+                m.name, m.label
+            );
+        }
+        out.push_str("policy,replication,metric,final");
+        for k in 0..=GRID_INTERVALS {
+            let _ = write!(out, ",v{k}");
+        }
+        out.push('\n');
+        for ((policy, rep, metric), values) in &self.rows {
+            let _ = write!(out, "{},{rep},{}", field(policy), field(metric));
+            for v in values {
+                match v {
+                    Some(v) => {
+                        let _ = write!(out, ",{v:.5e}");
+                    }
+                    None => out.push(','),
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Reads a file written by [`RunValues::to_csv`]; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Self, String> {
+        let mut v = RunValues::new("", "");
+        let mut header_seen = false;
+        for (i, line) in text.lines().enumerate() {
+            let at = |m: String| format!("{source}:{}: {m}", i + 1);
+            if let Some(rest) = line.strip_prefix("# ") {
+                v.header_line(rest).map_err(at)?;
+            } else if line.starts_with("policy,") {
+                header_seen = true;
+            } else if !line.trim().is_empty() {
+                if !header_seen {
+                    return Err(at("a row before the `policy,replication,…` header".into()));
+                }
+                let (key, values) = parse_row(line).map_err(at)?;
+                if v.rows.insert(key.clone(), values).is_some() {
+                    return Err(at(format!(
+                        "a second row for {} replication {} metric {}",
+                        key.0, key.1, key.2
+                    )));
+                }
+            }
+        }
+        if v.fingerprint.is_empty() {
+            return Err(format!("{source}: no `# fingerprint:` line"));
+        }
+        Ok(v)
+    }
+
+    /// Reads one `# key: value` header line.
+    fn header_line(&mut self, rest: &str) -> Result<(), String> {
+        let Some((key, value)) = rest.split_once(": ") else {
+            return Ok(());
+        };
+        match key {
+            "spec" => self.spec = value.to_string(),
+            "fingerprint" => self.fingerprint = value.to_string(),
+            "x" => self.axis = value.to_string(),
+            "metric" => {
+                let (name, rest) = value
+                    .split_once(" = ")
+                    .ok_or_else(|| format!("metric line {value:?}: expected `NAME = LABEL; …`"))?;
+                let (label, better) = rest.rsplit_once("; ").unwrap_or((rest, ""));
+                self.metrics.push(MetricInfo {
+                    name: name.to_string(),
+                    label: label.to_string(),
+                    lower_is_better: better.starts_with("lower"),
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// These values pooled with `older` (the committed file, read from `older_source`):
+    /// rows of the same fingerprint join these, a row both hold must agree to the digit
+    /// (else an error naming both sources); rows of another fingerprint are dropped, and
+    /// their number returned.
+    pub fn pool(
+        mut self,
+        older: RunValues,
+        older_source: &str,
+        source: &str,
+    ) -> Result<(Self, usize), String> {
+        if older.fingerprint != self.fingerprint {
+            return Ok((self, older.rows.len()));
+        }
+        for m in older.metrics {
+            if !self.metrics.iter().any(|n| n.name == m.name) {
+                self.metrics.push(m);
+            }
+        }
+        if self.axis.is_empty() {
+            self.axis = older.axis;
+        }
+        for (key, values) in older.rows {
+            match self.rows.get(&key) {
+                Some(mine) if !same(mine, &values) => {
+                    return Err(format!(
+                        "{older_source} and {source} disagree on {} replication {} ({}): the \
+                         same run of the same spec cannot have two values; remove the row \
+                         that is wrong (or the results it came from) and write the page again",
+                        key.0, key.1, key.2
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    self.rows.insert(key, values);
+                }
+            }
+        }
+        Ok((self, 0))
+    }
+
+    /// The metric called `name`.
+    pub fn metric(&self, name: &str) -> Option<&MetricInfo> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+
+    /// The replications with a row of `policy` on `metric`.
+    pub fn replications(&self, policy: &str, metric: &str) -> Vec<usize> {
+        self.rows
+            .keys()
+            .filter(|(p, _, m)| p == policy && m == metric)
+            .map(|(_, r, _)| *r)
+            .collect()
+    }
+
+    fn row(&self, policy: &str, rep: usize, metric: &str) -> Option<&Vec<Option<f64>>> {
+        self.rows
+            .get(&(policy.to_string(), rep, metric.to_string()))
+    }
+
+    /// Per replication r = 0, 1, … while both policies have a value, the advantage of
+    /// `policy` over `other` on `metric` read `on` (at grid index `early` for early):
+    /// positive favours `policy`.
+    pub fn advantages(
+        &self,
+        policy: &str,
+        other: &str,
+        metric: &str,
+        on: On,
+        early: Option<usize>,
+    ) -> Vec<f64> {
+        let lower = self.metric(metric).is_none_or(|m| m.lower_is_better);
+        let mut out = Vec::new();
+        for rep in 0.. {
+            let (Some(a), Some(b)) = (self.row(policy, rep, metric), self.row(other, rep, metric))
+            else {
+                break;
+            };
+            let Some((mine, theirs)) = reading(a, b, on, early) else {
+                break;
+            };
+            out.push(if lower { theirs - mine } else { mine - theirs });
+        }
+        out
+    }
+}
+
+/// Two rows' readings: at the budget, at grid index `early`, or the curves' means over the
+/// grid points where both have a value (trapezoids over the budget's shares).
+fn reading(
+    a: &[Option<f64>],
+    b: &[Option<f64>],
+    on: On,
+    early: Option<usize>,
+) -> Option<(f64, f64)> {
+    match on {
+        On::Final => Some((a[0]?, b[0]?)),
+        On::Early => {
+            let k = 1 + early?;
+            Some((a.get(k).copied()??, b.get(k).copied()??))
+        }
+        On::Area => Some((area(&a[1..], b)?, area(&b[1..], a)?)),
+    }
+}
+
+/// The trapezoid mean of `curve` (v0 … v40) over the grid points from the first where both
+/// it and `with` (a whole row: final, v0 …) have values, so paired areas span one range.
+fn area(curve: &[Option<f64>], with: &[Option<f64>]) -> Option<f64> {
+    let start = (0..curve.len()).find(|&k| curve[k].is_some() && with[k + 1].is_some())?;
+    let points: Vec<f64> = curve[start..]
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect();
+    if points.len() < 2 {
+        return points.first().copied();
+    }
+    let sum: f64 = points.windows(2).map(|w| (w[0] + w[1]) / 2.0).sum();
+    let mean = sum / (points.len() - 1) as f64;
+    (!mean.is_nan()).then_some(mean)
+}
+
+/// Same values, empty cells included.
+fn same(a: &[Option<f64>], b: &[Option<f64>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// One data row: its key and values.
+fn parse_row(line: &str) -> Result<(Key, Vec<Option<f64>>), String> {
+    let cells = split_csv(line);
+    if cells.len() != 3 + VALUES {
+        return Err(format!(
+            "{} cells, expected {} (policy, replication, metric, final, v0 … v{GRID_INTERVALS})",
+            cells.len(),
+            3 + VALUES
+        ));
+    }
+    let rep: usize = cells[1]
+        .parse()
+        .map_err(|_| format!("replication {:?} is not a whole number", cells[1]))?;
+    let values = cells[3..]
+        .iter()
+        .map(|c| {
+            if c.is_empty() {
+                Ok(None)
+            } else {
+                c.parse::<f64>()
+                    .map(Some)
+                    .map_err(|_| format!("{c:?} is not a number"))
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(((cells[0].clone(), rep, cells[2].clone()), values))
+}
+
+/// A CSV field, quoted where it must be.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The cells of one CSV line (quoted fields with doubled quotes).
+fn split_csv(line: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                cells.last_mut().expect("one cell").push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => cells.push(String::new()),
+            _ => cells.last_mut().expect("one cell").push(c),
+        }
+    }
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(fingerprint: &str) -> RunValues {
+        let mut v = RunValues::new("specs/x.yaml", fingerprint);
+        v.axis = "cumulative_cost, budget 10".into();
+        v.metrics.push(MetricInfo {
+            name: "default".into(),
+            label: "log10 simple regret".into(),
+            lower_is_better: true,
+        });
+        v
+    }
+
+    /// A row whose curve falls linearly from `start` to `end` (v0 empty, as before a run's
+    /// first value).
+    fn row(start: f64, end: f64) -> Vec<Option<f64>> {
+        let n = GRID_INTERVALS as f64;
+        let mut r = vec![Some(rounded(end)), None];
+        r.extend((1..=GRID_INTERVALS).map(|k| Some(rounded(start + (end - start) * k as f64 / n))));
+        r
+    }
+
+    fn key(p: &str, r: usize) -> Key {
+        (p.into(), r, "default".into())
+    }
+
+    #[test]
+    fn the_csv_round_trips_to_the_digit_with_quoted_names() {
+        let mut v = values("fp1");
+        v.rows
+            .insert(key("PBGI (true prior), λ", 0), row(1.0 / 3.0, -2.123456789));
+        v.rows.insert(key("EI", 1), row(0.5, 1e-300));
+        let text = v.to_csv();
+        assert!(
+            text.contains("\"PBGI (true prior), λ\",0,default,-2.12346e0,,"),
+            "{text}"
+        );
+        let back = RunValues::parse(&text, "x.runs.csv").unwrap();
+        assert_eq!(back, v);
+        // Written again, the file is byte for byte the same.
+        assert_eq!(back.to_csv(), text);
+    }
+
+    #[test]
+    fn rows_of_the_same_spec_pool_and_other_versions_are_dropped() {
+        let mut older = values("fp1");
+        older.rows.insert(key("A", 0), row(1.0, 0.5));
+        older.rows.insert(key("A", 1), row(1.0, 0.25));
+        let mut newer = values("fp1");
+        newer.rows.insert(key("A", 1), row(1.0, 0.25));
+        newer.rows.insert(key("A", 2), row(1.0, 0.125));
+        let (pooled, dropped) = newer
+            .clone()
+            .pool(older.clone(), "old.csv", "results")
+            .unwrap();
+        assert_eq!(dropped, 0);
+        assert_eq!(pooled.replications("A", "default"), [0, 1, 2]);
+        let mut earlier = values("fp0");
+        earlier.rows = older.rows;
+        let (alone, dropped) = newer.pool(earlier, "old.csv", "results").unwrap();
+        assert_eq!(dropped, 2);
+        assert_eq!(alone.replications("A", "default"), [1, 2]);
+    }
+
+    #[test]
+    fn a_run_with_two_different_values_is_an_error_naming_both_sources() {
+        let mut older = values("fp1");
+        older.rows.insert(key("A", 0), row(1.0, 0.5));
+        let mut newer = values("fp1");
+        newer.rows.insert(key("A", 0), row(1.0, 0.500001));
+        let e = newer
+            .pool(older, "docs/x.runs.csv", "results/x")
+            .unwrap_err();
+        assert!(
+            e.contains("docs/x.runs.csv and results/x disagree on A replication 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn advantages_pair_replications_and_read_final_early_and_area() {
+        let mut v = values("fp1");
+        // A ends at 0, B at 1; both fall linearly from 2 (lower is better).
+        for r in 0..3 {
+            v.rows.insert(key("A", r), row(2.0, 0.0));
+            v.rows.insert(key("B", r), row(2.0, 1.0));
+        }
+        v.rows.insert(key("A", 3), row(2.0, 0.0)); // no B for 3: not paired
+        let adv = v.advantages("A", "B", "default", On::Final, None);
+        assert_eq!(adv, [1.0; 3]);
+        // At share 20/40 A is at 1.0, B at 1.5.
+        assert_eq!(
+            v.advantages("A", "B", "default", On::Early, Some(20)),
+            [0.5; 3]
+        );
+        // The trapezoid mean of a linear curve over v1 … v40 is the mean of its ends:
+        // A (1.95 + 0)/2, B (1.975 + 1)/2, a difference of 0.5125.
+        let area = v.advantages("A", "B", "default", On::Area, None);
+        for a in area {
+            assert!((a - 0.5125).abs() < 1e-12, "{a}");
+        }
+        // Higher is better flips the sign.
+        v.metrics[0].lower_is_better = false;
+        assert_eq!(
+            v.advantages("A", "B", "default", On::Final, None),
+            [-1.0; 3]
+        );
+    }
+
+    #[test]
+    fn a_broken_row_is_an_error_with_its_line() {
+        let text = values("fp").to_csv() + "A,x,default\n";
+        let e = RunValues::parse(&text, "x.runs.csv").unwrap_err();
+        assert!(e.starts_with("x.runs.csv:7: "), "{e}");
+    }
+}
