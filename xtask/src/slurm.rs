@@ -495,6 +495,46 @@ mod tests {
         let _ = std::fs::remove_dir_all(tmp);
     }
 
+    /// A plan's lines each get their own job, with the line's selection, and one script
+    /// submits them all.
+    #[test]
+    fn a_plan_writes_a_job_per_line_and_one_submit_script() {
+        let tmp = std::env::temp_dir().join(format!("cabo-slurm-plan-{}", std::process::id()));
+        let base = SlurmOptions {
+            dir: tmp.clone(),
+            binary: Some(PathBuf::from("/opt/cabo/xtask")),
+            ..SlurmOptions::default()
+        };
+        let plan = "specs/a.yaml --replications 8 --only PBGI --only 'EI (true prior)'\n\
+                    specs/b.yaml\n";
+        let mut submits = Vec::new();
+        for line in cabo_runner::gallery::parse_plan(plan, "plan.txt").unwrap() {
+            let o = SlurmOptions {
+                only: line.only.clone(),
+                replications: line.replications,
+                ..base.clone()
+            };
+            let spec = [PathBuf::from(&line.spec)];
+            scripts(&spec, &o).unwrap();
+            submits.push(submit_path(&spec, &o));
+        }
+        let array = std::fs::read_to_string(tmp.join("cabo-a.array.sbatch")).unwrap();
+        assert!(
+            array.contains("--only PBGI --only 'EI (true prior)' --replications 8\n"),
+            "{array}"
+        );
+        let other = std::fs::read_to_string(tmp.join("cabo-b.array.sbatch")).unwrap();
+        assert!(
+            !other.contains("--only") && !other.contains("--replications"),
+            "{other}"
+        );
+        let msg = write_plan_submit(&base, &submits).unwrap();
+        let all = std::fs::read_to_string(tmp.join("cabo-plan.submit.sh")).unwrap();
+        assert!(msg.contains("cabo-plan.submit.sh"), "{msg}");
+        assert!(all.contains("cabo-a.submit.sh\n") && all.contains("cabo-b.submit.sh\n"));
+        let _ = std::fs::remove_dir_all(tmp);
+    }
+
     #[test]
     fn bad_counts_are_rejected() {
         let o = SlurmOptions {

@@ -1245,6 +1245,13 @@ beyond_the_paper:
         if page.contains("*inconclusive at n = 4 of 8*") {
             assert_eq!(plan.len(), 1, "{plan:?}");
             assert_eq!(plan[0].replications, Some(8));
+            // The page says what the undecided claim still needs, and how to run it.
+            assert!(page.contains("## What remains"), "{page}");
+            assert!(page.contains("| 4 → 8 | 8 |"), "{page}");
+            assert!(
+                page.contains("`cargo xtask slurm specs/f.yaml --replications 8 --only "),
+                "{page}"
+            );
         } else {
             assert!(plan.is_empty(), "{plan:?}");
         }
