@@ -692,16 +692,8 @@ fn render(
         .unwrap_or(assets)
         .display()
         .to_string();
-    let claims: Vec<Outcome> = paper
-        .claims
-        .iter()
-        .map(|c| claims::evaluate(c, results))
-        .collect::<Result<_, _>>()?;
-    let beyond: Vec<Outcome> = paper
-        .beyond_the_paper
-        .iter()
-        .map(|c| claims::evaluate(c, results))
-        .collect::<Result<_, _>>()?;
+    let claims = outcomes(&paper.claims, results)?;
+    let beyond = outcomes(&paper.beyond_the_paper, results)?;
     let mut out = String::new();
     let _ = writeln!(out, "# {} — {}\n", paper.id, paper.title);
     let _ = writeln!(
@@ -727,14 +719,14 @@ fn render(
     let refs: Vec<&Outcome> = claims.iter().collect();
     let _ = writeln!(out, "{}\n", claims::verdict_line(&refs));
     let _ = writeln!(out, "## Claims\n");
-    claims_table(&mut out, &paper.claims, &claims);
+    claims_table(&mut out, &paper.claims, &claims, results);
     if !paper.beyond_the_paper.is_empty() {
         let _ = writeln!(
             out,
             "\n## Beyond the paper\n\ncabo's own variants of the paper's experiments; never \
              counted with the paper's claims.\n"
         );
-        claims_table(&mut out, &paper.beyond_the_paper, &beyond);
+        claims_table(&mut out, &paper.beyond_the_paper, &beyond, results);
     }
     settings_section(&mut out, paper);
     if let Some(rt) = &paper.runtimes {
@@ -756,17 +748,55 @@ fn render(
     Ok(out)
 }
 
+/// Each claim's outcome; a kept row's (a study or runtime whose results are not at hand)
+/// is the verdict the page already gives it.
+fn outcomes(list: &[Claim], results: &[SpecResult]) -> Result<Vec<Outcome>, String> {
+    list.iter()
+        .map(|c| match kept_row(c, results) {
+            Some(row) if row.contains("| **holds**") => Ok(Outcome::Direct {
+                text: String::new(),
+                holds: true,
+            }),
+            Some(row) if row.contains("| **does not hold**") => Ok(Outcome::Direct {
+                text: String::new(),
+                holds: false,
+            }),
+            Some(_) => Ok(Outcome::NotRun),
+            None => claims::evaluate(c, results),
+        })
+        .collect()
+}
+
 /// A claims table with the line per kind of test under it.
-fn claims_table(out: &mut String, list: &[Claim], outcomes: &[Outcome]) {
+fn claims_table(out: &mut String, list: &[Claim], outcomes: &[Outcome], results: &[SpecResult]) {
     let _ = writeln!(out, "{}", claims::TABLE_HEAD);
     for (c, o) in list.iter().zip(outcomes) {
-        let _ = writeln!(out, "{}", claims::row(c, o));
+        match kept_row(c, results) {
+            Some(row) => {
+                let _ = writeln!(out, "{row}");
+            }
+            None => {
+                let _ = writeln!(out, "{}", claims::row(c, o));
+            }
+        }
     }
     let refs: Vec<&Outcome> = outcomes.iter().collect();
     let methods = claims::method_lines(&refs);
     if !methods.is_empty() {
         let _ = write!(out, "\nIntervals:\n\n{methods}");
     }
+}
+
+/// The committed row of a study or runtime claim whose spec the page keeps (its results are
+/// not at hand); paired claims are always computed, from the pooled per-run values.
+fn kept_row<'a>(c: &Claim, results: &'a [SpecResult]) -> Option<&'a str> {
+    let check = c.check.as_ref()?;
+    if check.paired().is_some() {
+        return None;
+    }
+    let spec = c.spec.as_deref()?;
+    let r = results.iter().find(|r| r.spec.path == spec)?;
+    r.kept.as_ref()?.row(&format!("| **{}** ", c.id))
 }
 
 /// The settings table: the paper, the authors' code and cabo, a differing row marked ≠.

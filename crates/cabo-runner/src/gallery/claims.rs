@@ -304,7 +304,13 @@ fn cells(outcome: &Outcome) -> (String, String, String) {
             } else {
                 numbers.join("<br>")
             };
-            (format!("{n} / {}", p.of), numbers, verdict)
+            // Pairs beyond the last look reached wait for the next look.
+            let waiting = if p.have > n {
+                format!(" ({} run)", p.have)
+            } else {
+                String::new()
+            };
+            (format!("{n} / {}{waiting}", p.of), numbers, verdict)
         }
         Outcome::Direct { text, holds } => (
             "—".into(),
@@ -353,9 +359,10 @@ pub fn verdict_line(outcomes: &[&Outcome]) -> String {
             format!("{n} {word}")
         })
         .collect();
+    let n = outcomes.len();
+    let claims = if n == 1 { "claim" } else { "claims" };
     format!(
-        "**Verdicts** ({} claims of the paper): {}.",
-        outcomes.len(),
+        "**Verdicts** ({n} {claims} of the paper): {}.",
         parts.join(" · ")
     )
 }
@@ -542,4 +549,86 @@ fn slowest(times: &[(String, DecisionTime)], policy: &str) -> Option<(String, bo
         ),
         order.first().is_some_and(|(_, t)| *t <= mine),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gallery::values::MetricInfo;
+
+    /// Per-run values of A and B at the budget (the curve flat at that value).
+    fn values(a: &[f64], b: &[f64]) -> RunValues {
+        let mut v = RunValues::new("s.yaml", "fp");
+        v.metrics.push(MetricInfo {
+            name: DEFAULT_METRIC.into(),
+            label: "simple regret".into(),
+            lower_is_better: true,
+        });
+        for (policy, finals) in [("A", a), ("B", b)] {
+            for (r, f) in finals.iter().enumerate() {
+                let key = (policy.to_string(), r, DEFAULT_METRIC.to_string());
+                v.rows.insert(key, vec![Some(*f); 42]);
+            }
+        }
+        v
+    }
+
+    fn claim() -> (Claim, GallerySpec) {
+        let check = Check::Better {
+            policy: "A".into(),
+            than: vec!["B".into()],
+            on: super::super::On::Final,
+            at: None,
+        };
+        let claim = Claim {
+            id: "a-beats-b".into(),
+            claim: "A | beats B".into(),
+            quote: Some("A is better".into()),
+            source: "Fig. 1".into(),
+            spec: Some("s.yaml".into()),
+            metric: None,
+            note: None,
+            check: Some(check),
+            cannot_run: None,
+            tested_by: None,
+        };
+        let spec = GallerySpec {
+            path: "s.yaml".into(),
+            paper_replications: 16,
+            quick_replications: None,
+            looks: None,
+        };
+        (claim, spec)
+    }
+
+    #[test]
+    fn a_clear_advantage_holds_at_the_first_look_and_the_row_says_so() {
+        let (c, spec) = claim();
+        // A's regret is 1 below B's in every replication (± 0.01): advantages 1 ± 0.01.
+        let b: Vec<f64> = (0..6).map(|r| 2.0 + 0.01 * (r % 2) as f64).collect();
+        let v = values(&[1.0; 6], &b);
+        let o = decide(&c, c.check.as_ref().unwrap(), &spec, &v).unwrap();
+        assert_eq!(o.kind(), Kind::Holds);
+        let row = row(&c, &o);
+        assert!(row.starts_with("| **a-beats-b** A \\| beats B<br>*“A is better”* | Fig. 1 | 4 / 16 (6 run) | vs B: +1.005 ["), "{row}");
+        assert!(row.ends_with("| **holds** |"), "{row}");
+        assert!(o.undecided().is_none());
+    }
+
+    #[test]
+    fn no_advantage_stays_inconclusive_and_asks_for_the_next_look() {
+        let (c, spec) = claim();
+        // Advantages +1, −1, +1, −1: mean 0.
+        let v = values(&[1.0, 3.0, 1.0, 3.0], &[2.0; 4]);
+        let o = decide(&c, c.check.as_ref().unwrap(), &spec, &v).unwrap();
+        let row = row(&c, &o);
+        assert!(row.contains("| 4 / 16 | vs B: 0 ["), "{row}");
+        assert!(row.ends_with("| *inconclusive at n = 4 of 16* |"), "{row}");
+        let p = o.undecided().expect("undecided");
+        assert_eq!(runs_needed(p), 2 * 12);
+        assert_eq!(
+            verdict_line(&[&o]),
+            "**Verdicts** (1 claim of the paper): 0 hold · 0 do not hold · 1 inconclusive · 0 not run yet · 0 cannot run · 0 verified by a test."
+        );
+    }
 }
