@@ -1078,6 +1078,18 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
             });
         }
     }
+    // The paper's runtime table reads every policy's decisions.
+    let timed = paper
+        .runtimes
+        .as_ref()
+        .is_some_and(|rt| rt.rows.iter().any(|row| row.spec == r.spec.path));
+    if timed && r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none() {
+        lines.push(PlanLine {
+            spec: r.spec.path.clone(),
+            replications: Some(cap_n),
+            only: Vec::new(),
+        });
+    }
     // A spec no claim reads still has its figure on the page: run it once.
     let read = paper
         .claims
