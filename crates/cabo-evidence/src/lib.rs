@@ -106,6 +106,19 @@ pub struct Decision {
 /// Walks the planned looks the data reach (the shortest comparison sets how far) and stops
 /// at the first that decides.
 pub fn decide(test: &Test, comparisons: &[Comparison], looks: &Looks) -> Decision {
+    decide_among(test, comparisons, comparisons.len(), looks)
+}
+
+/// [`decide`] while only some of a claim's `family` comparisons have data: Holm's procedure
+/// still divides the level among the whole family, and the claim cannot hold before every
+/// comparison has — but one comparison on the wrong side already refutes it.
+pub fn decide_among(
+    test: &Test,
+    comparisons: &[Comparison],
+    family: usize,
+    looks: &Looks,
+) -> Decision {
+    let family = family.max(comparisons.len());
     let available = comparisons
         .iter()
         .map(|c| c.advantages.len())
@@ -126,10 +139,14 @@ pub fn decide(test: &Test, comparisons: &[Comparison], looks: &Looks) -> Decisio
             .iter()
             .map(|c| Sample::of(&c.advantages[..n]))
             .collect();
+        let family = Family {
+            samples: &samples,
+            size: family,
+        };
         let verdict = match *test {
-            Test::Better => better(&samples, k, &mut boundaries),
-            Test::Comparable { margin } => comparable(&samples, margin, k, &mut boundaries),
-            Test::NotWorse { margin } => not_worse(&samples, margin, k, &mut boundaries),
+            Test::Better => better(&family, k, &mut boundaries),
+            Test::Comparable { margin } => comparable(&family, margin, k, &mut boundaries),
+            Test::NotWorse { margin } => not_worse(&family, margin, k, &mut boundaries),
         };
         let level = match test {
             Test::Better => ALPHA,
@@ -252,19 +269,19 @@ impl Sample {
     }
 }
 
-/// Holm's step-down at look `k` over the comparisons, each tested at `level`/(m − i) in
-/// decreasing order of `strength`; `rejects` says whether a sample's interval at a critical
+/// Holm's step-down at look `k` over the family's comparisons with data, each tested at
+/// `level`/(m − i) (m the whole family's size) in decreasing order of `strength`; `rejects` says whether a sample's interval at a critical
 /// value rejects its null. Returns the rejected samples' mean signs.
 fn holm(
-    samples: &[Sample],
+    family: &Family,
     level: f64,
     k: usize,
     boundaries: &mut Boundaries,
     strength: impl Fn(&Sample) -> f64,
     rejects: impl Fn((f64, f64)) -> bool,
 ) -> Vec<f64> {
-    let m = samples.len();
-    let mut order: Vec<&Sample> = samples.iter().collect();
+    let m = family.size;
+    let mut order: Vec<&Sample> = family.samples.iter().collect();
     order.sort_by(|a, b| strength(b).total_cmp(&strength(a)));
     let mut rejected = Vec::new();
     for (i, s) in order.into_iter().enumerate() {
@@ -278,37 +295,50 @@ fn holm(
     rejected
 }
 
-fn better(samples: &[Sample], k: usize, boundaries: &mut Boundaries) -> Verdict {
+/// The comparisons a claim has data for, and how many it makes in all.
+struct Family<'a> {
+    samples: &'a [Sample],
+    size: usize,
+}
+
+impl Family<'_> {
+    /// Whether every comparison of the family has data.
+    fn complete(&self) -> bool {
+        !self.samples.is_empty() && self.samples.len() == self.size
+    }
+}
+
+fn better(family: &Family, k: usize, boundaries: &mut Boundaries) -> Verdict {
     let strength = |s: &Sample| s.standardised(0.0);
     let rejects = |(low, high): (f64, f64)| low > 0.0 || high < 0.0;
-    let rejected = holm(samples, ALPHA, k, boundaries, strength, rejects);
+    let rejected = holm(family, ALPHA, k, boundaries, strength, rejects);
     if rejected.iter().any(|&s| s < 0.0) {
         Verdict::DoesNotHold
-    } else if rejected.len() == samples.len() && !samples.is_empty() {
+    } else if rejected.len() == family.size && family.complete() {
         Verdict::Holds
     } else {
         Verdict::Inconclusive
     }
 }
 
-fn comparable(samples: &[Sample], margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
-    let inside = samples.iter().all(|s| {
+fn comparable(family: &Family, margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
+    let inside = family.samples.iter().all(|s| {
         let (low, high) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
         low > -margin && high < margin
     });
     let strength = |s: &Sample| s.standardised(margin);
     let beyond = |(low, high): (f64, f64)| low > margin || high < -margin;
-    if inside && !samples.is_empty() {
+    if inside && family.complete() {
         Verdict::Holds
-    } else if !holm(samples, 2.0 * ALPHA, k, boundaries, strength, beyond).is_empty() {
+    } else if !holm(family, 2.0 * ALPHA, k, boundaries, strength, beyond).is_empty() {
         Verdict::DoesNotHold
     } else {
         Verdict::Inconclusive
     }
 }
 
-fn not_worse(samples: &[Sample], margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
-    let above = samples.iter().all(|s| {
+fn not_worse(family: &Family, margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
+    let above = family.samples.iter().all(|s| {
         let (low, _) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
         low > -margin
     });
@@ -322,9 +352,9 @@ fn not_worse(samples: &[Sample], margin: f64, k: usize, boundaries: &mut Boundar
         }
     };
     let below = |(_, high): (f64, f64)| high < -margin;
-    if above && !samples.is_empty() {
+    if above && family.complete() {
         Verdict::Holds
-    } else if !holm(samples, 2.0 * ALPHA, k, boundaries, strength, below).is_empty() {
+    } else if !holm(family, 2.0 * ALPHA, k, boundaries, strength, below).is_empty() {
         Verdict::DoesNotHold
     } else {
         Verdict::Inconclusive

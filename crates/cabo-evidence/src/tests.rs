@@ -222,3 +222,30 @@ fn not_worse_reads_one_side_of_the_margin() {
     let same = vec![comparison("copy", vec![0.0; 16])];
     assert_eq!(decide(&margin, &same, &looks).verdict, Verdict::Holds);
 }
+
+/// While one comparator has no runs, a claim that beats the others cannot hold yet, but one
+/// that loses to another is already refuted; Holm divides the level by the whole family.
+#[test]
+fn a_partial_family_refutes_but_never_confirms() {
+    let looks = Looks::planned(16, 1);
+    let mut rng = Rng::new(31);
+    let beaten = vec![comparison("B", draws(&mut rng, 16, 3.0))];
+    let all = decide(&Test::Better, &beaten, &looks);
+    assert_eq!(all.verdict, Verdict::Holds);
+    let partial = decide_among(&Test::Better, &beaten, 2, &looks);
+    assert_eq!(partial.verdict, Verdict::Inconclusive);
+    assert_eq!(partial.compared.len(), 1);
+    let beating = vec![comparison("B", draws(&mut rng, 16, -3.0))];
+    let refuted = decide_among(&Test::Better, &beating, 2, &looks);
+    assert_eq!(refuted.verdict, Verdict::DoesNotHold);
+    // t = 2.3 lies between t₁₅'s critical values at α (2.13) and α/2 (2.49): enough for
+    // one comparison, not for one of two. Alternating ±1 around the mean has sd √(16/15).
+    let mean = 2.3 * (16.0f64 / 15.0).sqrt() / 4.0;
+    let shifted: Vec<f64> = (0..16)
+        .map(|i| mean + if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let one = decide(&Test::Better, &[comparison("B", shifted.clone())], &looks);
+    let of_two = decide_among(&Test::Better, &[comparison("B", shifted)], 2, &looks);
+    assert_eq!(one.verdict, Verdict::Holds);
+    assert_eq!(of_two.verdict, Verdict::Inconclusive);
+}

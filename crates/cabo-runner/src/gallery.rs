@@ -186,6 +186,11 @@ fn add_values(
             fresh.add_report(&name, runs, report);
             continue;
         }
+        if let Some(time) = claims::time_metric(&name) {
+            let time = time.map_err(|e| format!("{}: {e}", spec.path))?;
+            fresh.add_mean_times(&name, runs, time);
+            continue;
+        }
         let metric = crate::spec::Metric::parse(&name)
             .ok_or_else(|| format!("{}: unknown metric {name:?}", spec.path))?;
         let other = runs
@@ -625,7 +630,7 @@ pub fn write_pages(
             .filter(|r| r.dropped > 0)
             .map(|r| (r.spec.path.clone(), r.dropped))
             .collect();
-        if path.is_file() && !adds_results(&results) {
+        if path.is_file() && !adds_results(&results) && records_current_specs(&path, &results) {
             written.push(WrittenPage {
                 path,
                 kept: Vec::new(),
@@ -667,6 +672,31 @@ fn write_values(results: &[SpecResult], assets: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether the page at `path` records exactly the paper's specs, each with its current
+/// fingerprint: a page made from other specs (or another numerics generation, or before a
+/// spec joined the paper) is rewritten even without results, since its numbers are not these
+/// specs'.
+fn records_current_specs(path: &Path, results: &[SpecResult]) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let mut recorded: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(SPEC_LINE))
+        .filter_map(|rest| {
+            let mut parts = rest.trim_end_matches("-->").split_whitespace();
+            Some((parts.next()?, parts.next()?))
+        })
+        .collect();
+    let mut current: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| (r.spec.path.as_str(), r.fingerprint.as_str()))
+        .collect();
+    recorded.sort_unstable();
+    current.sort_unstable();
+    recorded == current
 }
 
 /// Whether any spec has something of its own to put on the page: complete runs the page

@@ -21,6 +21,17 @@ pub fn metric_of(claim: &Claim) -> &str {
     claim.metric.as_deref().unwrap_or(DEFAULT_METRIC)
 }
 
+/// The prefix of a claim metric that reads a run's mean time per decision (`time:acquisition_time`
+/// for seed 000's Fig. 9): runtime claims compare the runs of one machine, paired like regrets.
+pub const TIME_PREFIX: &str = "time:";
+
+/// The time a claim metric names, if it is one (`time:<decision_time | acquisition_time |
+/// fit_time | cpu_time>`), or why its name is wrong.
+pub fn time_metric(name: &str) -> Option<Result<crate::spec::TimeMetric, String>> {
+    name.strip_prefix(TIME_PREFIX)
+        .map(|t| crate::spec::TimeMetric::parse("metric", t))
+}
+
 /// What a claim's row says.
 #[derive(Debug)]
 pub enum Outcome {
@@ -54,6 +65,8 @@ pub struct Paired {
     pub describe: String,
     /// The policies the claim compares, with the replications each has (from 0, in a row).
     pub policies: Vec<(String, usize)>,
+    /// Comparators without a run yet: the claim cannot hold before they have some.
+    pub waiting: Vec<String>,
 }
 
 /// The kinds a verdict line counts.
@@ -106,7 +119,7 @@ impl Outcome {
         match self {
             Outcome::Paired(p)
                 if p.decision.verdict == cabo_evidence::Verdict::Inconclusive
-                    && !p.decision.last_look =>
+                    && (!p.decision.last_look || !p.waiting.is_empty()) =>
             {
                 Some(p)
             }
@@ -120,6 +133,7 @@ fn test_of(check: &Check) -> Option<Test> {
     match check {
         Check::Better { .. } => Some(Test::Better),
         Check::Comparable { margin, .. } => Some(Test::Comparable { margin: *margin }),
+        Check::NotWorse { margin, .. } => Some(Test::NotWorse { margin: *margin }),
         _ => None,
     }
 }
@@ -152,13 +166,13 @@ pub fn decide(
         .map(grid_share)
         .transpose()
         .map_err(|e| format!("claim {}: check.at: {e}", claim.id))?;
-    let comparisons: Vec<Comparison> = others
+    let (comparisons, waiting): (Vec<Comparison>, Vec<Comparison>) = others
         .iter()
         .map(|o| Comparison {
             against: o.clone(),
             advantages: values.advantages(policy, o, metric, on, early),
         })
-        .collect();
+        .partition(|c| !c.advantages.is_empty());
     let have = comparisons
         .iter()
         .map(|c| c.advantages.len())
@@ -173,11 +187,12 @@ pub fn decide(
     }
     let looks = looks_of(spec);
     Ok(Outcome::Paired(Paired {
-        decision: cabo_evidence::decide(&test, &comparisons, &looks),
+        decision: cabo_evidence::decide_among(&test, &comparisons, others.len(), &looks),
         of: spec.paper_replications,
         have,
-        describe: cabo_evidence::describe(&test, comparisons.len(), &looks),
+        describe: cabo_evidence::describe(&test, others.len(), &looks),
         policies,
+        waiting: waiting.into_iter().map(|c| c.against).collect(),
     }))
 }
 
@@ -240,7 +255,7 @@ fn direct(check: &Check, r: &SpecResult) -> Option<(String, bool)> {
                 *slack,
             )
         }
-        Check::Better { .. } | Check::Comparable { .. } => None,
+        Check::Better { .. } | Check::Comparable { .. } | Check::NotWorse { .. } => None,
     }
 }
 
@@ -294,16 +309,22 @@ fn cells(outcome: &Outcome) -> (String, String, String) {
             let verdict = match d.verdict {
                 V::Holds => "**holds**".to_string(),
                 V::DoesNotHold => "**does not hold**".to_string(),
-                V::Inconclusive if d.last_look => {
+                V::Inconclusive if d.last_look && p.waiting.is_empty() => {
                     format!("*inconclusive at n = {n} (final)*")
                 }
                 V::Inconclusive => format!("*inconclusive at n = {n} of {}*", p.of),
             };
-            let numbers = if numbers.is_empty() {
-                format!("{} pairs, before the first planned look", p.have)
+            let mut numbers = if numbers.is_empty() {
+                vec![format!("{} pairs, before the first planned look", p.have)]
             } else {
-                numbers.join("<br>")
+                numbers
             };
+            numbers.extend(
+                p.waiting
+                    .iter()
+                    .map(|w| format!("vs {}: no runs yet", cell(w))),
+            );
+            let numbers = numbers.join("<br>");
             // Pairs beyond the last look reached wait for the next look.
             let waiting = if p.have > n {
                 format!(" ({} run)", p.have)

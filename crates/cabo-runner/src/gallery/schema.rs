@@ -265,9 +265,28 @@ pub enum Check {
         to: Vec<String>,
         /// The equivalence margin on the metric's scale, fixed before the runs.
         margin: f64,
-        /// Where each run is read (`final` or `area`).
+        /// Where each run is read.
         #[serde(default)]
         on: On,
+        /// The share of the budget, with `on: early`.
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    /// `policy` no worse than any of `than` by more than `margin` ("competitive", "no method
+    /// outperforms": non-inferiority, one-sided).
+    NotWorse {
+        /// The policy.
+        policy: String,
+        /// The policies it should be no worse than.
+        than: Vec<String>,
+        /// The non-inferiority margin on the metric's scale, fixed before the runs.
+        margin: f64,
+        /// Where each run is read.
+        #[serde(default)]
+        on: On,
+        /// The share of the budget, with `on: early`.
+        #[serde(default)]
+        at: Option<f64>,
     },
     /// `policy` takes the longest per decision of the spec's policies.
     Slowest {
@@ -309,23 +328,61 @@ pub enum Check {
     },
 }
 
+/// A paired check's parts: the claim's policy, its comparators under the key that names
+/// them (`than` or `to`), the margin of `comparable` and `not_worse`, and where runs are read.
+struct Pairing<'a> {
+    policy: &'a str,
+    comparators: &'a [String],
+    key: &'static str,
+    margin: Option<f64>,
+    on: On,
+    at: Option<f64>,
+}
+
 impl Check {
     /// The claim's policy and its comparators, for the checks decided by paired statistics.
     pub fn paired(&self) -> Option<(&str, &[String])> {
-        match self {
-            Check::Better { policy, than, .. } => Some((policy, than)),
-            Check::Comparable { policy, to, .. } => Some((policy, to)),
-            _ => None,
-        }
+        self.pairing().map(|p| (p.policy, p.comparators))
+    }
+
+    /// Everything a paired check says, in one shape.
+    fn pairing(&self) -> Option<Pairing<'_>> {
+        let (policy, comparators, key, margin, on, at) = match self {
+            Check::Better {
+                policy,
+                than,
+                on,
+                at,
+            } => (policy, than, "than", None, on, at),
+            Check::Comparable {
+                policy,
+                to,
+                margin,
+                on,
+                at,
+            } => (policy, to, "to", Some(*margin), on, at),
+            Check::NotWorse {
+                policy,
+                than,
+                margin,
+                on,
+                at,
+            } => (policy, than, "than", Some(*margin), on, at),
+            _ => return None,
+        };
+        Some(Pairing {
+            policy,
+            comparators,
+            key,
+            margin,
+            on: *on,
+            at: *at,
+        })
     }
 
     /// Where a paired check reads each run, with the share for `early`.
     pub fn reading(&self) -> Option<(On, Option<f64>)> {
-        match self {
-            Check::Better { on, at, .. } => Some((*on, *at)),
-            Check::Comparable { on, .. } => Some((*on, None)),
-            _ => None,
-        }
+        self.pairing().map(|p| (p.on, p.at))
     }
 
     /// Whether the check reads a study's tables.
@@ -611,18 +668,23 @@ impl Ctx<'_> {
             Err(e) => return vec![self.claim_error(key, c, "spec", e)],
         };
         let mut errors = Vec::new();
-        if let Some(m) = &c.metric
-            && crate::spec::Metric::parse(m).is_none()
-        {
-            errors.push(self.claim_error(
-                key,
-                c,
-                "metric",
-                format!(
-                    "unknown metric {m:?}: use one of {}",
-                    crate::spec::METRIC_NAMES.join(", ")
-                ),
-            ));
+        if let Some(m) = &c.metric {
+            match super::claims::time_metric(m) {
+                Some(Err(e)) => errors.push(self.claim_error(key, c, "metric", e)),
+                Some(Ok(_)) => {}
+                None if crate::spec::Metric::parse(m).is_none() => errors.push(self.claim_error(
+                    key,
+                    c,
+                    "metric",
+                    format!(
+                        "unknown metric {m:?}: use one of {}, or time:<{}> for a run's mean \
+                             time per decision",
+                        crate::spec::METRIC_NAMES.join(", "),
+                        crate::spec::TIME_METRIC_NAMES.join(" | ")
+                    ),
+                )),
+                None => {}
+            }
         }
         let Ok(shape) = &self.shapes[i].1 else {
             return errors; // reported under `specs:`
@@ -661,20 +723,15 @@ impl Ctx<'_> {
         let names: Vec<&str> = policies.iter().map(String::as_str).collect();
         let mut named: Vec<(String, &str)> = Vec::new();
         match check {
-            Check::Better { policy, than, .. } => {
-                named.push(("check.policy".into(), policy));
+            c if c.pairing().is_some() => {
+                let pairing = c.pairing().expect("a paired check");
+                named.push(("check.policy".into(), pairing.policy));
                 named.extend(
-                    than.iter()
+                    pairing
+                        .comparators
+                        .iter()
                         .enumerate()
-                        .map(|(j, p)| (format!("check.than[{j}]"), p.as_str())),
-                );
-            }
-            Check::Comparable { policy, to, .. } => {
-                named.push(("check.policy".into(), policy));
-                named.extend(
-                    to.iter()
-                        .enumerate()
-                        .map(|(j, p)| (format!("check.to[{j}]"), p.as_str())),
+                        .map(|(j, p)| (format!("check.{}[{j}]", pairing.key), p.as_str())),
                 );
             }
             Check::Slowest { policy } => named.push(("check.policy".into(), policy)),
@@ -701,46 +758,40 @@ impl Ctx<'_> {
     /// `on`, `at` and `margin` as the check types take them.
     fn check_reading(&self, key: &str, c: &Claim, check: &Check) -> Vec<String> {
         let mut errors = Vec::new();
+        let Some(pairing) = check.pairing() else {
+            return errors;
+        };
         let mut fail = |field: &str, m: String| errors.push(self.claim_error(key, c, field, m));
-        match check {
-            Check::Better { than, .. } | Check::Comparable { to: than, .. } if than.is_empty() => {
-                fail("check", "name at least one policy to compare with".into())
-            }
-            _ => {}
+        if pairing.comparators.is_empty() {
+            fail("check", "name at least one policy to compare with".into());
         }
-        match check {
-            Check::Better {
-                on: On::Early,
-                at: None,
-                ..
-            } => fail(
+        match (pairing.on, pairing.at) {
+            (On::Early, None) => fail(
                 "check.at",
                 "`on: early` reads the runs at a share of the budget: give it as `at:`, \
                  fixed before the runs (e.g. at: 0.25)"
                     .into(),
             ),
-            Check::Better {
-                on: On::Early,
-                at: Some(at),
-                ..
-            } => {
-                if let Err(e) = grid_share(*at) {
+            (On::Early, Some(at)) => {
+                if let Err(e) = grid_share(at) {
                     fail("check.at", e);
                 }
             }
-            Check::Better { at: Some(_), .. } => fail(
+            (_, Some(_)) => fail(
                 "check.at",
                 "`at:` goes with `on: early` (final reads the budget, area the whole curve)".into(),
             ),
-            Check::Comparable { on: On::Early, .. } => fail(
-                "check.on",
-                "a comparable check reads `final` or `area`, not `early`".into(),
-            ),
-            Check::Comparable { margin, .. } if !(margin.is_finite() && *margin > 0.0) => fail(
-                "check.margin",
-                format!("the margin must be a positive number on the metric's scale, got {margin}"),
-            ),
             _ => {}
+        }
+        if let Some(margin) = pairing.margin {
+            if !(margin.is_finite() && margin > 0.0) {
+                fail(
+                    "check.margin",
+                    format!(
+                        "the margin must be a positive number on the metric's scale, got {margin}"
+                    ),
+                );
+            }
         }
         errors
     }

@@ -97,6 +97,31 @@ impl RunValues {
         }
     }
 
+    /// Adds every counted run of `runs` by its mean `time` per decision (`times.jsonl`), the
+    /// same value at the budget and at every share: a runtime claim compares whole runs.
+    pub fn add_mean_times(&mut self, name: &str, runs: &Runs, time: crate::spec::TimeMetric) {
+        if !self.metrics.iter().any(|m| m.name == name) {
+            self.metrics.push(MetricInfo {
+                name: name.to_string(),
+                label: format!("mean {} per decision", crate::report::runtime::label(time)),
+                lower_is_better: true,
+            });
+        }
+        for (policy, rep, path) in runs.times_by_run() {
+            let decisions = crate::times::read_all(&path);
+            if decisions.is_empty() {
+                continue;
+            }
+            let sum: f64 = decisions
+                .iter()
+                .map(|t| crate::report::runtime::value(t, time))
+                .sum();
+            let mean = Some(rounded(sum / decisions.len() as f64));
+            let key = (policy.to_string(), rep, name.to_string());
+            self.rows.insert(key, vec![mean; GRID_INTERVALS + 2]);
+        }
+    }
+
     /// The file's text.
     pub fn to_csv(&self) -> String {
         let mut out = String::new();

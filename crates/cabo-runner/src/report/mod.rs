@@ -540,6 +540,14 @@ impl Runs {
             .collect()
     }
 
+    /// The runs that count, as (policy name, replication, its times file).
+    pub fn times_by_run(&self) -> impl Iterator<Item = (&str, usize, PathBuf)> {
+        self.runs.iter().map(|(p, r, _)| {
+            let policy = self.input.policies[*p].as_str();
+            (policy, *r, RunFiles::new(&self.dir, policy, *r).times)
+        })
+    }
+
     /// Whether no run counts (never: [`load`] fails then).
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
