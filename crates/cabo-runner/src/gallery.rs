@@ -239,8 +239,10 @@ impl SpecResult {
         if self.runs_complete > 0 {
             return Some(self.cpu_seconds / self.runs_complete as f64);
         }
-        let k = self.kept.as_ref()?;
-        (k.runs > 0).then(|| k.cpu_seconds / k.runs as f64)
+        match &self.kept {
+            Some(k) if k.runs > 0 => Some(k.cpu_seconds / k.runs as f64),
+            _ => self.spec.cpu_seconds_per_run,
+        }
     }
 }
 
@@ -630,7 +632,10 @@ pub fn write_pages(
             .filter(|r| r.dropped > 0)
             .map(|r| (r.spec.path.clone(), r.dropped))
             .collect();
-        if path.is_file() && !adds_results(&results) && records_current_specs(&path, &results) {
+        let assets = assets_dir(paper, pages_dir);
+        let current = records_current_specs(&path, &results)
+            && records_claims(&path, &claims_fingerprint(paper));
+        if path.is_file() && !adds_results(&results) && current {
             written.push(WrittenPage {
                 path,
                 kept: Vec::new(),
@@ -639,7 +644,6 @@ pub fn write_pages(
             });
             continue;
         }
-        let assets = assets_dir(paper, pages_dir);
         std::fs::create_dir_all(&assets)
             .map_err(|e| format!("{}: cannot create: {e}", assets.display()))?;
         copy_assets(&results, &assets)?;
@@ -672,6 +676,25 @@ fn write_values(results: &[SpecResult], assets: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The marker line of the claim file a page was made from.
+const CLAIMS_LINE: &str = "<!-- gallery-claims ";
+
+/// A fingerprint of everything a paper's claim file says (claims, settings, specs, runtimes).
+fn claims_fingerprint(paper: &Paper) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{paper:?}").as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether the page at `path` was made from a claim file with this fingerprint: a page whose
+/// claims, settings or specs list changed is rewritten even without new results.
+fn records_claims(path: &Path, fingerprint: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| {
+        text.lines()
+            .any(|l| l.strip_prefix(CLAIMS_LINE) == Some(&format!("{fingerprint} -->")))
+    })
 }
 
 /// Whether the page at `path` records exactly the paper's specs, each with its current
@@ -765,6 +788,7 @@ fn render(
     figures_section(&mut out, results, &rel);
     how_to_run_section(&mut out, paper, results, commit);
     what_remains_section(&mut out, paper, results, &claims, &beyond);
+    let _ = writeln!(out, "{CLAIMS_LINE}{} -->", claims_fingerprint(paper));
     for r in results {
         let (cpu, wall) = r.seconds();
         let marker = Marker {
@@ -939,32 +963,47 @@ fn what_remains_section(
     claims: &[Outcome],
     beyond: &[Outcome],
 ) {
-    let undecided: Vec<(&Claim, &claims::Paired)> = paper
-        .claims
-        .iter()
-        .zip(claims)
-        .chain(paper.beyond_the_paper.iter().zip(beyond))
+    let all = || {
+        paper
+            .claims
+            .iter()
+            .zip(claims)
+            .chain(paper.beyond_the_paper.iter().zip(beyond))
+    };
+    let undecided: Vec<(&Claim, &claims::Paired)> = all()
         .filter_map(|(c, o)| Some((c, o.undecided()?)))
         .collect();
-    if undecided.is_empty() && paper.remaining.is_empty() {
+    let not_run: Vec<&Claim> = all()
+        .filter(|(_, o)| matches!(o, Outcome::NotRun))
+        .map(|(c, _)| c)
+        .collect();
+    if undecided.is_empty() && not_run.is_empty() && paper.remaining.is_empty() {
         return;
     }
     let _ = writeln!(out, "## What remains\n");
-    if !undecided.is_empty() {
+    if !undecided.is_empty() || !not_run.is_empty() {
         let _ = writeln!(
             out,
-            "Undecided claims: the replications the sequential rule still needs at most (to the \
-             paper's count; it may stop at an earlier look), and their CPU-hours at the mean CPU \
-             time per run of the spec's counted runs.\n"
+            "Undecided claims, and claims not run yet: the replications the sequential rule still \
+             needs at most (to the paper's count; it may stop at an earlier look), and their \
+             CPU-hours at the mean CPU time per run of the spec's counted runs, or where none is \
+             counted yet, of the earlier runs its `cpu_seconds_per_run` records (\"—\": no \
+             measurement).\n"
         );
         let _ = writeln!(
             out,
             "| claim | replications (now → at most) | runs | CPU-hours (estimate) | command |\n\
              |---|---:|---:|---:|---|"
         );
-        for (c, p) in undecided {
+        let rows = undecided
+            .iter()
+            .map(|(c, p)| {
+                let only = p.policies.iter().map(|(q, _)| q.clone()).collect();
+                (*c, p.have, p.of, claims::runs_needed(p), only)
+            })
+            .chain(not_run.iter().filter_map(|c| not_run_row(c, results)));
+        for (c, have, of, runs, only) in rows {
             let spec = c.spec.as_deref().unwrap_or_default();
-            let runs = claims::runs_needed(p);
             let hours = results
                 .iter()
                 .find(|r| r.spec.path == spec)
@@ -972,15 +1011,13 @@ fn what_remains_section(
                 .map_or("—".to_string(), |s| sig(s * runs as f64 / 3600.0));
             let line = PlanLine {
                 spec: spec.to_string(),
-                replications: Some(p.of),
-                only: p.policies.iter().map(|(q, _)| q.clone()).collect(),
+                replications: Some(of),
+                only,
             };
             let _ = writeln!(
                 out,
-                "| {} | {} → {} | {runs} | {hours} | `cargo xtask slurm {} --workers` |",
+                "| {} | {have} → {of} | {runs} | {hours} | `cargo xtask slurm {} --workers` |",
                 c.id,
-                p.have,
-                p.of,
                 claims::cell(&line.line())
             );
         }
@@ -1000,6 +1037,29 @@ fn what_remains_section(
         }
         out.push('\n');
     }
+}
+
+/// A claim not run yet, as a row of what remains: (claim, 0, the paper's replications, the
+/// runs that takes, the policies to run; none for a study, which runs whole).
+fn not_run_row<'a>(
+    c: &'a Claim,
+    results: &[SpecResult],
+) -> Option<(&'a Claim, usize, usize, usize, Vec<String>)> {
+    let r = results
+        .iter()
+        .find(|r| Some(r.spec.path.as_str()) == c.spec.as_deref())?;
+    let check = c.check.as_ref()?;
+    Some(match check.paired() {
+        Some((policy, others)) => {
+            let only: Vec<String> = std::iter::once(policy)
+                .chain(others.iter().map(String::as_str))
+                .map(str::to_string)
+                .collect();
+            let of = r.spec.paper_replications;
+            (c, 0, of, of * only.len(), only)
+        }
+        None => (c, 0, 1, 1, Vec::new()),
+    })
 }
 
 /// How many replications a reproduction may run per spec: `replications` where given, else

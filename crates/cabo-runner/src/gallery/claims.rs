@@ -618,6 +618,8 @@ mod tests {
             paper_replications: 16,
             quick_replications: None,
             looks: None,
+            cpu_seconds_per_run: None,
+            estimate_from: None,
         };
         (claim, spec)
     }

@@ -120,6 +120,14 @@ pub struct GallerySpec {
     /// Planned looks of the sequential rule (default [`DEFAULT_LOOKS`]).
     #[serde(default)]
     pub looks: Option<usize>,
+    /// CPU seconds of one run (one replication of one policy; a study's whole run), for the
+    /// estimates of what remains while no run of this version is counted: measured on
+    /// earlier runs, which `estimate_from` names.
+    #[serde(default)]
+    pub cpu_seconds_per_run: Option<f64>,
+    /// Where `cpu_seconds_per_run` comes from.
+    #[serde(default)]
+    pub estimate_from: Option<String>,
 }
 
 impl GallerySpec {
@@ -783,15 +791,13 @@ impl Ctx<'_> {
             ),
             _ => {}
         }
-        if let Some(margin) = pairing.margin {
-            if !(margin.is_finite() && margin > 0.0) {
-                fail(
-                    "check.margin",
-                    format!(
-                        "the margin must be a positive number on the metric's scale, got {margin}"
-                    ),
-                );
-            }
+        if let Some(margin) = pairing.margin
+            && !(margin.is_finite() && margin > 0.0)
+        {
+            fail(
+                "check.margin",
+                format!("the margin must be a positive number on the metric's scale, got {margin}"),
+            );
         }
         errors
     }
@@ -959,6 +965,36 @@ settings:
             "{e}"
         );
         assert!(e.contains("better"), "{e}");
+    }
+
+    #[test]
+    fn not_worse_and_runtime_claims_are_checked_like_the_others() {
+        let g = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: not_worse, policy: PBGI, than: [EIPC], margin: 0.1, on: early, at: 0.5 }} }}
+  - {{ id: b, claim: c, quote: q, source: s, spec: specs/f.yaml, metric: 'time:acquisition_time',
+      check: {{ type: better, policy: PBGI, than: [EIPC] }} }}
+"
+        ));
+        assert!(g.is_ok(), "{g:?}");
+        let e = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: not_worse, policy: PBGI, than: [EIPX], margin: -1 }} }}
+  - {{ id: b, claim: c, quote: q, source: s, spec: specs/f.yaml, metric: 'time:acquisiton_time',
+      check: {{ type: better, policy: PBGI, than: [EIPC] }} }}
+"
+        ))
+        .unwrap_err();
+        for needle in [
+            "claim a",
+            "check.than[0]",
+            "EIPC",
+            "check.margin",
+            "claim b",
+            "acquisition_time",
+        ] {
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
     }
 
     #[test]
