@@ -16,7 +16,8 @@
 //! - **comparable** ([`Test::Comparable`]): two one-sided tests against ±margin. It holds
 //!   when every comparator's interval at 1 − 2α lies inside (−margin, margin) (an
 //!   intersection–union test needs no correction), and does not hold when Holm's procedure
-//!   finds one comparator beyond the margin.
+//!   finds the claim's policy worse than one comparator by more than the margin (better by
+//!   more than it leaves the claim inconclusive).
 //! - **not worse** ([`Test::NotWorse`]): the one-sided half of that ("competitive", "no
 //!   method outperforms"). It holds when every comparator's interval at 1 − 2α lies above
 //!   −margin, and does not hold when Holm's procedure finds one wholly below it.
@@ -205,7 +206,7 @@ pub fn describe(test: &Test, comparisons: usize, looks: &Looks) -> String {
         Test::Comparable { margin } => format!(
             "mean paired advantage with its {:.0} % repeated t interval ({spending}); \
              comparable when every interval lies inside ±{margin} (two one-sided tests at \
-             {:.0} %), not comparable when one lies beyond it{}",
+             {:.0} %), not comparable when one lies wholly below −{margin}{}",
             100.0 * (1.0 - 2.0 * ALPHA),
             100.0 * ALPHA,
             holm("the latter")
@@ -326,14 +327,28 @@ fn comparable(family: &Family, margin: f64, k: usize, boundaries: &mut Boundarie
         let (low, high) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
         low > -margin && high < margin
     });
-    let strength = |s: &Sample| s.standardised(margin);
-    let beyond = |(low, high): (f64, f64)| low > margin || high < -margin;
+    // Only a policy worse by more than the margin refutes "comparable" (the gallery's
+    // convention): one better by more than it leaves the claim undecided, not refuted.
+    let below = |(_, high): (f64, f64)| high < -margin;
     if inside && family.complete() {
         Verdict::Holds
-    } else if !holm(family, 2.0 * ALPHA, k, boundaries, strength, beyond).is_empty() {
+    } else if !holm(family, 2.0 * ALPHA, k, boundaries, worse_by(margin), below).is_empty() {
         Verdict::DoesNotHold
     } else {
         Verdict::Inconclusive
+    }
+}
+
+/// Holm's order for evidence of being worse than −margin: the mean farthest below it, in
+/// standard errors, first.
+fn worse_by(margin: f64) -> impl Fn(&Sample) -> f64 {
+    move |s: &Sample| {
+        let below = -margin - s.mean;
+        if s.stderr == 0.0 {
+            below.signum() * f64::INFINITY
+        } else {
+            below / s.stderr
+        }
     }
 }
 
@@ -342,19 +357,10 @@ fn not_worse(family: &Family, margin: f64, k: usize, boundaries: &mut Boundaries
         let (low, _) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
         low > -margin
     });
-    // The strongest evidence of being worse: the mean farthest below −margin.
-    let strength = |s: &Sample| {
-        let below = -margin - s.mean;
-        if s.stderr == 0.0 {
-            below.signum() * f64::INFINITY
-        } else {
-            below / s.stderr
-        }
-    };
     let below = |(_, high): (f64, f64)| high < -margin;
     if above && family.complete() {
         Verdict::Holds
-    } else if !holm(family, 2.0 * ALPHA, k, boundaries, strength, below).is_empty() {
+    } else if !holm(family, 2.0 * ALPHA, k, boundaries, worse_by(margin), below).is_empty() {
         Verdict::DoesNotHold
     } else {
         Verdict::Inconclusive

@@ -249,3 +249,21 @@ fn a_partial_family_refutes_but_never_confirms() {
     assert_eq!(one.verdict, Verdict::Holds);
     assert_eq!(of_two.verdict, Verdict::Inconclusive);
 }
+
+/// A comparable claim is refuted by being worse beyond the margin, not by being better.
+#[test]
+fn comparable_is_refuted_only_from_below() {
+    let looks = Looks::planned(16, 1);
+    let mut rng = Rng::new(41);
+    let margin = Test::Comparable { margin: 0.5 };
+    let far_ahead = vec![comparison("B", draws(&mut rng, 16, 3.0))];
+    assert_eq!(
+        decide(&margin, &far_ahead, &looks).verdict,
+        Verdict::Inconclusive
+    );
+    let far_behind = vec![comparison("B", draws(&mut rng, 16, -3.0))];
+    assert_eq!(
+        decide(&margin, &far_behind, &looks).verdict,
+        Verdict::DoesNotHold
+    );
+}
