@@ -67,17 +67,9 @@ impl Default for SlurmOptions {
     }
 }
 
-/// Single-quotes a word for bash (the scripts' commands and the printed `submit with` line).
-pub fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
+/// Single-quotes a word for bash (the scripts' commands and the printed `submit with` line):
+/// the plan's quoting, so a plan line and the script that runs it read the same.
+pub use cabo_runner::gallery::plan::quote;
 
 /// Quotes a value for an `#SBATCH` line, which `sbatch` reads itself rather than through a
 /// shell: it takes quotes (`'` or `"`) and a backslash escaping the next character, but not

@@ -1251,20 +1251,8 @@ beyond_the_paper:
     /// A repository with the fixture spec, a test file and the fixture gallery.
     fn repo() -> (tempfile::TempDir, Gallery) {
         link();
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = schema::tests::write_repo(SPEC, PAPER);
         let root = tmp.path();
-        for (path, text) in [
-            ("specs/f.yaml", SPEC),
-            ("tests/t.rs", "#[test]\nfn verified_here() {}\n"),
-            (
-                "docs/reproductions/gallery.yaml",
-                "papers:\n  - { file: 900-f.yaml }\n",
-            ),
-            ("docs/reproductions/900-f.yaml", PAPER),
-        ] {
-            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
-            std::fs::write(root.join(path), text).unwrap();
-        }
         let g = load(root, &root.join("docs/reproductions/gallery.yaml")).expect("loads");
         (tmp, g)
     }

@@ -83,8 +83,9 @@ pub fn parse_plan(text: &str, source: &str) -> Result<Vec<PlanLine>, String> {
     Ok(lines)
 }
 
-/// A word as a POSIX shell reads it back.
-fn quote(s: &str) -> String {
+/// A word as a POSIX shell reads it back (single-quoted unless plainly safe); the Slurm
+/// scripts quote their words the same way.
+pub fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c))

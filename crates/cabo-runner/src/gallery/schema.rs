@@ -853,7 +853,7 @@ fn hint(name: &str, names: &[&str]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     const SPEC: &str =
@@ -861,10 +861,16 @@ mod tests {
 
     /// A repository under a temp dir with one spec, one test file and one paper file.
     fn repo(paper: &str) -> tempfile::TempDir {
+        write_repo(SPEC, paper)
+    }
+
+    /// A repository under a temp dir: `spec` as `specs/f.yaml`, a test file, and the index
+    /// naming `paper` as `docs/reproductions/900-f.yaml`.
+    pub(in crate::gallery) fn write_repo(spec: &str, paper: &str) -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         for (path, text) in [
-            ("specs/f.yaml", SPEC),
+            ("specs/f.yaml", spec),
             ("tests/t.rs", "#[test]\nfn verified_here() {}\n"),
             (
                 "docs/reproductions/gallery.yaml",
