@@ -26,8 +26,8 @@ fn every_spec_parses_in_full_and_smoke_form() {
     let files = spec_files();
     assert_eq!(
         files.len(),
-        46,
-        "27 known-cost specs, the App. C.4 runtime spec and 18 unknown-cost specs"
+        48,
+        "27 known-cost specs, the three App. C.4 runtime specs and 18 unknown-cost specs"
     );
     for f in files {
         for smoke in [false, true] {
