@@ -24,6 +24,8 @@
 //!
 //! Everything else is *inconclusive at n*.
 
+#![forbid(unsafe_code)]
+
 pub mod boundary;
 mod looks;
 
