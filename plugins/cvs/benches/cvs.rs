@@ -13,11 +13,11 @@
 //! of the process (every thread) over three decisions of each.
 
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Objective,
-    Observation, OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
+    Budget, BudgetState, BuildContext, Dataset, Decision, DecisionContext, Objective, Observation,
+    OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
 };
-use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
+use cabo_cvs::{ExpectedBounds, problem_info};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
 #[path = "../tests/common/seed004.rs"]
@@ -75,43 +75,35 @@ fn posterior() -> GpPosterior {
     rbf_posterior(&x, &y)
 }
 
+/// Seed 002's airfoil control sets (those of the App. C.4 table).
 fn sets() -> Vec<Vec<usize>> {
-    vec![
-        vec![3, 4],
-        vec![1, 4],
-        vec![0, 3],
-        vec![1, 2],
-        vec![2, 4],
-        vec![0, 1],
-        vec![2, 3],
-    ]
+    c4::SETS_AIRFOIL.iter().map(|s| s.to_vec()).collect()
 }
 
-fn distributions() -> InputDistributions {
-    let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
-        .sampler()
-        .unwrap();
-    InputDistributions {
-        variables: vec![s; D],
-    }
+/// `dim` variables, each truncated normal of variance `variance` around 0.5.
+fn distributions(dim: usize, variance: f64) -> InputDistributions {
+    let open = VariableDistribution::TruncatedNormal { variance };
+    InputDistributions::every(open, dim).unwrap()
 }
 
 fn setup() -> (GpPosterior, Vec<f64>, Vec<Vec<usize>>) {
-    (posterior(), distributions().sample_matrix(1024, 2), sets())
+    (
+        posterior(),
+        distributions(D, 0.04).sample_matrix(1024, 2),
+        sets(),
+    )
 }
 
-/// The problem as a policy sees it: the 7 sets with costs 0.1…0.7 and their distributions.
+/// A problem as a policy sees it: `sets` with costs 0.1, 0.2, … in order and every open
+/// variable truncated normal of variance 0.04.
+fn priced(name: &str, dim: usize, sets: &[Vec<usize>]) -> ProblemInfo {
+    let costs: Vec<f64> = (0..sets.len()).map(|i| 0.1 * (i + 1) as f64).collect();
+    problem_info(name, sets, Some(&costs), distributions(dim, 0.04)).unwrap()
+}
+
+/// The problem of the n = 100 rows: the 7 airfoil sets with costs 0.1…0.7.
 fn problem() -> ProblemInfo {
-    let mut info = ProblemInfo::continuous("bench", D);
-    info.control_sets = sets()
-        .into_iter()
-        .enumerate()
-        .map(|(i, variables)| ControlSet {
-            variables,
-            known_cost: Some(0.1 * (i + 1) as f64),
-        })
-        .collect();
-    info.with_extension(distributions())
+    priced("bench", D, &sets())
 }
 
 /// The 100 training points as full-query observations.
@@ -287,20 +279,7 @@ mod airfoil004 {
 
     /// The problem with unknown costs.
     pub fn problem() -> ProblemInfo {
-        let mut info = ProblemInfo::continuous("seed004-airfoil", D);
-        info.control_sets = sets()
-            .into_iter()
-            .map(|variables| ControlSet {
-                variables,
-                known_cost: None,
-            })
-            .collect();
-        let s = VariableDistribution::TruncatedNormal { variance: 0.02 }
-            .sampler()
-            .unwrap();
-        info.with_extension(InputDistributions {
-            variables: vec![s; D],
-        })
+        problem_info("seed004-airfoil", &sets(), None, distributions(D, 0.02)).unwrap()
     }
 
     /// An RBF posterior (lengthscale 0.2) on `n` uniform points of a smooth function: a
@@ -371,7 +350,7 @@ mod c4 {
     }
 
     const SETS_3D: &[&[usize]] = &[&[0], &[1], &[2], &[0, 1], &[0, 2], &[1, 2], &[0, 1, 2]];
-    const SETS_AIRFOIL: &[&[usize]] = &[
+    pub const SETS_AIRFOIL: &[&[usize]] = &[
         &[3, 4],
         &[1, 4],
         &[0, 3],
@@ -426,22 +405,8 @@ mod c4 {
     /// The problem as a policy sees it: its sets with costs 0.1, …, 0.7 and open variables
     /// truncated normal with variance 0.04.
     fn info(p: &Problem) -> ProblemInfo {
-        let mut info = ProblemInfo::continuous("c4", p.dim);
-        info.control_sets = p
-            .sets
-            .iter()
-            .enumerate()
-            .map(|(i, v)| ControlSet {
-                variables: v.to_vec(),
-                known_cost: Some(0.1 * (i + 1) as f64),
-            })
-            .collect();
-        let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
-            .sampler()
-            .unwrap();
-        info.with_extension(InputDistributions {
-            variables: vec![s; p.dim],
-        })
+        let sets: Vec<Vec<usize>> = p.sets.iter().map(|s| s.to_vec()).collect();
+        super::priced("c4", p.dim, &sets)
     }
 
     /// n = 100 uniform full queries of a smooth function and the GP posterior on them

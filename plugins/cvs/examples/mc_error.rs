@@ -289,14 +289,10 @@ fn run_case(case: &Case) -> CaseErrors {
         .fourier_samples()
         .expect("the exact GP draws Fourier paths");
     let paths = FourierPaths::sample(fourier, FEATURES, PATHS, 7).expect("paths");
-    let dist = VariableDistribution::TruncatedNormal {
+    let open = VariableDistribution::TruncatedNormal {
         variance: case.variance,
-    }
-    .sampler()
-    .expect("variance");
-    let dists = InputDistributions {
-        variables: vec![dist; case.dim],
     };
+    let dists = InputDistributions::every(open, case.dim).expect("variance");
     let seed = |what: &str, r: usize| derive_seed(&[&"mc_error", &case.name, &what, &r]);
     let counts: Vec<usize> = LOG2_COUNTS.map(|k| 1usize << k).collect();
     let per_set: Vec<(Sq, Vec<Sq>, Sq)> = case

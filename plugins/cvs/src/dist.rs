@@ -187,6 +187,15 @@ impl InputDistributions {
         Ok(InputDistributions { variables })
     }
 
+    /// `d` variables that all follow `distribution` (a spec's `distribution` without
+    /// per-input overrides), for building a problem's view outside a spec.
+    pub fn every(distribution: VariableDistribution, d: usize) -> Result<Self> {
+        let sampler = distribution.sampler()?;
+        Ok(InputDistributions {
+            variables: vec![sampler; d],
+        })
+    }
+
     /// Input dimension.
     pub fn dim(&self) -> usize {
         self.variables.len()

@@ -38,7 +38,7 @@ pub mod ucb_psq;
 pub use common::maximize_sets;
 pub use dist::{InputDistributions, Sampler, VariableDistribution};
 pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum};
-pub use problem::{CvsProblem, CvsSpec};
+pub use problem::{CvsProblem, CvsSpec, problem_info};
 
 /// Forces the linker to keep this crate's plugin registrations.
 pub fn link() {}

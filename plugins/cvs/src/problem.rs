@@ -165,29 +165,35 @@ fn default_alpha() -> f64 {
     0.1
 }
 
+/// At least one control set; each non-empty, of strictly increasing indices below `d`.
+fn check_sets(sets: &[Vec<usize>], d: usize) -> Result<()> {
+    if sets.is_empty() {
+        return Err(Error::invalid(
+            "cvs.control_sets: needs at least one control set",
+        ));
+    }
+    for (k, set) in sets.iter().enumerate() {
+        if set.is_empty() {
+            return Err(Error::invalid(format!("cvs.control_sets[{k}]: is empty")));
+        }
+        if let Some(bad) = set.iter().find(|&&v| v >= d) {
+            return Err(Error::invalid(format!(
+                "cvs.control_sets[{k}]: variable {bad} does not exist (indices are 0-based, the objective has d = {d})"
+            )));
+        }
+        if set.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::invalid(format!(
+                "cvs.control_sets[{k}]: indices must be strictly increasing, got {set:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl CvsSpec {
     fn check(&self, d: usize) -> Result<()> {
         let m = self.control_sets.len();
-        if m == 0 {
-            return Err(Error::invalid(
-                "cvs.control_sets: needs at least one control set",
-            ));
-        }
-        for (k, set) in self.control_sets.iter().enumerate() {
-            if set.is_empty() {
-                return Err(Error::invalid(format!("cvs.control_sets[{k}]: is empty")));
-            }
-            if let Some(bad) = set.iter().find(|&&v| v >= d) {
-                return Err(Error::invalid(format!(
-                    "cvs.control_sets[{k}]: variable {bad} does not exist (indices are 0-based, the objective has d = {d})"
-                )));
-            }
-            if set.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(Error::invalid(format!(
-                    "cvs.control_sets[{k}]: indices must be strictly increasing, got {set:?}"
-                )));
-            }
-        }
+        check_sets(&self.control_sets, d)?;
         if self.costs.len() != m {
             return Err(Error::invalid(format!(
                 "cvs.costs: {} costs for {m} control sets",
@@ -326,6 +332,41 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The problem as a control-set policy sees it, without an objective: `dists.dim()`
+/// continuous variables, the control sets `sets` (0-based, strictly increasing indices)
+/// with their known `costs`, or unknown costs where `costs` is `None`, and `dists`
+/// attached for the policies to draw the open variables from. [`CvsProblem::new`] builds
+/// its view with it; so can a test, a benchmark or a study that drives a policy's
+/// decisions outside the runner. Errors name the set or the cost count that is wrong.
+pub fn problem_info(
+    name: impl Into<String>,
+    sets: &[Vec<usize>],
+    costs: Option<&[f64]>,
+    dists: InputDistributions,
+) -> Result<ProblemInfo> {
+    let d = dists.dim();
+    check_sets(sets, d)?;
+    if let Some(c) = costs
+        && c.len() != sets.len()
+    {
+        return Err(Error::invalid(format!(
+            "cvs.costs: {} costs for {} control sets",
+            c.len(),
+            sets.len()
+        )));
+    }
+    let mut info = ProblemInfo::continuous(name, d);
+    info.control_sets = sets
+        .iter()
+        .enumerate()
+        .map(|(i, v)| ControlSet {
+            variables: v.clone(),
+            known_cost: costs.map(|c| c[i]),
+        })
+        .collect();
+    Ok(info.with_extension(dists))
+}
+
 /// A built BOCVS problem (one replication).
 pub struct CvsProblem {
     info: ProblemInfo,
@@ -364,17 +405,13 @@ impl CvsProblem {
         let value_samples =
             dists.sample_matrix(spec.value_samples, derive_seed(&[&seed, &"value_samples"]));
         let full_set = spec.control_sets.iter().position(|s| s.len() == d);
-        let mut info = ProblemInfo::continuous(format!("cvs({})", objective.info().name), d);
-        info.control_sets = spec
-            .control_sets
-            .iter()
-            .zip(&spec.costs)
-            .map(|(v, c)| ControlSet {
-                variables: v.clone(),
-                known_cost: spec.unknown_costs.is_none().then_some(*c),
-            })
-            .collect();
-        let info = info.with_extension(dists.clone());
+        let known_costs = spec.unknown_costs.is_none().then_some(&spec.costs[..]);
+        let info = problem_info(
+            format!("cvs({})", objective.info().name),
+            &spec.control_sets,
+            known_costs,
+            dists.clone(),
+        )?;
         let mut p = CvsProblem {
             info,
             objective,

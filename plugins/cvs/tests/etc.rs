@@ -8,12 +8,13 @@
 //! policy's checkpoint (plays left per group) and from its exploring decisions (each in its
 //! group, cheapest or smallest group first).
 
+mod common;
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
-    OptimizerSettings, Policy, PolicySpec, ProblemInfo, Rng, TrainingData,
+    Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
+    Policy, ProblemInfo, Rng, TrainingData,
 };
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
+use common::{build, problem};
 
 /// Seed 002's airfoil control sets (App. C, 0-based): seven sets of two variables, none full.
 fn airfoil_sets() -> Vec<Vec<usize>> {
@@ -71,34 +72,6 @@ fn sets_12d() -> Vec<Vec<usize>> {
 const CHEAP: [f64; 7] = [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0];
 const MODERATE: [f64; 7] = [0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0];
 const EXPENSIVE: [f64; 7] = [0.6, 0.6, 0.6, 0.8, 0.8, 0.8, 1.0];
-
-/// A `dim`-variable problem with `sets` and known `costs` (`None`: unknown costs).
-fn problem(dim: usize, sets: &[Vec<usize>], costs: Option<&[f64]>) -> ProblemInfo {
-    let mut info = ProblemInfo::continuous("etc", dim);
-    info.control_sets = sets
-        .iter()
-        .enumerate()
-        .map(|(i, v)| ControlSet {
-            variables: v.clone(),
-            known_cost: costs.map(|c| c[i]),
-        })
-        .collect();
-    let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
-        .sampler()
-        .unwrap();
-    info.with_extension(InputDistributions {
-        variables: vec![s; dim],
-    })
-}
-
-fn build(spec: &str, info: &ProblemInfo) -> Box<dyn Policy> {
-    let spec: Box<dyn PolicySpec> = serde_json::from_str(spec).unwrap();
-    spec.build(&BuildContext {
-        problem: info,
-        seed: 5,
-    })
-    .unwrap()
-}
 
 /// Plays left per group, cheapest (or smallest) group first.
 fn plays_left(policy: &dyn Policy) -> Vec<usize> {
@@ -159,7 +132,7 @@ fn first_decisions(policy: &mut dyn Policy, info: &ProblemInfo, n: usize) -> Vec
 /// Builds `spec` with one play per group and checks that its decisions explore one set of
 /// each of `groups` in order, then commit.
 fn explores_in_order(info: &ProblemInfo, spec: &str, groups: &[Vec<usize>]) {
-    let mut policy = build(spec, info);
+    let mut policy = build(spec, info).unwrap();
     assert_eq!(plays_left(policy.as_ref()), vec![1; groups.len()], "{spec}");
     let decisions = first_decisions(policy.as_mut(), info, groups.len() + 1);
     for (g, (set, exploring)) in groups.iter().zip(&decisions) {
@@ -188,7 +161,11 @@ fn airfoil_cost_groups_are_the_two_cheaper_cost_levels() {
             (r#"{"type": "cvs_etc", "plays": 100}"#, vec![100, 100]),
             (r#"{"type": "cvs_etc", "adaptive": true}"#, ada.to_vec()),
         ] {
-            assert_eq!(plays_left(build(spec, &info).as_ref()), plays, "{spec}");
+            assert_eq!(
+                plays_left(build(spec, &info).unwrap().as_ref()),
+                plays,
+                "{spec}"
+            );
         }
         explores_in_order(
             &info,
@@ -207,7 +184,7 @@ fn airfoil_size_groups_explore_the_one_group() {
     for costs in [Some(&CHEAP[..]), None] {
         let info = problem(5, &airfoil_sets(), costs);
         let spec = r#"{"type": "cvs_etc", "plays": 50, "group_by": "size"}"#;
-        assert_eq!(plays_left(build(spec, &info).as_ref()), vec![50]);
+        assert_eq!(plays_left(build(spec, &info).unwrap().as_ref()), vec![50]);
         explores_in_order(
             &info,
             r#"{"type": "cvs_etc", "plays": 1, "group_by": "size", "mc_samples": 16}"#,

@@ -2,16 +2,17 @@
 //! posterior's own mean/variance, analytic gradients against finite differences, and the
 //! reduction of a single full control set to GP-UCB, which bounds every set's expected LCB.
 
-mod common;
+#[path = "common/opaque.rs"]
+mod opaque;
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Objective,
-    OptimizerSettings, Posterior, ProblemInfo, Rng, TrainingData, derive_seed,
+    Budget, BudgetState, BuildContext, Dataset, Decision, DecisionContext, Objective,
+    OptimizerSettings, Posterior, Rng, TrainingData, derive_seed,
 };
 use cabo_cvs::ExpectedBounds;
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::{MaximizeOptions, maximize};
-use common::Opaque;
+use opaque::Opaque;
 
 fn posterior(kind: KernelKind, n: usize, d: usize, seed: u64) -> GpPosterior {
     let mut rng = Rng::new(seed);
@@ -41,13 +42,9 @@ fn samples(d: usize, m: usize, variance: f64) -> Vec<f64> {
 }
 
 fn samples_seeded(d: usize, m: usize, variance: f64, seed: u64) -> Vec<f64> {
-    let s = VariableDistribution::TruncatedNormal { variance }
-        .sampler()
-        .unwrap();
-    InputDistributions {
-        variables: vec![s; d],
-    }
-    .sample_matrix(m, seed)
+    InputDistributions::every(VariableDistribution::TruncatedNormal { variance }, d)
+        .unwrap()
+        .sample_matrix(m, seed)
 }
 
 const KINDS: [KernelKind; 4] = [
@@ -193,16 +190,8 @@ fn a_single_full_control_set_is_gp_ucb() {
 
     // Through the policy: ucb_cvs on a problem whose only control set is the full one
     // proposes GP-UCB's maximiser.
-    let info = ProblemInfo::continuous("full", d);
-    let mut info = info;
-    info.control_sets = vec![ControlSet {
-        variables: vec![0, 1, 2],
-        known_cost: Some(1.0),
-    }];
-    let sampler = VariableDistribution::Uniform.sampler().unwrap();
-    let info = info.with_extension(InputDistributions {
-        variables: vec![sampler; d],
-    });
+    let uniform = InputDistributions::every(VariableDistribution::Uniform, d).unwrap();
+    let info = cabo_cvs::problem_info("full", &[vec![0, 1, 2]], Some(&[1.0]), uniform).unwrap();
     let spec: Box<dyn cabo_core::PolicySpec> =
         serde_json::from_str(r#"{"type": "ucb_cvs", "beta": 2.0, "mc_samples": 64}"#).unwrap();
     let mut policy = spec

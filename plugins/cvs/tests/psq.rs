@@ -3,16 +3,17 @@
 //! on the thread count), and bad set-ups are clear errors.
 
 mod common;
+#[path = "common/opaque.rs"]
+mod opaque;
 use cabo_core::{
-    Budget, BudgetState, BuildContext, ControlSet, Dataset, Decision, DecisionContext, Observation,
-    OptimizerSettings, Policy, PolicySpec, Posterior, ProblemInfo, Query, Rng, TrainingData,
-    derive_seed,
+    Budget, BudgetState, Dataset, Decision, DecisionContext, Observation, OptimizerSettings,
+    Posterior, ProblemInfo, Query, Rng, TrainingData, derive_seed,
 };
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::fourier::FourierPaths;
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::{MaximizeOptions, maximize};
-use common::Opaque;
+use common::{build, problem};
+use opaque::Opaque;
 
 const D: usize = 3;
 
@@ -43,38 +44,11 @@ fn posterior(data: &Dataset) -> GpPosterior {
     .unwrap()
 }
 
-/// The problem with the given control sets and costs (`None`: unknown costs).
-fn problem(sets: &[Vec<usize>], costs: Option<&[f64]>) -> ProblemInfo {
-    let mut info = ProblemInfo::continuous("psq", D);
-    info.control_sets = sets
-        .iter()
-        .enumerate()
-        .map(|(i, v)| ControlSet {
-            variables: v.clone(),
-            known_cost: costs.map(|c| c[i]),
-        })
-        .collect();
-    let s = VariableDistribution::TruncatedNormal { variance: 0.04 }
-        .sampler()
-        .unwrap();
-    info.with_extension(InputDistributions {
-        variables: vec![s; D],
-    })
-}
-
 const SETTINGS: OptimizerSettings = OptimizerSettings {
     raw_samples: 32,
     restarts: 2,
     max_iters: 30,
 };
-
-fn build(spec: &str, info: &ProblemInfo) -> cabo_core::Result<Box<dyn Policy>> {
-    let spec: Box<dyn PolicySpec> = serde_json::from_str(spec).unwrap();
-    spec.build(&BuildContext {
-        problem: info,
-        seed: 5,
-    })
-}
 
 /// One decision of `spec` at decision seed 21.
 fn decide(
@@ -101,7 +75,7 @@ fn decide(
 fn ts_psq_on_the_full_set_maximises_its_sample_path() {
     let data = data(12);
     let post = posterior(&data);
-    let info = problem(&[vec![0, 1, 2]], Some(&[1.0]));
+    let info = problem(D, &[vec![0, 1, 2]], Some(&[1.0]));
     let q = decide(
         r#"{"type": "ts_psq", "features": 256, "mc_samples": 16}"#,
         &info,
@@ -131,7 +105,7 @@ fn decisions_depend_only_on_the_seeds() {
     let data = data(15);
     let post = posterior(&data);
     let sets = [vec![0], vec![1, 2], vec![0, 1, 2]];
-    let info = problem(&sets, Some(&[0.1, 0.3, 1.0]));
+    let info = problem(D, &sets, Some(&[0.1, 0.3, 1.0]));
     for spec in [
         r#"{"type": "ts_psq", "features": 256, "mc_samples": 64}"#,
         r#"{"type": "ts_psq", "features": 256, "mc_samples": 64, "per_unit_cost": true}"#,
@@ -159,7 +133,7 @@ fn bad_set_ups_are_clear_errors() {
     let data = data(6);
     let post = posterior(&data);
     let sets = [vec![0], vec![0, 1, 2]];
-    let known = problem(&sets, Some(&[0.1, 1.0]));
+    let known = problem(D, &sets, Some(&[0.1, 1.0]));
     let ei = r#"{"type": "ei_psq", "samples": 4, "features": 64, "mc_samples": 16}"#;
     // EI-PSQ needs draws on a Fourier basis; TS-PSQ falls back on the posterior's own
     // sample paths.
@@ -171,7 +145,7 @@ fn bad_set_ups_are_clear_errors() {
     let err = decide(ei, &known, &Dataset::new(D), Box::new(post.clone())).unwrap_err();
     assert!(err.to_string().contains("incumbent"), "{err}");
     // Per unit cost needs known costs.
-    let unknown = problem(&sets, None);
+    let unknown = problem(D, &sets, None);
     for spec in [
         r#"{"type": "ei_psq", "per_unit_cost": true}"#,
         r#"{"type": "ts_psq", "per_unit_cost": true}"#,

@@ -1,27 +1,25 @@
-//! Test helpers shared by the cvs integration tests.
+//! The policy set-up shared by the cvs policy tests (`etc.rs`, `psq.rs`): a problem view
+//! with given control sets and costs, and policies built from their JSON specs. Every test
+//! binary that declares this module uses all of it; the other shared pieces sit beside it
+//! (`opaque.rs`, `seed004.rs`) and are included by path where they are used, so that no
+//! binary compiles a helper it leaves unused.
 
-use cabo_core::capability::SamplePaths;
-use cabo_core::{MeanVar, MeanVarGrad, Posterior, Result};
-use cabo_gp::GpPosterior;
+use cabo_core::{BuildContext, Policy, PolicySpec, ProblemInfo, Result};
+use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 
-/// A posterior that offers only means, variances and sample paths, so policies and bounds
-/// take their generic path (no closed-form expectations, no Fourier paths).
-pub struct Opaque(pub GpPosterior);
+/// A `dim`-variable problem with `sets` and known `costs` (`None`: unknown costs), every
+/// open variable a truncated normal of variance 0.04 (seed 002's middle setting).
+pub fn problem(dim: usize, sets: &[Vec<usize>], costs: Option<&[f64]>) -> ProblemInfo {
+    let open = VariableDistribution::TruncatedNormal { variance: 0.04 };
+    let dists = InputDistributions::every(open, dim).expect("a valid variance");
+    cabo_cvs::problem_info("test", sets, costs, dists).expect("valid control sets")
+}
 
-impl Posterior for Opaque {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn mean_var(&self, x: &[f64]) -> MeanVar {
-        self.0.mean_var(x)
-    }
-    fn mean_var_grad(&self, x: &[f64]) -> Result<MeanVarGrad> {
-        self.0.mean_var_grad(x)
-    }
-    fn noise_variance(&self) -> f64 {
-        self.0.noise_variance()
-    }
-    fn sample_paths(&self) -> Option<&dyn SamplePaths> {
-        self.0.sample_paths()
-    }
+/// The policy of `spec` (JSON) on `info`, built with seed 5.
+pub fn build(spec: &str, info: &ProblemInfo) -> Result<Box<dyn Policy>> {
+    let spec: Box<dyn PolicySpec> = serde_json::from_str(spec).expect("a policy spec");
+    spec.build(&BuildContext {
+        problem: info,
+        seed: 5,
+    })
 }

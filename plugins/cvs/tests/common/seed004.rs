@@ -3,7 +3,7 @@
 //! needs x₀, x₁ and x₂ together, and an RBF GP that, like a MAP fit, gives the three dummy
 //! variables a long lengthscale.
 
-use cabo_core::{ControlSet, ProblemInfo, TrainingData};
+use cabo_core::{ProblemInfo, TrainingData};
 use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
@@ -28,26 +28,15 @@ pub fn control_sets() -> Vec<Vec<usize>> {
 
 /// Open variables: truncated normals of variance 0.02 around 0.5.
 pub fn distributions() -> InputDistributions {
-    let s = VariableDistribution::TruncatedNormal { variance: 0.02 }
-        .sampler()
-        .expect("a valid variance");
-    InputDistributions {
-        variables: vec![s; DIM],
-    }
+    let open = VariableDistribution::TruncatedNormal { variance: 0.02 };
+    InputDistributions::every(open, DIM).expect("a valid variance")
 }
 
 /// The problem as α-ETC sees it: the control sets with unknown costs and their open
 /// variables' distributions.
 pub fn problem() -> ProblemInfo {
-    let mut info = ProblemInfo::continuous("seed004-hartmann3-dummy3", DIM);
-    info.control_sets = control_sets()
-        .into_iter()
-        .map(|variables| ControlSet {
-            variables,
-            known_cost: None,
-        })
-        .collect();
-    info.with_extension(distributions())
+    let name = "seed004-hartmann3-dummy3";
+    cabo_cvs::problem_info(name, &control_sets(), None, distributions()).expect("valid sets")
 }
 
 /// A peak of height 3 at x₀ = x₁ = x₂ = 0.8; the dummies do not matter.
