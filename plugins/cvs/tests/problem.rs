@@ -4,7 +4,7 @@
 
 use cabo_core::{Observation, Outcome, Phase, Problem, Query, Rng};
 use cabo_cvs::problem::ValueFloor;
-use cabo_cvs::{CvsProblem, CvsSpec};
+use cabo_cvs::{CvsProblem, CvsSpec, InputDistributions, VariableDistribution, problem_info};
 
 #[test]
 fn the_published_floor_is_the_objectives_worst_value() {
@@ -150,4 +150,46 @@ fn unknown_costs_follow_the_authors_clipped_normal() {
         (sd - 0.01).abs() < 4.0 * 0.01 / (2.0 * n as f64).sqrt(),
         "sd {sd}"
     );
+}
+
+/// `problem_info` gives a policy the view `CvsProblem` gives it (the control sets with
+/// their known costs, or none when costs are unknown, and the open variables'
+/// distributions), and names the key of a bad set or cost count.
+#[test]
+fn a_policy_view_without_an_objective_is_the_built_problems_view() {
+    cabo_benchmarks::link();
+    let sets = vec![vec![0], vec![1, 2], vec![0, 1, 2]];
+    let costs = [0.1, 0.3, 1.0];
+    let open = VariableDistribution::TruncatedNormal { variance: 0.04 };
+    for unknown in ["", r#", "unknown_costs": {"sd": 0.01}"#] {
+        let spec: CvsSpec = serde_json::from_str(&format!(
+            r#"{{"objective": {{"type": "hartmann3"}}, "control_sets": [[0], [1, 2], [0, 1, 2]],
+                "costs": [0.1, 0.3, 1.0], "distribution": {{"type": "truncated_normal", "variance": 0.04}},
+                "value_samples": 16, "optimum": {{"raw_samples": 16, "restarts": 1, "max_iters": 5}}{unknown}}}"#
+        ))
+        .unwrap();
+        let built = CvsProblem::new(&spec, 1).unwrap();
+        let known = unknown.is_empty().then_some(&costs[..]);
+        let dists = InputDistributions::every(open, 3).unwrap();
+        let view = problem_info("view", &sets, known, dists.clone()).unwrap();
+        assert_eq!(view.dim, 3);
+        assert_eq!(view.control_sets, built.info().control_sets, "{unknown}");
+        assert_eq!(view.extension::<InputDistributions>(), Some(&dists));
+        assert_eq!(built.info().extension::<InputDistributions>(), Some(&dists));
+    }
+    let dists = InputDistributions::every(open, 3).unwrap();
+    let err = problem_info("view", &sets, Some(&costs[..2]), dists.clone()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cvs.costs: 2 costs for 3 control sets"),
+        "{err}"
+    );
+    let err = problem_info("view", &[vec![0], vec![1, 5]], None, dists).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("cvs.control_sets[1]: variable 5 does not exist"),
+        "{err}"
+    );
+    let too_wide = VariableDistribution::TruncatedNormal { variance: 0.1 };
+    assert!(InputDistributions::every(too_wide, 3).is_err());
 }
