@@ -16,7 +16,7 @@
 //! The table gives each case's root-mean-square error of 1024 iid draws and, for Sobol'
 //! counts 2^5 … 2^10, their RMSE as a multiple of it. The count chosen, for the expected
 //! bounds and for the paths' expectations each, is the smallest power of two whose RMSE is
-//! at most the iid-1024 RMSE in every case (ARCHITECTURE.md, decisions; the policies'
+//! at most the iid-1024 RMSE in every case (docs/decisions.md; the policies'
 //! defaults `DEFAULT_MC_SAMPLES` and `DEFAULT_PATH_MC_SAMPLES`). It takes about ten minutes
 //! of two cores.
 //!

@@ -19,8 +19,8 @@ use std::ops::RangeInclusive;
 /// points instead ([`crate::dist::InputDistributions::sample_matrix`]), and 128 of them
 /// average E[μ ± 2σ] as accurately as those 1024 draws on every problem of seeds 002 and 004
 /// (RMSE against a 2^16-point reference at most 0.85 times the 1024 draws':
-/// `cargo run --release -p cabo-cvs --example mc_error`, tabulated in ARCHITECTURE.md's
-/// decisions). A decision's expected bounds cost time in proportion to the count.
+/// `cargo run --release -p cabo-cvs --example mc_error`, tabulated in
+/// docs/decisions.md). A decision's expected bounds cost time in proportion to the count.
 pub const DEFAULT_MC_SAMPLES: usize = 128;
 
 /// Default number of points of the open variables that a posterior sample path's

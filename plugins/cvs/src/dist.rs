@@ -219,7 +219,7 @@ impl InputDistributions {
     /// Every point is distributed exactly as a draw of the variables, so averages stay
     /// unbiased, and the points fill the space evenly: on the seeds' problems 128 of them
     /// average the expected bounds, and 256 a posterior path, as accurately as 1024
-    /// independent draws (ARCHITECTURE.md, decisions). A power of two keeps the net's
+    /// independent draws (docs/decisions.md). A power of two keeps the net's
     /// balance (exactly `m / 2^k` points in each of `2^k` equal-mass bins of every
     /// variable).
     pub fn sample_matrix(&self, m: usize, seed: u64) -> Vec<f64> {
