@@ -22,12 +22,22 @@
 //!   method outperforms"). It holds when every comparator's interval at 1 − 2α lies above
 //!   −margin, and does not hold when Holm's procedure finds one wholly below it.
 //!
+//! - **better than any** ([`Test::BetterThanAny`]): the claim's policy beats at least one
+//!   comparator ("one of A and B performs worst"). It holds when Holm's procedure rejects one
+//!   null with the claim's sign (a union–intersection test: the global null is "better than
+//!   none"), and does not hold when it rejects every comparison with the other sign.
+//!
+//! Comparisons whose two sides do not share replications (two specs seeded apart) are
+//! decided the same way on the difference of the two means with Welch's standard error
+//! ([`decide_unpaired`]), and a count over settings by a bootstrap ([`tally`]).
+//!
 //! Everything else is *inconclusive at n*.
 
 #![forbid(unsafe_code)]
 
 pub mod boundary;
 mod looks;
+pub mod tally;
 
 pub use looks::{FEWEST, Looks};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
@@ -54,6 +64,9 @@ pub enum Test {
         /// The non-inferiority margin, fixed before the runs.
         margin: f64,
     },
+    /// Better than at least one comparator ("one of A and B performs worst"): a union–
+    /// intersection test whose global null is "not better than any".
+    BetterThanAny,
 }
 
 /// One comparator's per-replication advantages of the claim's policy (positive favours the
@@ -121,12 +134,67 @@ pub fn decide_among(
     family: usize,
     looks: &Looks,
 ) -> Decision {
-    let family = family.max(comparisons.len());
     let available = comparisons
         .iter()
         .map(|c| c.advantages.len())
         .min()
         .unwrap_or(0);
+    let names: Vec<&str> = comparisons.iter().map(|c| c.against.as_str()).collect();
+    walk(test, &names, family, available, looks, |n| {
+        comparisons
+            .iter()
+            .map(|c| Sample::of(&c.advantages[..n]))
+            .collect()
+    })
+}
+
+/// Two independent samples whose difference of means is a claim's advantage: `first` and
+/// `second` are the per-replication values of the two sides (each side's replications in
+/// order), oriented so that a positive `mean(first) − mean(second)` favours the claim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contrast {
+    /// What the claim's side is compared with.
+    pub against: String,
+    /// The claim's side.
+    pub first: Vec<f64>,
+    /// The other side.
+    pub second: Vec<f64>,
+}
+
+/// [`decide_among`] for sides that share no replications: at each look, n replications of
+/// each side, the difference of the means with Welch's standard error and its
+/// Welch–Satterthwaite degrees of freedom in place of the paired t interval.
+pub fn decide_unpaired(
+    test: &Test,
+    contrasts: &[Contrast],
+    family: usize,
+    looks: &Looks,
+) -> Decision {
+    let available = contrasts
+        .iter()
+        .map(|c| c.first.len().min(c.second.len()))
+        .min()
+        .unwrap_or(0);
+    let names: Vec<&str> = contrasts.iter().map(|c| c.against.as_str()).collect();
+    walk(test, &names, family, available, looks, |n| {
+        contrasts
+            .iter()
+            .map(|c| Sample::welch(&c.first[..n], &c.second[..n]))
+            .collect()
+    })
+}
+
+/// Walks the planned looks up to `available` replications, with the comparisons' samples at
+/// n from `sample_at`, and stops at the first look that decides.
+fn walk(
+    test: &Test,
+    names: &[&str],
+    family: usize,
+    available: usize,
+    looks: &Looks,
+    sample_at: impl Fn(usize) -> Vec<Sample>,
+) -> Decision {
+    let family = family.max(names.len());
     let mut boundaries = Boundaries::new(looks);
     let mut decision = Decision {
         verdict: Verdict::Inconclusive,
@@ -138,10 +206,7 @@ pub fn decide_among(
         if n > available {
             break;
         }
-        let samples: Vec<Sample> = comparisons
-            .iter()
-            .map(|c| Sample::of(&c.advantages[..n]))
-            .collect();
+        let samples = sample_at(n);
         let family = Family {
             samples: &samples,
             size: family,
@@ -150,22 +215,23 @@ pub fn decide_among(
             Test::Better => better(&family, k, &mut boundaries),
             Test::Comparable { margin } => comparable(&family, margin, k, &mut boundaries),
             Test::NotWorse { margin } => not_worse(&family, margin, k, &mut boundaries),
+            Test::BetterThanAny => better_than_any(&family, k, &mut boundaries),
         };
         let level = match test {
-            Test::Better => ALPHA,
+            Test::Better | Test::BetterThanAny => ALPHA,
             Test::Comparable { .. } | Test::NotWorse { .. } => 2.0 * ALPHA,
         };
         decision = Decision {
             verdict,
             n,
             last_look: k + 1 == looks.sizes().len(),
-            compared: comparisons
+            compared: names
                 .iter()
                 .zip(&samples)
-                .map(|(c, s)| {
-                    let half = s.half_width(boundaries.critical(level, k, n));
+                .map(|(name, s)| {
+                    let half = s.half_width(s.critical(&mut boundaries, level, k));
                     Compared {
-                        against: c.against.clone(),
+                        against: name.to_string(),
                         n,
                         mean: s.mean,
                         low: s.mean - half,
@@ -221,27 +287,65 @@ pub fn describe(test: &Test, comparisons: usize, looks: &Looks) -> String {
             100.0 * ALPHA,
             holm("the latter")
         ),
+        Test::BetterThanAny => format!(
+            "mean paired advantage with its {:.0} % repeated t interval ({spending}); better \
+             than any when Holm's step-down over the {comparisons} comparisons finds one on \
+             the claimed side, not when it finds every one on the other",
+            100.0 * LEVEL
+        ),
     }
+}
+
+/// The mean and the unbiased variance of `d` (NaN variance for one value).
+fn mean_var(d: &[f64]) -> (f64, f64) {
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var)
 }
 
 /// A comparison's mean and standard error at one look.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
-    n: usize,
     mean: f64,
     stderr: f64,
+    /// Degrees of freedom of the t law the standardised mean follows under the null.
+    df: f64,
 }
 
 impl Sample {
+    /// Paired differences: their mean, with n − 1 degrees of freedom.
     fn of(d: &[f64]) -> Sample {
+        let (mean, var) = mean_var(d);
         let n = d.len();
-        let mean = d.iter().sum::<f64>() / n as f64;
-        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
         Sample {
-            n,
             mean,
             stderr: (var / n as f64).sqrt(),
+            df: n as f64 - 1.0,
         }
+    }
+
+    /// Two independent samples: the difference of their means, with Welch's standard error
+    /// and the Welch–Satterthwaite degrees of freedom (n − 1 when both variances vanish).
+    fn welch(a: &[f64], b: &[f64]) -> Sample {
+        let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
+        let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
+        let se2 = qa + qb;
+        let df = if se2 > 0.0 {
+            se2 * se2 / (qa * qa / (a.len() as f64 - 1.0) + qb * qb / (b.len() as f64 - 1.0))
+        } else {
+            a.len().min(b.len()) as f64 - 1.0
+        };
+        Sample {
+            mean: ma - mb,
+            stderr: se2.sqrt(),
+            df,
+        }
+    }
+
+    /// The critical t value of this sample at look `k` for a two-sided `level`.
+    fn critical(&self, boundaries: &mut Boundaries, level: f64, k: usize) -> f64 {
+        boundaries.critical_df(level, k, self.df)
     }
 
     /// Half the interval's width for a critical t value.
@@ -288,7 +392,7 @@ fn holm(
     order.sort_by(|a, b| strength(b).total_cmp(&strength(a)));
     let mut rejected = Vec::new();
     for (i, s) in order.into_iter().enumerate() {
-        let critical = boundaries.critical(level / (m - i) as f64, k, s.n);
+        let critical = s.critical(boundaries, level / (m - i) as f64, k);
         if rejects(s.interval(critical)) {
             rejected.push(s.mean.signum());
         } else {
@@ -324,9 +428,25 @@ fn better(family: &Family, k: usize, boundaries: &mut Boundaries) -> Verdict {
     }
 }
 
+/// Holds when Holm's procedure rejects some comparison with the claim's sign (the union of
+/// the comparisons' alternatives); does not hold when it rejects every comparison of the
+/// whole family with the other sign.
+fn better_than_any(family: &Family, k: usize, boundaries: &mut Boundaries) -> Verdict {
+    let strength = |s: &Sample| s.standardised(0.0);
+    let rejects = |(low, high): (f64, f64)| low > 0.0 || high < 0.0;
+    let rejected = holm(family, ALPHA, k, boundaries, strength, rejects);
+    if rejected.iter().any(|&s| s > 0.0) {
+        Verdict::Holds
+    } else if rejected.len() == family.size && family.complete() {
+        Verdict::DoesNotHold
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
 fn comparable(family: &Family, margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
     let inside = family.samples.iter().all(|s| {
-        let (low, high) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
+        let (low, high) = s.interval(s.critical(boundaries, 2.0 * ALPHA, k));
         low > -margin && high < margin
     });
     // Only a policy worse by more than the margin refutes "comparable" (the gallery's
@@ -356,7 +476,7 @@ fn worse_by(margin: f64) -> impl Fn(&Sample) -> f64 {
 
 fn not_worse(family: &Family, margin: f64, k: usize, boundaries: &mut Boundaries) -> Verdict {
     let above = family.samples.iter().all(|s| {
-        let (low, _) = s.interval(boundaries.critical(2.0 * ALPHA, k, s.n));
+        let (low, _) = s.interval(s.critical(boundaries, 2.0 * ALPHA, k));
         low > -margin
     });
     let below = |(_, high): (f64, f64)| high < -margin;
@@ -409,12 +529,25 @@ impl Boundaries {
     /// The critical t value at look `k` with `n` replications for a two-sided `level` spent
     /// over the looks: the z boundary's nominal level, read on Student's t with n − 1
     /// degrees of freedom (the usual small-sample form of a group-sequential t test).
+    #[cfg(test)]
     fn critical(&mut self, level: f64, k: usize, n: usize) -> f64 {
-        if n < 2 {
+        self.critical_df(level, k, n as f64 - 1.0)
+    }
+
+    /// The nominal two-sided level of one look's boundary: what a fixed-sample interval at
+    /// that look may spend.
+    fn nominal(&self, level: f64, k: usize) -> f64 {
+        2.0 * Normal::standard().sf(self.z(level, k))
+    }
+
+    /// [`Boundaries::critical`] on Student's t with `df` degrees of freedom (Welch's for two
+    /// independent samples); infinite below one degree of freedom.
+    fn critical_df(&mut self, level: f64, k: usize, df: f64) -> f64 {
+        if !(df >= 1.0) {
             return f64::INFINITY;
         }
-        let nominal = 2.0 * Normal::standard().sf(self.z(level, k));
-        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n ≥ 2 degrees of freedom");
+        let nominal = self.nominal(level, k);
+        let t = StudentsT::new(0.0, 1.0, df).expect("df ≥ 1");
         t.inverse_cdf(1.0 - nominal / 2.0)
     }
 }

@@ -1,5 +1,6 @@
 //! The tests of the tests: what the gallery's verdicts do on data whose truth is known.
 
+use super::Contrast;
 use super::*;
 use cabo_core::rng::Rng;
 
@@ -266,4 +267,137 @@ fn comparable_is_refuted_only_from_below() {
         decide(&margin, &far_behind, &looks).verdict,
         Verdict::DoesNotHold
     );
+}
+
+/// One look at two independent samples is Welch's interval: scipy's
+/// `ttest_ind(a, b, equal_var=False).confidence_interval(0.95)` gives
+/// (−0.022286363929139963, 4.155619697262473) on these values (df 6.992986520299956).
+#[test]
+fn one_unpaired_look_is_welchs_interval() {
+    let contrast = Contrast {
+        against: "B".into(),
+        first: vec![1.0, 2.5, 3.0, 4.5, 5.0, 6.5],
+        second: vec![0.5, 0.7, 1.9, 2.0, 2.2, 2.8],
+    };
+    let got = decide_unpaired(&Test::Better, &[contrast], 1, &Looks::planned(6, 1));
+    let c = &got.compared[0];
+    assert!((c.low - -0.022286363929139963).abs() < 1e-9, "{c:?}");
+    assert!((c.high - 4.155619697262473).abs() < 1e-9, "{c:?}");
+    assert_eq!(got.verdict, Verdict::Inconclusive);
+}
+
+/// Better than any: identical policies are never refuted (nor confirmed), one comparator
+/// beaten is enough, and every comparator beating the policy refutes it.
+#[test]
+fn better_than_any_needs_one_and_is_refuted_by_all() {
+    let looks = Looks::planned(16, 4);
+    let same = vec![
+        comparison("copy", vec![0.0; 16]),
+        comparison("c2", vec![0.0; 16]),
+    ];
+    let got = decide(&Test::BetterThanAny, &same, &looks);
+    assert_eq!((got.verdict, got.n), (Verdict::Inconclusive, 16));
+    let mut rng = Rng::new(51);
+    let one = vec![
+        comparison("beaten", draws(&mut rng, 16, 3.0)),
+        comparison("beating", draws(&mut rng, 16, -3.0)),
+    ];
+    assert_eq!(
+        decide(&Test::BetterThanAny, &one, &looks).verdict,
+        Verdict::Holds
+    );
+    let none = vec![
+        comparison("b1", draws(&mut rng, 16, -3.0)),
+        comparison("b2", draws(&mut rng, 16, -3.0)),
+    ];
+    assert_eq!(
+        decide(&Test::BetterThanAny, &none, &looks).verdict,
+        Verdict::DoesNotHold
+    );
+    // With a comparator not run yet, one beaten already holds; refuting needs them all.
+    let beaten = vec![comparison("b", draws(&mut rng, 16, 3.0))];
+    assert_eq!(
+        decide_among(&Test::BetterThanAny, &beaten, 2, &looks).verdict,
+        Verdict::Holds
+    );
+    let beating = vec![comparison("b", draws(&mut rng, 16, -3.0))];
+    assert_eq!(
+        decide_among(&Test::BetterThanAny, &beating, 2, &looks).verdict,
+        Verdict::Inconclusive
+    );
+}
+
+/// Under no true difference from either comparator, a verdict either way over the four
+/// looks stays at or below the level, for paired and for unpaired (Welch) comparisons; and
+/// noise alone never yields "does not hold" on identical runs.
+#[test]
+fn better_than_any_keeps_its_level_over_looks() {
+    let looks = Looks::planned(16, 4);
+    let runs = 4000;
+    let bound = 0.05 + 3.0 * (0.05f64 * 0.95 / runs as f64).sqrt();
+    let mut rng = Rng::new(61);
+    let (mut paired, mut unpaired) = (0, 0);
+    for _ in 0..runs {
+        let d: Vec<Comparison> = (0..2)
+            .map(|j| comparison(&format!("B{j}"), draws(&mut rng, 16, 0.0)))
+            .collect();
+        paired +=
+            usize::from(decide(&Test::BetterThanAny, &d, &looks).verdict != Verdict::Inconclusive);
+        let c: Vec<Contrast> = (0..2)
+            .map(|j| Contrast {
+                against: format!("B{j}"),
+                first: draws(&mut rng, 16, 0.0),
+                second: draws(&mut rng, 16, 0.0),
+            })
+            .collect();
+        unpaired += usize::from(
+            decide_unpaired(&Test::BetterThanAny, &c, 2, &looks).verdict != Verdict::Inconclusive,
+        );
+    }
+    assert!((paired as f64 / runs as f64) <= bound, "paired {paired}");
+    assert!(
+        (unpaired as f64 / runs as f64) <= bound,
+        "unpaired {unpaired}"
+    );
+}
+
+/// One comparator better by a known amount and one far worse: Holm tests the worse first
+/// (at α/2, rejecting it) and the shifted one at α, so the claim holds look by look as the
+/// single comparison's boundary-crossing probabilities predict.
+#[test]
+fn better_than_any_is_decided_where_power_predicts() {
+    let (n_max, shift) = (64, 0.4);
+    let looks = Looks::planned(n_max, 4);
+    let fractions = looks.fractions();
+    let mut b = Boundaries::new(&looks);
+    let bounds: Vec<f64> = (0..fractions.len())
+        .map(|k| b.critical(ALPHA, k, looks.sizes()[k]))
+        .collect();
+    let predicted = boundary::crossing_probabilities(&bounds, &fractions, shift * 8.0);
+    let mut rng = Rng::new(71);
+    let runs = 3000;
+    let mut decided_by = vec![0usize; looks.sizes().len()];
+    for _ in 0..runs {
+        let d = vec![
+            comparison("beaten", draws(&mut rng, n_max, shift)),
+            comparison("beating", draws(&mut rng, n_max, -3.0)),
+        ];
+        let got = decide(&Test::BetterThanAny, &d, &looks);
+        assert_ne!(got.verdict, Verdict::DoesNotHold);
+        if got.verdict == Verdict::Holds {
+            let k = looks.sizes().iter().position(|&s| s == got.n).unwrap();
+            for slot in &mut decided_by[k..] {
+                *slot += 1;
+            }
+        }
+    }
+    let mut cumulative = 0.0;
+    for (k, (up, _)) in predicted.iter().enumerate() {
+        cumulative += up;
+        let seen = decided_by[k] as f64 / runs as f64;
+        assert!(
+            (seen - cumulative).abs() < 0.03,
+            "look {k}: {seen} vs {cumulative}"
+        );
+    }
 }
