@@ -543,7 +543,7 @@ impl Boundaries {
     /// [`Boundaries::critical`] on Student's t with `df` degrees of freedom (Welch's for two
     /// independent samples); infinite below one degree of freedom.
     fn critical_df(&mut self, level: f64, k: usize, df: f64) -> f64 {
-        if !(df >= 1.0) {
+        if df.is_nan() || df < 1.0 {
             return f64::INFINITY;
         }
         let nominal = self.nominal(level, k);
