@@ -50,6 +50,9 @@ pub(crate) struct SpecResult {
     runs_total: usize,
     /// The spec file's own replications (`None` for a study).
     spec_replications: Option<usize>,
+    /// The name its replications' seeds derive from (`None` for a study): specs with the
+    /// same one pair by replication.
+    seed_name: Option<String>,
     /// Per policy, its counted runs' decisions.
     decision_seconds: Vec<(String, DecisionTime)>,
     /// CPU time of the runs' own threads (or a study's computing time), in seconds.
@@ -67,16 +70,14 @@ pub(crate) struct SpecResult {
     values_changed: bool,
 }
 
-/// The metrics the paired claims on `spec` read, each once, by the names the per-run values
-/// give them.
+/// The metrics the claims read on `spec` (their own spec's, or another's for a claim across
+/// specs), each once, by the names the per-run values give them.
 fn metrics_read(paper: &Paper, spec: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for c in paper.claims.iter().chain(&paper.beyond_the_paper) {
-        let paired = c.check.as_ref().is_some_and(|k| k.paired().is_some());
-        if paired && c.spec.as_deref() == Some(spec) {
-            let m = claims::metric_of(c).to_string();
-            if !names.contains(&m) {
-                names.push(m);
+        for read in c.reads() {
+            if read.spec == spec && !names.iter().any(|n| n == read.metric) {
+                names.push(read.metric.to_string());
             }
         }
     }
@@ -114,6 +115,7 @@ fn spec_result(
                 runs_complete: usize::from(complete),
                 runs_total: 1,
                 spec_replications: None,
+                seed_name: None,
                 decision_seconds: Vec::new(),
                 cpu_seconds,
                 wall_seconds,
@@ -166,6 +168,7 @@ fn spec_result(
         runs_complete: runs.as_ref().map_or(0, report::Runs::len),
         runs_total: s.spec.policies.len() * s.spec.replications,
         spec_replications: Some(s.spec.replications),
+        seed_name: Some(s.spec.seed_name().to_string()),
         kept: None,
         values,
         dropped,
@@ -845,7 +848,7 @@ fn claims_table(out: &mut String, list: &[Claim], outcomes: &[Outcome], results:
 /// not at hand); paired claims are always computed, from the pooled per-run values.
 fn kept_row<'a>(c: &Claim, results: &'a [SpecResult]) -> Option<&'a str> {
     let check = c.check.as_ref()?;
-    if check.paired().is_some() {
+    if check.from_values() {
         return None;
     }
     let spec = c.spec.as_deref()?;
@@ -1049,6 +1052,18 @@ fn not_run_row<'a>(
         .iter()
         .find(|r| Some(r.spec.path.as_str()) == c.spec.as_deref())?;
     let check = c.check.as_ref()?;
+    if check.across_specs() {
+        // A claim across specs: the runs of every spec it reads, up to its spec's paper count.
+        let of = r.spec.paper_replications;
+        let reads = c.reads();
+        let runs = reads.iter().map(|read| of * read.policies.len()).sum();
+        let only = reads
+            .iter()
+            .find(|read| read.spec == r.spec.path)
+            .map(|read| read.policies.iter().map(|p| p.to_string()).collect())
+            .unwrap_or_default();
+        return Some((c, 0, of, runs, only));
+    }
     Some(match check.paired() {
         Some((policy, others)) => {
             let only: Vec<String> = std::iter::once(policy)
@@ -1102,6 +1117,7 @@ pub fn run_plan(
         for r in &results {
             lines.extend(spec_plan(paper, r, cap)?);
         }
+        lines.extend(claims::plan_across(paper, &results, cap)?);
     }
     Ok(plan::merge(lines))
 }
@@ -1129,6 +1145,9 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
         .filter(on_spec)
     {
         let Some(check) = &c.check else { continue };
+        if check.across_specs() {
+            continue; // planned on every spec it reads, by `claims::plan_across`
+        }
         let Some((policy, others)) = check.paired() else {
             // Runtimes and the slowest policy read every policy's runs.
             if r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none() {

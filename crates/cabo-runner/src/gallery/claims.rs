@@ -5,11 +5,13 @@
 //! replication (replication r of every policy shares its problem instance and initial
 //! design), and [`cabo_evidence::decide`] walks the spec's planned looks: a claim is decided
 //! at the first look whose repeated confidence intervals (Holm over the comparators) lie on
-//! one side.
+//! one side. Checks that read several specs' runs (a half-budget run against a full-budget
+//! one, an advantage from spec to spec, tallies over settings) are decided in [`across`].
 
 use super::schema::{Check, Claim, GallerySpec, Settled, grid_share};
 use super::values::RunValues;
 use super::{SpecResult, sig};
+pub(super) use across::plan_across;
 use cabo_evidence::{Comparison, Decision, Looks, Test};
 use std::fmt::Write;
 
@@ -134,6 +136,7 @@ fn test_of(check: &Check) -> Option<Test> {
         Check::Better { .. } => Some(Test::Better),
         Check::Comparable { margin, .. } => Some(Test::Comparable { margin: *margin }),
         Check::NotWorse { margin, .. } => Some(Test::NotWorse { margin: *margin }),
+        Check::BetterThanAny { .. } => Some(Test::BetterThanAny),
         _ => None,
     }
 }
@@ -213,6 +216,9 @@ pub(super) fn evaluate(claim: &Claim, results: &[SpecResult]) -> Result<Outcome,
                 claim.id
             )
         })?;
+    if check.across_specs() {
+        return across::decide(claim, check, &r.spec, results);
+    }
     if check.paired().is_some() {
         return match &r.values {
             Some(values) => decide(claim, check, &r.spec, values),
@@ -255,7 +261,15 @@ fn direct(check: &Check, r: &SpecResult) -> Option<(String, bool)> {
                 *slack,
             )
         }
-        Check::Better { .. } | Check::Comparable { .. } | Check::NotWorse { .. } => None,
+        Check::Better { .. }
+        | Check::Comparable { .. }
+        | Check::NotWorse { .. }
+        | Check::BetterThanAny { .. }
+        | Check::BetterAcross { .. }
+        | Check::ComparableAcross { .. }
+        | Check::AdvantageShrinks { .. }
+        | Check::LowestMostOften { .. }
+        | Check::SomeSetting { .. } => None,
     }
 }
 
@@ -571,6 +585,8 @@ fn slowest(times: &[(String, DecisionTime)], policy: &str) -> Option<(String, bo
         order.first().is_some_and(|(_, t)| *t <= mine),
     ))
 }
+
+mod across;
 
 #[cfg(test)]
 mod tests {

@@ -224,6 +224,71 @@ pub enum Settled<'a> {
 }
 
 impl Claim {
+    /// Every per-run read the claim's check makes, by spec (none for a study, a runtime
+    /// ordering, a named test or a claim that cannot run): the per-run file of each spec
+    /// must keep these values.
+    pub fn reads(&self) -> Vec<Read<'_>> {
+        let (Some(spec), Some(check)) = (self.spec.as_deref(), &self.check) else {
+            return Vec::new();
+        };
+        let metric = super::claims::metric_of(self);
+        let read = |spec, policies, on, at| Read {
+            spec,
+            metric,
+            policies,
+            on,
+            at,
+        };
+        match check {
+            c if c.pairing().is_some() => {
+                let p = c.pairing().expect("paired");
+                let policies = std::iter::once(p.policy).chain(names(p.comparators));
+                vec![read(spec, policies.collect(), p.on, p.at)]
+            }
+            Check::BetterAcross { policy, than: a }
+            | Check::ComparableAcross { policy, to: a, .. } => {
+                vec![
+                    read(spec, vec![policy.as_str()], On::Final, None),
+                    read(&a.spec, vec![a.policy.as_str()], On::Early, Some(a.at)),
+                ]
+            }
+            Check::AdvantageShrinks {
+                policies,
+                over,
+                then,
+            } => std::iter::once(spec)
+                .chain(names(then))
+                .map(|s| {
+                    read(
+                        s,
+                        names(policies).chain(names(over)).collect(),
+                        On::Final,
+                        None,
+                    )
+                })
+                .collect(),
+            Check::LowestMostOften { settings, .. } | Check::SomeSetting { settings, .. } => {
+                let mut out: Vec<Read<'_>> = Vec::new();
+                for g in settings {
+                    for s in &g.specs {
+                        match out.iter_mut().find(|r| r.spec == s) {
+                            Some(r) => r.policies.extend(
+                                names(&g.policies)
+                                    .filter(|p| !r.policies.contains(p))
+                                    .collect::<Vec<_>>(),
+                            ),
+                            None => {
+                                out.push(read(s, names(&g.policies).collect(), On::Final, None))
+                            }
+                        }
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// How the claim is settled; `None` for a claim [`load`] would reject.
     pub fn settled(&self) -> Option<Settled<'_>> {
         match (&self.spec, &self.check, &self.cannot_run, &self.tested_by) {
@@ -334,6 +399,130 @@ pub enum Check {
         /// The bound.
         at_least: f64,
     },
+    /// `policy` better than at least one of `than` ("one of A and B performs worst"):
+    /// paired differences per replication, Holm's step-down over the comparisons.
+    BetterThanAny {
+        /// The policy the claim favours.
+        policy: String,
+        /// The policies of which it should beat one.
+        than: Vec<String>,
+        /// Where each run is read.
+        #[serde(default)]
+        on: On,
+        /// The share of the budget, with `on: early`.
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    /// `policy` of the claim's spec at its budget better than a policy of another spec read
+    /// at a share of that spec's budget, replication by replication (the two specs share
+    /// their replications' seeds).
+    BetterAcross {
+        /// The policy of the claim's spec.
+        policy: String,
+        /// What it is compared with.
+        than: Across,
+    },
+    /// `policy` of the claim's spec at its budget within ±`margin` of a policy of another
+    /// spec read at a share of that spec's budget, replication by replication.
+    ComparableAcross {
+        /// The policy of the claim's spec.
+        policy: String,
+        /// What it is compared with.
+        to: Across,
+        /// The equivalence margin on the metric's scale, fixed before the runs.
+        margin: f64,
+    },
+    /// The advantage of `policies` over `over` (per replication, the mean of `over`'s
+    /// values less the mean of `policies`', oriented so positive favours `policies`) shrinks
+    /// from the claim's spec to each spec of `then` in turn, at the budget.
+    AdvantageShrinks {
+        /// The policies whose advantage it is.
+        policies: Vec<String>,
+        /// The policies they are compared with.
+        over: Vec<String>,
+        /// The following specs, in the claim's order.
+        then: Vec<String>,
+    },
+    /// Over settings (a group of specs, one per level of a factor, and a policy), `level`
+    /// gives the lowest mean at the budget in more settings than each other level.
+    LowestMostOften {
+        /// The level the claim favours, one of `levels`.
+        level: String,
+        /// The factor's levels, in order.
+        levels: Vec<String>,
+        /// The settings.
+        settings: Vec<SettingGroup>,
+    },
+    /// Some setting shows an earlier level better than a later one, a later one better, or
+    /// (with `both`) each in some setting: per setting and pair of levels, the difference of
+    /// the means at the budget, Holm's step-down over all of them.
+    SomeSetting {
+        /// What some setting must show.
+        shows: Shows,
+        /// The factor's levels, in order.
+        levels: Vec<String>,
+        /// The settings.
+        settings: Vec<SettingGroup>,
+    },
+}
+
+/// The other side of a cross-spec comparison.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Across {
+    /// The other spec (one of the paper's `specs:`).
+    pub spec: String,
+    /// Its policy.
+    pub policy: String,
+    /// The share of its budget at which its runs are read (a multiple of 1/40).
+    pub at: f64,
+}
+
+/// Settings of a tally: one spec per level of the factor, and the policies each of which
+/// makes one setting with them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingGroup {
+    /// What the group is (`GP sample, cheap`).
+    pub name: String,
+    /// One spec per level, in the levels' order.
+    pub specs: Vec<String>,
+    /// The policies, each a setting.
+    pub policies: Vec<String>,
+}
+
+/// What some setting must show in [`Check::SomeSetting`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shows {
+    /// An earlier level of `levels` gives a better value than a later one.
+    EarlierLevelBetter,
+    /// A later level gives a better value than an earlier one.
+    LaterLevelBetter,
+    /// Each of the two, in some setting.
+    Both,
+}
+
+/// The names of `v` as string slices.
+fn names(v: &[String]) -> impl Iterator<Item = &str> {
+    v.iter().map(String::as_str)
+}
+
+/// One read of per-run values a claim makes: these policies' runs of `spec` on `metric`,
+/// read `on` (at share `at` for early). The per-run file of each spec keeps what the
+/// claims' reads name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read<'a> {
+    /// The spec.
+    pub spec: &'a str,
+    /// The metric, as the per-run values name it.
+    pub metric: &'a str,
+    /// The policies read.
+    pub policies: Vec<&'a str>,
+    /// Where on the curve.
+    pub on: On,
+    /// The share of the budget, for early.
+    pub at: Option<f64>,
 }
 
 /// A paired check's parts: the claim's policy, its comparators under the key that names
@@ -376,6 +565,12 @@ impl Check {
                 on,
                 at,
             } => (policy, than, "than", Some(*margin), on, at),
+            Check::BetterThanAny {
+                policy,
+                than,
+                on,
+                at,
+            } => (policy, than, "than", None, on, at),
             _ => return None,
         };
         Some(Pairing {
@@ -391,6 +586,25 @@ impl Check {
     /// Where a paired check reads each run, with the share for `early`.
     pub fn reading(&self) -> Option<(On, Option<f64>)> {
         self.pairing().map(|p| (p.on, p.at))
+    }
+
+    /// Whether the check reads the per-run values of specs other than the claim's (or of
+    /// several specs): decided from every spec's values, planned on each.
+    pub fn across_specs(&self) -> bool {
+        matches!(
+            self,
+            Check::BetterAcross { .. }
+                | Check::ComparableAcross { .. }
+                | Check::AdvantageShrinks { .. }
+                | Check::LowestMostOften { .. }
+                | Check::SomeSetting { .. }
+        )
+    }
+
+    /// Whether the check is decided from per-run values (a paired check or one across
+    /// specs), never from a kept row of the committed page.
+    pub fn from_values(&self) -> bool {
+        self.paired().is_some() || self.across_specs()
     }
 
     /// Whether the check reads a study's tables.
@@ -521,6 +735,22 @@ fn spec_shape(path: &Path) -> Result<SpecShape, String> {
     Ok(SpecShape::Comparison(
         p.policies.into_iter().map(|n| n.name).collect(),
     ))
+}
+
+/// The name the replications' seeds of the comparison spec at `path` derive from: its
+/// `seeds_from`, else its `name` (as [`crate::spec::Spec::seed_name`]).
+fn seed_name(path: &Path) -> Result<String, String> {
+    #[derive(Deserialize)]
+    struct Seeds {
+        name: String,
+        #[serde(default)]
+        seeds_from: Option<String>,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
+    let s: Seeds = serde_saphyr::from_str(&text)
+        .map_err(|e| format!("{}: cannot read its name: {e}", path.display()))?;
+    Ok(s.seeds_from.unwrap_or(s.name))
 }
 
 /// The parser's options for the gallery's files: YAML 1.2 booleans, so that the key `on:` of
@@ -716,7 +946,212 @@ impl Ctx<'_> {
             (SpecShape::Study, true) => {}
         }
         errors.extend(self.check_reading(key, c, check));
+        errors.extend(self.check_across(key, c, spec, check));
         errors
+    }
+
+    /// The policies of the comparison spec `spec`, or why there are none to name.
+    fn policies_of(&self, spec: &str) -> Result<&[String], String> {
+        let i = self.spec_index(spec)?;
+        match &self.shapes[i].1 {
+            Ok(SpecShape::Comparison(p)) => Ok(p),
+            Ok(SpecShape::Study) => Err(format!(
+                "{spec} is a study: a comparison across specs reads the runs of comparison specs"
+            )),
+            Err(e) => Err(format!("{spec}: {e}")),
+        }
+    }
+
+    /// An error unless `policy` is one of `spec`'s (which must be a paper's comparison spec).
+    fn policy_in(&self, spec: &str, policy: &str) -> Result<(), String> {
+        let policies = self.policies_of(spec)?;
+        if policies.iter().any(|p| p == policy) {
+            return Ok(());
+        }
+        let names: Vec<&str> = names(policies).collect();
+        Err(format!(
+            "policy {policy:?} is not in {spec}{} (its policies: {})",
+            hint(policy, &names),
+            names.join(", ")
+        ))
+    }
+
+    /// What is wrong with the checks that read several specs' runs.
+    fn check_across(&self, key: &str, c: &Claim, spec: &str, check: &Check) -> Vec<String> {
+        let mut errors = Vec::new();
+        let mut fail = |field: &str, m: String| errors.push(self.claim_error(key, c, field, m));
+        match check {
+            Check::BetterAcross { than: a, .. } | Check::ComparableAcross { to: a, .. } => {
+                let side = if matches!(check, Check::BetterAcross { .. }) {
+                    "check.than"
+                } else {
+                    "check.to"
+                };
+                if let Check::ComparableAcross { margin, .. } = check
+                    && !(margin.is_finite() && *margin > 0.0)
+                {
+                    fail(
+                        "check.margin",
+                        format!(
+                            "the margin must be a positive number on the metric's scale, got {margin}"
+                        ),
+                    );
+                }
+                if let Err(e) = grid_share(a.at) {
+                    fail(&format!("{side}.at"), e);
+                }
+                if let Err(e) = self.policy_in(&a.spec, &a.policy) {
+                    let field = if self.spec_index(&a.spec).is_err() {
+                        "spec"
+                    } else {
+                        "policy"
+                    };
+                    fail(&format!("{side}.{field}"), e);
+                } else if let Err(e) = self.seeds_pair(spec, &a.spec) {
+                    fail(&format!("{side}.spec"), e);
+                }
+            }
+            Check::AdvantageShrinks {
+                policies,
+                over,
+                then,
+            } => {
+                for (field, list) in [("policies", policies), ("over", over), ("then", then)] {
+                    if list.is_empty() {
+                        fail(&format!("check.{field}"), "name at least one".into());
+                    }
+                }
+                for (i, next) in then.iter().enumerate() {
+                    if let Err(e) = self.policies_of(next) {
+                        fail(&format!("check.then[{i}]"), e);
+                        continue;
+                    }
+                    for (field, list) in [("policies", policies), ("over", over)] {
+                        for (j, p) in list.iter().enumerate() {
+                            if let Err(e) = self.policy_in(next, p) {
+                                fail(&format!("check.{field}[{j}]"), e);
+                            }
+                        }
+                    }
+                }
+                for (j, p) in over.iter().enumerate() {
+                    if let Err(e) = self.policy_in(spec, p) {
+                        fail(&format!("check.over[{j}]"), e);
+                    }
+                }
+                for (j, p) in policies.iter().enumerate() {
+                    if let Err(e) = self.policy_in(spec, p) {
+                        fail(&format!("check.policies[{j}]"), e);
+                    }
+                }
+            }
+            Check::LowestMostOften {
+                level,
+                levels,
+                settings,
+            } => {
+                if !levels.contains(level) {
+                    let names: Vec<&str> = names(levels).collect();
+                    fail(
+                        "check.level",
+                        format!(
+                            "level {level:?} is not one of `levels:` ({}){}",
+                            names.join(", "),
+                            hint(level, &names)
+                        ),
+                    );
+                }
+                errors.extend(self.check_settings(key, c, spec, levels, settings));
+            }
+            Check::SomeSetting {
+                levels, settings, ..
+            } => errors.extend(self.check_settings(key, c, spec, levels, settings)),
+            _ => {}
+        }
+        errors
+    }
+
+    /// A tally's levels and settings: two levels at least, one spec of the paper per level in
+    /// each group, its policies in each of them, and the claim's spec among them.
+    fn check_settings(
+        &self,
+        key: &str,
+        c: &Claim,
+        spec: &str,
+        levels: &[String],
+        settings: &[SettingGroup],
+    ) -> Vec<String> {
+        let mut errors = Vec::new();
+        let mut fail = |field: &str, m: String| errors.push(self.claim_error(key, c, field, m));
+        if levels.len() < 2 {
+            fail(
+                "check.levels",
+                "name the factor's levels, two at least, in order (e.g. [\"0.02\", \"0.04\", \"0.08\"])".into(),
+            );
+        }
+        if settings.is_empty() {
+            fail(
+                "check.settings",
+                "name at least one group of settings".into(),
+            );
+        }
+        for (i, g) in settings.iter().enumerate() {
+            if g.specs.len() != levels.len() {
+                fail(
+                    &format!("check.settings[{i}].specs"),
+                    format!(
+                        "group {:?} names {} specs for {} levels: one spec per level, in the levels' order",
+                        g.name,
+                        g.specs.len(),
+                        levels.len()
+                    ),
+                );
+            }
+            if g.policies.is_empty() {
+                fail(
+                    &format!("check.settings[{i}].policies"),
+                    "name at least one policy".into(),
+                );
+            }
+            for (j, s) in g.specs.iter().enumerate() {
+                if let Err(e) = self.policies_of(s) {
+                    fail(&format!("check.settings[{i}].specs[{j}]"), e);
+                    continue;
+                }
+                for (k, p) in g.policies.iter().enumerate() {
+                    if let Err(e) = self.policy_in(s, p) {
+                        fail(&format!("check.settings[{i}].policies[{k}]"), e);
+                    }
+                }
+            }
+        }
+        if !settings.iter().any(|g| g.specs.iter().any(|s| s == spec)) {
+            fail(
+                "spec",
+                format!(
+                    "{spec} is not among the specs the check reads; the claim's spec (whose planned looks the claim takes) must be one of them"
+                ),
+            );
+        }
+        errors
+    }
+
+    /// An error unless `a` and `b` run replication r on the same seeds (one takes
+    /// `seeds_from` the other, both from a third, or they are one spec).
+    fn seeds_pair(&self, a: &str, b: &str) -> Result<(), String> {
+        let (sa, sb) = (
+            seed_name(&self.root.join(a))?,
+            seed_name(&self.root.join(b))?,
+        );
+        if sa == sb {
+            return Ok(());
+        }
+        Err(format!(
+            "{a} (seeds from {sa:?}) and {b} (seeds from {sb:?}) do not share their \
+             replications' seeds, so replication r of one is not replication r of the other \
+             and their runs cannot pair; give {a} `seeds_from: {sb}` (the same problem \
+             instances and initial designs), or compare within one spec"
+        ))
     }
 
     /// Every policy a check names must be one of the spec's.
@@ -1008,5 +1443,119 @@ settings:
         assert_eq!(grid_share(0.25), Ok(10));
         assert_eq!(grid_share(1.0), Ok(40));
         assert!(grid_share(1.5).is_err());
+    }
+
+    /// A repository with specs `a` (seeds from `full`), `full`, `apart` and `b`, `c` for a
+    /// tally, and the paper file `paper`'s claims under a head listing them all.
+    fn across_repo(claims: &str) -> Result<Gallery, String> {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let spec = |name: &str, extra: &str| {
+            format!(
+                "name: {name}\n{extra}replications: 4\npolicies:\n  - {{ name: P }}\n  - {{ name: Q }}\n"
+            )
+        };
+        let head = "id: '900'\ntitle: t\nseed: s.txt\npage: 900-f.md\nspecs:\n  - { path: specs/a.yaml, paper_replications: 8 }\n  - { path: specs/full.yaml, paper_replications: 8 }\n  - { path: specs/apart.yaml, paper_replications: 8 }\nclaims:\n";
+        for (path, text) in [
+            ("specs/a.yaml", spec("a", "seeds_from: full\n")),
+            ("specs/full.yaml", spec("full", "")),
+            ("specs/apart.yaml", spec("apart", "")),
+            (
+                "docs/reproductions/gallery.yaml",
+                "papers:\n  - { file: 900-f.yaml }\n".into(),
+            ),
+            ("docs/reproductions/900-f.yaml", format!("{head}{claims}")),
+        ] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        load(root, &root.join("docs/reproductions/gallery.yaml"))
+    }
+
+    #[test]
+    fn checks_across_specs_load_and_say_what_they_read() {
+        let g = across_repo(
+            "  - { id: a, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: better_across, policy: P, than: { spec: specs/full.yaml, policy: Q, at: 0.5 } } }
+  - { id: b, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: comparable_across, policy: P, to: { spec: specs/full.yaml, policy: P, at: 0.25 }, margin: 0.1 } }
+  - { id: d, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: better_than_any, policy: P, than: [Q] } }
+  - { id: e, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: advantage_shrinks, policies: [P], over: [Q], then: [specs/apart.yaml] } }
+  - { id: f, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: lowest_most_often, level: '2', levels: ['1', '2'],
+        settings: [{ name: g, specs: [specs/a.yaml, specs/apart.yaml], policies: [P, Q] }] } }
+  - { id: h, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: some_setting, shows: both, levels: ['1', '2'],
+        settings: [{ name: g, specs: [specs/a.yaml, specs/apart.yaml], policies: [P] }] } }
+",
+        )
+        .expect("loads");
+        let claims = &g.papers[0].claims;
+        let reads = claims[0].reads();
+        assert_eq!(reads.len(), 2);
+        assert_eq!(
+            (
+                reads[1].spec,
+                reads[1].policies.clone(),
+                reads[1].on,
+                reads[1].at
+            ),
+            ("specs/full.yaml", vec!["Q"], On::Early, Some(0.5))
+        );
+        assert_eq!((reads[0].spec, reads[0].on), ("specs/a.yaml", On::Final));
+        assert_eq!(claims[2].reads()[0].policies, ["P", "Q"]);
+        let shrinks: Vec<&str> = claims[3].reads().iter().map(|r| r.spec).collect();
+        assert_eq!(shrinks, ["specs/a.yaml", "specs/apart.yaml"]);
+        assert_eq!(claims[4].reads()[1].policies, ["P", "Q"]);
+        assert!(
+            claims
+                .iter()
+                .all(|c| c.check.as_ref().unwrap().from_values())
+        );
+    }
+
+    #[test]
+    fn checks_across_specs_name_what_is_wrong() {
+        let e = across_repo(
+            "  - { id: a, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: better_across, policy: P, than: { spec: specs/ful.yaml, policy: Q, at: 0.5 } } }
+  - { id: b, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: better_across, policy: P, than: { spec: specs/full.yaml, policy: R, at: 0.33 } } }
+  - { id: d, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: better_across, policy: P, than: { spec: specs/apart.yaml, policy: Q, at: 0.5 } } }
+  - { id: e, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: lowest_most_often, level: '3', levels: ['1', '2'],
+        settings: [{ name: g, specs: [specs/apart.yaml], policies: [X] }] } }
+  - { id: f, claim: c, quote: q, source: s, spec: specs/a.yaml,
+      check: { type: better_than_any, policy: P, than: [Z] } }
+",
+        )
+        .unwrap_err();
+        let find = |needle: &str| {
+            e.lines()
+                .find(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("no {needle:?} in:\n{e}"))
+                .to_string()
+        };
+        let spec = find("claim a:");
+        assert!(spec.contains("`claims[0].check.than.spec`"), "{spec}");
+        assert!(spec.contains("did you mean \"specs/full.yaml\"?"), "{spec}");
+        assert!(find("policy \"R\"").contains("`claims[1].check.than.policy`"));
+        assert!(
+            find("policy \"R\"").contains("did you mean \"P\"?")
+                || find("policy \"R\"").contains("its policies: P, Q")
+        );
+        assert!(find("closest: 0.325").contains("`claims[1].check.than.at`"));
+        let seeds = find("claim d:");
+        assert!(seeds.contains("`claims[2].check.than.spec`"), "{seeds}");
+        assert!(seeds.contains("seeds_from: apart"), "{seeds}");
+        assert!(seeds.contains("900-f.yaml:15:"), "{seeds}");
+        assert!(find("level \"3\"").contains("`claims[3].check.level`"));
+        assert!(find("names 1 specs for 2 levels").contains("check.settings[0].specs"));
+        assert!(find("policy \"X\"").contains("check.settings[0].policies[0]"));
+        assert!(find("is not among the specs the check reads").contains("`claims[3].spec`"));
+        assert!(find("policy \"Z\"").contains("`claims[4].check.than[0]`"));
     }
 }
