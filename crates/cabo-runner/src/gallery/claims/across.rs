@@ -133,20 +133,18 @@ impl<'a> Ctx<'a> {
         out
     }
 
-    /// The claim's row from a decision.
-    fn outcome(
-        &self,
-        decision: Decision,
-        have: usize,
-        describe: String,
-        policies: &[&str],
-    ) -> Outcome {
+    /// The claim's row from a decision; its policies (what remains to run) are those the
+    /// claim reads on its own spec.
+    fn outcome(&self, decision: Decision, have: usize, describe: String) -> Outcome {
         if have == 0 {
             return Outcome::NotRun;
         }
         let own = self.side(&self.own.path).ok().flatten();
-        let policies = policies
+        let reads = self.claim.reads();
+        let policies = reads
             .iter()
+            .filter(|r| r.spec == self.own.path)
+            .flat_map(|r| r.policies.iter())
             .map(|p| {
                 let n = own
                     .as_ref()
@@ -198,7 +196,7 @@ impl<'a> Ctx<'a> {
              pairs with replication r of the other",
             cabo_evidence::describe(&test, 1, &self.looks)
         );
-        Ok(self.outcome(decision, have, describe, &[policy]))
+        Ok(self.outcome(decision, have, describe))
     }
 
     /// The advantage of `policies` over `over` per replication, in the claim's spec and each
@@ -231,13 +229,12 @@ impl<'a> Ctx<'a> {
                 paired: a[0].0.is_some() && a[0].0 == a[1].0,
             })
             .collect();
-        let names: Vec<&str> = policies.iter().map(String::as_str).collect();
-        Ok(self.steps(steps, Test::Better, "the advantage shrinks", &names))
+        Ok(self.steps(steps, Test::Better, "the advantage shrinks"))
     }
 
     /// Decides a family of steps: paired where every step's two specs share seeds, else
     /// every step by Welch's interval on the two specs' replications.
-    fn steps(&self, steps: Vec<Step>, test: Test, what: &str, policies: &[&str]) -> Outcome {
+    fn steps(&self, steps: Vec<Step>, test: Test, what: &str) -> Outcome {
         let family = steps.len();
         let paired = steps.iter().all(|s| s.paired);
         let (decision, have, describe) = if paired {
@@ -266,7 +263,7 @@ impl<'a> Ctx<'a> {
                 unpaired_describe(what, &test, family, &self.looks),
             )
         };
-        self.outcome(decision, have, describe, policies)
+        self.outcome(decision, have, describe)
     }
 
     /// Whether `level` has the lowest mean in more settings than each other level, by a
@@ -346,7 +343,7 @@ impl<'a> Ctx<'a> {
             sizes(&self.looks),
             levels.len() - 1
         );
-        Ok(self.outcome(decision, have, describe, &[]))
+        Ok(self.outcome(decision, have, describe))
     }
 
     /// Whether some setting shows what `shows` asks: per setting and pair of levels, the
@@ -387,31 +384,22 @@ impl<'a> Ctx<'a> {
         let flip = |steps: &[Step]| -> Vec<Step> { steps.iter().map(Step::flipped).collect() };
         let what = |w: &str| format!("some setting shows {w}");
         let outcome = match shows {
-            Shows::EarlierLevelBetter => self.steps(
-                steps,
-                Test::BetterThanAny,
-                &what("an earlier level better"),
-                &[],
-            ),
+            Shows::EarlierLevelBetter => {
+                self.steps(steps, Test::BetterThanAny, &what("an earlier level better"))
+            }
             Shows::LaterLevelBetter => self.steps(
                 flip(&steps),
                 Test::BetterThanAny,
                 &what("a later level better"),
-                &[],
             ),
             Shows::Both => {
                 let later = self.steps(
                     flip(&steps),
                     Test::BetterThanAny,
                     &what("a later level better (and, below, an earlier one)"),
-                    &[],
                 );
-                let earlier = self.steps(
-                    steps,
-                    Test::BetterThanAny,
-                    &what("an earlier level better"),
-                    &[],
-                );
+                let earlier =
+                    self.steps(steps, Test::BetterThanAny, &what("an earlier level better"));
                 both(earlier, later)
             }
         };
@@ -797,6 +785,9 @@ mod tests {
             "{}",
             p.describe
         );
+        // What remains to run is counted on the claim's own spec's policies.
+        let own: Vec<(&str, usize)> = p.policies.iter().map(|(q, n)| (q.as_str(), *n)).collect();
+        assert_eq!(own, [("P", 10), ("Q", 10)]);
         // Level a is lowest in every setting when c is worst: c's claim does not hold.
         let o = evaluate(&c, &tally_results(false));
         assert_eq!(o.kind(), super::super::Kind::DoesNotHold);
