@@ -68,20 +68,24 @@ pub(crate) struct SpecResult {
     dropped: usize,
     /// Whether the pooled values differ from the committed CSV.
     values_changed: bool,
+    /// Per metric read on the curve, the runs whose committed row lacks the grid.
+    lacking: values::LackingGrid,
 }
 
-/// The metrics the claims read on `spec` (their own spec's, or another's for a claim across
-/// specs), each once, by the names the per-run values give them.
-fn metrics_read(paper: &Paper, spec: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for c in paper.claims.iter().chain(&paper.beyond_the_paper) {
-        for read in c.reads() {
-            if read.spec == spec && !names.iter().any(|n| n == read.metric) {
-                names.push(read.metric.to_string());
-            }
+/// The metrics the claims of `paper` read of `spec`'s per-run values ([`Claim::reads`]),
+/// each once, by the names the per-run values give them, with whether some claim reads it
+/// on the curve.
+fn metrics_read(paper: &Paper, spec: &str) -> Vec<(String, bool)> {
+    let mut read: Vec<(String, bool)> = Vec::new();
+    let reads = paper.claims.iter().chain(&paper.beyond_the_paper);
+    for r in reads.flat_map(Claim::reads).filter(|r| r.spec == spec) {
+        let curve = r.reading() == schema::Reading::Curve;
+        match read.iter_mut().find(|(m, _)| *m == r.metric) {
+            Some((_, c)) => *c |= curve,
+            None => read.push((r.metric.to_string(), curve)),
         }
     }
-    names
+    read
 }
 
 /// The per-run values CSV of a spec named `name` beside the page, under `assets`.
@@ -123,6 +127,7 @@ fn spec_result(
                 values: None,
                 dropped: 0,
                 values_changed: false,
+                lacking: Vec::new(),
             });
         }
         Loaded::Comparison(s) => s,
@@ -153,8 +158,12 @@ fn spec_result(
             }
         }
     }
-    let (values, dropped, values_changed) =
-        pool_values(fresh, &values_path(assets, &s.spec.name), &dir)?;
+    let curve: Vec<String> = metrics_read(paper, &spec.path)
+        .into_iter()
+        .filter_map(|(m, curve)| curve.then_some(m))
+        .collect();
+    let (values, dropped, values_changed, lacking) =
+        pool_values(fresh, &values_path(assets, &s.spec.name), &dir, &curve)?;
     Ok(SpecResult {
         spec: spec.clone(),
         name: s.spec.name.clone(),
@@ -173,6 +182,7 @@ fn spec_result(
         values,
         dropped,
         values_changed,
+        lacking,
     })
 }
 
@@ -184,7 +194,7 @@ fn add_values(
     runs: &report::Runs,
     report: &Report,
 ) -> Result<(), String> {
-    for name in metrics_read(paper, &spec.path) {
+    for (name, _) in metrics_read(paper, &spec.path) {
         if name == claims::DEFAULT_METRIC {
             fresh.add_report(&name, runs, report);
             continue;
@@ -204,27 +214,31 @@ fn add_values(
     Ok(())
 }
 
-/// The results' values pooled with the committed CSV at `csv` (results in `dir`): the
-/// values (`None` when neither has a row), the committed rows dropped as another version's,
-/// and whether the pooled values differ from the committed file.
+/// The results' values pooled with the committed CSV at `csv` (results in `dir`) and kept
+/// to what the claims read (the grid for the metrics in `curve`): the values (`None` when
+/// neither has a row), the committed rows dropped as another version's, whether the pooled
+/// values differ from the committed file, and the runs that lack a grid a claim now reads.
 fn pool_values(
     fresh: RunValues,
     csv: &Path,
     dir: &Path,
-) -> Result<(Option<RunValues>, usize, bool), String> {
+    curve: &[String],
+) -> Result<(Option<RunValues>, usize, bool, values::LackingGrid), String> {
     let committed = match std::fs::read_to_string(csv) {
         Ok(text) => Some(RunValues::parse(&text, &csv.display().to_string())?),
         Err(_) => None,
     };
-    let (pooled, dropped) = match committed.clone() {
+    let (mut pooled, dropped) = match committed.clone() {
         Some(c) => fresh.pool(c, &csv.display().to_string(), &dir.display().to_string())?,
         None => (fresh, 0),
     };
+    let lacking = pooled.shape(curve);
     let changed = committed.as_ref() != Some(&pooled) && !pooled.rows.is_empty();
     Ok((
         (!pooled.rows.is_empty()).then_some(pooled),
         dropped,
         changed,
+        lacking,
     ))
 }
 
@@ -955,6 +969,24 @@ fn dropped_note(out: &mut String, results: &[SpecResult]) {
             dropped.join(", ")
         );
     }
+    let lacking: Vec<String> = results
+        .iter()
+        .flat_map(|r| {
+            r.lacking
+                .iter()
+                .map(|(m, n)| format!("`{}` metric `{m}` ({n} runs)", r.spec.path))
+        })
+        .collect();
+    if !lacking.is_empty() {
+        let _ = writeln!(
+            out,
+            "Per-run rows kept only at the budget by an earlier file, which no claim then read on \
+             the curve: {}. Claims that read these metrics on the curve count those runs as not \
+             run until they are run again (`cargo xtask reproduce` runs them; claims at the \
+             budget count them).\n",
+            lacking.join(", ")
+        );
+    }
 }
 
 /// For each undecided claim, the replications the sequential rule may still need, their
@@ -1064,7 +1096,7 @@ fn not_run_row<'a>(
             .unwrap_or_default();
         return Some((c, 0, of, runs, only));
     }
-    Some(match check.paired() {
+    Some(match check.runs_read() {
         Some((policy, others)) => {
             let only: Vec<String> = std::iter::once(policy)
                 .chain(others.iter().map(String::as_str))
@@ -1148,7 +1180,12 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
         if check.across_specs() {
             continue; // planned on every spec it reads, by `claims::plan_across`
         }
-        let Some((policy, others)) = check.paired() else {
+        if let Some(study) = &r.study {
+            // A study check naming a table or column the study lacks is an error here too,
+            // so that `--list` does not plan around a claim no run can decide.
+            claims::study_names(check, study).map_err(|e| format!("claim {}: {e}", c.id))?;
+        }
+        let Some((policy, others)) = check.runs_read() else {
             // Runtimes and the slowest policy read every policy's runs.
             if r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none() {
                 lines.push(PlanLine {
@@ -1164,7 +1201,7 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
             .map(str::to_string)
             .collect();
         let outcome = match &r.values {
-            Some(v) => claims::decide(c, check, &r.spec, v)?,
+            Some(v) => claims::decide_runs(c, check, &r.spec, v)?,
             None => Outcome::NotRun,
         };
         let have = match &outcome {

@@ -252,6 +252,14 @@ impl Claim {
                     read(&a.spec, vec![a.policy.as_str()], On::Early, Some(a.at)),
                 ]
             }
+            // A rate fit reads the grid from a share to the budget, as `area` does.
+            Check::Sublinear { policy, metric, .. } => vec![Read {
+                spec,
+                metric,
+                policies: vec![policy.as_str()],
+                on: On::Area,
+                at: None,
+            }],
             Check::AdvantageShrinks {
                 policies,
                 over,
@@ -464,7 +472,58 @@ pub enum Check {
         /// The settings.
         settings: Vec<SettingGroup>,
     },
+    /// A study table's `column`, rows sorted by `by` (within each value of `group`), moves
+    /// one way: each consecutive step may go against `direction` by at most `slack` × the
+    /// step's standard error √(s.e.ᵢ² + s.e.ᵢ₊₁²) read from `slack_column`.
+    StudyMonotone {
+        /// The table's name.
+        table: String,
+        /// The column that must move one way.
+        column: String,
+        /// The column the rows are sorted by.
+        by: String,
+        /// Which way.
+        direction: Direction,
+        /// A column whose values split the table into groups checked apart (`prior`).
+        #[serde(default)]
+        group: Option<String>,
+        /// The column of each row's standard error, if its values are estimates.
+        #[serde(default)]
+        slack_column: Option<String>,
+        /// How many standard errors of a step are tolerated against the direction.
+        #[serde(default)]
+        slack: f64,
+    },
+    /// A study table's `column` is convex in `by` (within each value of `group`): on the
+    /// rows sorted by `by`, a possibly non-uniform grid, each slope is at least the one
+    /// before it, less `tolerance` × the two slopes' magnitudes (floating point).
+    StudyConvex {
+        /// The table's name.
+        table: String,
+        /// The column that must be convex.
+        column: String,
+        /// The column of the abscissae.
+        by: String,
+        /// A column whose values split the table into groups checked apart.
+        #[serde(default)]
+        group: Option<String>,
+        /// The relative tolerance on a change of slope, for rounding.
+        tolerance: f64,
+    },
+    /// `policy`'s cumulative regret `metric` grows sublinearly: per replication, the
+    /// least-squares slope of log R against log x over the per-run grid from share `from`
+    /// to the budget; holds when the slopes' mean has its repeated interval below 1.
+    Sublinear {
+        /// The policy whose runs are read.
+        policy: String,
+        /// The cumulative regret metric (`report.y` spelling, e.g. `metric:cvs.cumulative_regret`).
+        metric: String,
+        /// The share of the budget where the fit starts, on the per-run grid.
+        #[serde(default = "default_from")]
+        from: f64,
+    },
 }
+
 
 /// The other side of a cross-spec comparison.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -524,6 +583,45 @@ pub struct Read<'a> {
     /// The share of the budget, for early.
     pub at: Option<f64>,
 }
+
+
+/// Which way a [`Check::StudyMonotone`] column moves as its `by` column grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Each step is ≤ 0 (within its slack).
+    NonIncreasing,
+    /// Each step is ≥ 0 (within its slack).
+    NonDecreasing,
+}
+
+/// The share of the budget where a sublinear fit starts by default: the first quarter of a
+/// run is dominated by its initial design and exploration, not by the rate.
+fn default_from() -> f64 {
+    0.25
+}
+
+impl Read<'_> {
+    /// Whether the read needs the per-run grid of shares, or the value at the budget only.
+    pub fn reading(&self) -> Reading {
+        match self.on {
+            On::Final => Reading::Final,
+            On::Area | On::Early => Reading::Curve,
+        }
+    }
+}
+
+/// Where a claim reads a spec's per-run values: the value at the budget, or somewhere on
+/// the curve (a share of the budget, the area, a fit over the grid), which needs the
+/// per-run grid of shares k/40 kept in the spec's CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The run's value at the budget only.
+    Final,
+    /// The run's values on the grid of shares of the budget.
+    Curve,
+}
+
 
 /// A paired check's parts: the claim's policy, its comparators under the key that names
 /// them (`than` or `to`), the margin of `comparable` and `not_worse`, and where runs are read.
@@ -601,10 +699,10 @@ impl Check {
         )
     }
 
-    /// Whether the check is decided from per-run values (a paired check or one across
-    /// specs), never from a kept row of the committed page.
+    /// Whether the check is decided from per-run values (a paired check, a rate check or one
+    /// across specs), never from a kept row of the committed page.
     pub fn from_values(&self) -> bool {
-        self.paired().is_some() || self.across_specs()
+        self.runs_read().is_some() || self.across_specs()
     }
 
     /// Whether the check reads a study's tables.
@@ -612,7 +710,25 @@ impl Check {
         matches!(
             self,
             Check::StudyAtMost { .. } | Check::StudyMax { .. } | Check::StudyMin { .. }
+        ) || self.on_study_rows()
+    }
+
+    /// Whether the check relates rows of a study table (monotone, convex).
+    fn on_study_rows(&self) -> bool {
+        matches!(
+            self,
+            Check::StudyMonotone { .. } | Check::StudyConvex { .. }
         )
+    }
+
+    /// The policies whose per-run values the check reads, the claim's own first: a paired
+    /// check's policy and comparators, a rate check's policy. `None` for checks on a study's
+    /// tables or on decision times, which read no per-run values.
+    pub fn runs_read(&self) -> Option<(&str, &[String])> {
+        match self {
+            Check::Sublinear { policy, .. } => Some((policy, &[])),
+            _ => self.paired(),
+        }
     }
 }
 
@@ -932,7 +1048,10 @@ impl Ctx<'_> {
                 key,
                 c,
                 "check.type",
-                format!("{spec} is a study: its claims take study_min, study_max or study_at_most"),
+                format!(
+                    "{spec} is a study: its claims take study_min, study_max, study_at_most, \
+                     study_monotone or study_convex"
+                ),
             )),
             (SpecShape::Comparison(_), true) => errors.push(self.claim_error(
                 key,
@@ -947,6 +1066,93 @@ impl Ctx<'_> {
         }
         errors.extend(self.check_reading(key, c, check));
         errors.extend(self.check_across(key, c, spec, check));
+        errors.extend(self.check_study_rows(key, c, check));
+        errors.extend(self.check_rate(key, c, check));
+        errors
+    }
+
+    /// A row-relation check's numbers: a slack and a tolerance are finite and not negative,
+    /// and the rows are not sorted by the column they relate.
+    fn check_study_rows(&self, key: &str, c: &Claim, check: &Check) -> Vec<String> {
+        let (column, by, bound) = match check {
+            Check::StudyMonotone {
+                column, by, slack, ..
+            } => (column, by, ("check.slack", *slack)),
+            Check::StudyConvex {
+                column,
+                by,
+                tolerance,
+                ..
+            } => (column, by, ("check.tolerance", *tolerance)),
+            _ => return Vec::new(),
+        };
+        let mut errors = Vec::new();
+        if !(bound.1.is_finite() && bound.1 >= 0.0) {
+            errors.push(self.claim_error(
+                key,
+                c,
+                bound.0,
+                format!("expected a number ≥ 0, got {}", bound.1),
+            ));
+        }
+        if column == by {
+            errors.push(self.claim_error(
+                key,
+                c,
+                "check.by",
+                format!(
+                    "`by` names the column the rows are sorted by; it cannot be `{column}` itself"
+                ),
+            ));
+        }
+        errors
+    }
+
+    /// A rate check's policy, metric and share: the policy one of the spec's, the metric a
+    /// run's recorded metric (not a time, and not also given as the claim's `metric:`), the
+    /// share on the grid with at least three grid points from it to the budget.
+    fn check_rate(&self, key: &str, c: &Claim, check: &Check) -> Vec<String> {
+        let Check::Sublinear { metric, from, .. } = check else {
+            return Vec::new();
+        };
+        let mut errors = Vec::new();
+        if c.metric.is_some() {
+            errors.push(self.claim_error(
+                key,
+                c,
+                "metric",
+                "a sublinear check names its metric as `check.metric`; remove the claim's `metric:`"
+                    .into(),
+            ));
+        }
+        if !matches!(
+            crate::spec::Metric::parse(metric),
+            Some(crate::spec::Metric::Problem(_))
+        ) {
+            errors.push(self.claim_error(
+                key,
+                c,
+                "check.metric",
+                format!(
+                    "{metric:?}: a sublinear check reads a problem's cumulative regret as \
+                     `metric:<name>` (e.g. metric:cvs.cumulative_regret)"
+                ),
+            ));
+        }
+        match grid_share(*from) {
+            Err(e) => errors.push(self.claim_error(key, c, "check.from", e)),
+            Ok(k) if k + 2 > GRID_INTERVALS || k == 0 => errors.push(self.claim_error(
+                key,
+                c,
+                "check.from",
+                format!(
+                    "the fit needs share `from` above 0 (log 0 is not defined) and at least three \
+                     grid points up to the budget: use a share between 0.025 and {}",
+                    (GRID_INTERVALS - 2) as f64 / GRID_INTERVALS as f64
+                ),
+            )),
+            Ok(_) => {}
+        }
         errors
     }
 
@@ -1177,7 +1383,9 @@ impl Ctx<'_> {
                         .map(|(j, p)| (format!("check.{}[{j}]", pairing.key), p.as_str())),
                 );
             }
-            Check::Slowest { policy } => named.push(("check.policy".into(), policy)),
+            Check::Slowest { policy } | Check::Sublinear { policy, .. } => {
+                named.push(("check.policy".into(), policy))
+            }
             _ => {}
         }
         named
@@ -1436,6 +1644,94 @@ settings:
         ] {
             assert!(e.contains(needle), "{needle}: {e}");
         }
+    }
+
+    #[test]
+    fn rate_checks_are_validated_at_load_with_the_closest_name() {
+        let g = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: sublinear, policy: PBGI, metric: 'metric:cvs.cumulative_regret' }} }}
+"
+        ))
+        .expect("loads");
+        let check = g.papers[0].claims[0].check.as_ref().unwrap();
+        assert_eq!(
+            check,
+            &Check::Sublinear {
+                policy: "PBGI".into(),
+                metric: "metric:cvs.cumulative_regret".into(),
+                from: 0.25
+            }
+        );
+        // The grid of its metric is kept; a paired check at the budget keeps finals only.
+        let reads = g.papers[0].claims[0].reads();
+        assert_eq!(
+            reads,
+            [Read {
+                spec: "specs/f.yaml",
+                metric: "metric:cvs.cumulative_regret",
+                policies: vec!["PBGI"],
+                on: On::Area,
+                at: None,
+            }]
+        );
+        assert_eq!(reads[0].reading(), Reading::Curve);
+        let e = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml, metric: best_y,
+      check: {{ type: sublinear, policy: PBG, metric: simple_regret, from: 0.975 }} }}
+"
+        ))
+        .unwrap_err();
+        for needle in [
+            "`claims[0].check.policy`: claim a: policy \"PBG\" is not in specs/f.yaml; did you mean \"PBGI\"?",
+            "`claims[0].check.metric`: claim a: \"simple_regret\": a sublinear check reads",
+            "`claims[0].check.from`: claim a: the fit needs",
+            "`claims[0].metric`: claim a: a sublinear check names its metric",
+        ] {
+            assert!(e.contains(needle), "{needle}:\n{e}");
+        }
+        assert_eq!(e.lines().count(), 4, "{e}");
+    }
+
+    #[test]
+    fn row_relation_checks_need_a_study_and_sound_numbers() {
+        let study = "name: s\nstudy: { type: markov_cost_sweep }\n";
+        let paper = format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: study_monotone, table: t, column: y, by: y, direction: non_increasing, slack: -1 }} }}
+  - {{ id: b, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: study_convex, table: t, column: y, by: x, tolerance: -0.5 }} }}
+"
+        );
+        let tmp = write_repo(study, &paper);
+        let e = load(
+            tmp.path(),
+            &tmp.path().join("docs/reproductions/gallery.yaml"),
+        )
+        .unwrap_err();
+        for needle in [
+            "`claims[0].check.slack`: claim a: expected a number ≥ 0, got -1",
+            "`claims[0].check.by`: claim a: `by` names the column",
+            "`claims[1].check.tolerance`: claim b: expected a number ≥ 0, got -0.5",
+        ] {
+            assert!(e.contains(needle), "{needle}:\n{e}");
+        }
+        assert_eq!(e.lines().count(), 3, "{e}");
+        // On a comparison spec, a row check is refused; an unknown direction names the valid.
+        let e = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: study_convex, table: t, column: y, by: x, tolerance: 0 }} }}
+"
+        ))
+        .unwrap_err();
+        assert!(e.contains("a study check needs a study spec"), "{e}");
+        let e = load_repo(&format!(
+            "{HEAD}  - {{ id: a, claim: c, quote: q, source: s, spec: specs/f.yaml,
+      check: {{ type: study_monotone, table: t, column: y, by: x, direction: decreasing }} }}
+"
+        ))
+        .unwrap_err();
+        assert!(e.contains("non_increasing"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,8 @@
 //! Per-run values beside a page: `<page folder>/<spec name>.runs.csv`, one row per (policy,
-//! replication, metric) with the run's value at the budget and at every share k/40 of it.
+//! replication, metric) with the run's value at the budget, and at every share k/40 of it
+//! for the metrics some claim reads on the curve ([`RunValues::shape`]): a metric only read
+//! at the budget keeps its final values alone (`# metric: …; final only`), so a spec of
+//! 25 000 paired replications stays a file of about a megabyte rather than of 24 MB.
 //!
 //! The file is the statistics' only input: values are written with six significant digits
 //! and every number on the page is computed from them as parsed back, so anyone recomputes
@@ -37,9 +40,18 @@ pub struct RunValues {
     pub axis: String,
     /// The metrics the rows hold.
     pub metrics: Vec<MetricInfo>,
-    /// Per (policy, replication, metric): the value at the budget, then at shares 0..=40.
+    /// Per (policy, replication, metric): the value at the budget, then at shares 0..=40;
+    /// the value at the budget alone (one entry) where the grid is not kept.
     pub rows: BTreeMap<Key, Vec<Option<f64>>>,
+    /// The metrics whose grid the file does not keep: no claim reads them on the curve.
+    pub final_only: Vec<String>,
 }
+
+/// What [`RunValues::shape`] found: per metric read on the curve, the runs that have only
+/// their value at the budget (kept by an earlier file that no claim then read on the
+/// curve). Those runs count as not run for the claims that read the curve until they are
+/// run again; claims at the budget still count them.
+pub type LackingGrid = Vec<(String, usize)>;
 
 /// Columns of values per row: `final` and v0 … v40.
 const VALUES: usize = GRID_INTERVALS + 2;
@@ -63,7 +75,37 @@ impl RunValues {
             axis: String::new(),
             metrics: Vec::new(),
             rows: BTreeMap::new(),
+            final_only: Vec::new(),
         }
+    }
+
+    /// Keeps what the claims read: every run's value at the budget, and the grid only for
+    /// the metrics in `curve` (those some claim reads at a share, by area or by a fit). A
+    /// metric read on the curve whose rows lack the grid is returned with their number.
+    pub fn shape(&mut self, curve: &[String]) -> LackingGrid {
+        let mut lacking: LackingGrid = Vec::new();
+        self.final_only.clear();
+        for m in &self.metrics {
+            if !curve.contains(&m.name) {
+                self.final_only.push(m.name.clone());
+            }
+        }
+        for ((_, _, metric), values) in self.rows.iter_mut() {
+            if self.final_only.contains(metric) {
+                values.truncate(1);
+            } else if values.len() == 1 {
+                match lacking.iter_mut().find(|(m, _)| m == metric) {
+                    Some((_, n)) => *n += 1,
+                    None => lacking.push((metric.clone(), 1)),
+                }
+            }
+        }
+        lacking
+    }
+
+    /// Whether some row keeps the grid, so the file has the grid's columns.
+    fn has_grid(&self) -> bool {
+        self.rows.values().any(|v| v.len() > 1)
     }
 
     /// Adds every counted run of `runs`, read on `report` (a report of `runs` of the metric
@@ -93,7 +135,7 @@ impl RunValues {
             let mut values = vec![at(end)];
             values.extend((0..=GRID_INTERVALS).map(|k| at(end * k as f64 / GRID_INTERVALS as f64)));
             let key = (policy.to_string(), trace.replication, name.to_string());
-            self.rows.insert(key, values);
+            self.rows.insert(key, normalized(values));
         }
     }
 
@@ -128,27 +170,54 @@ impl RunValues {
         let _ = writeln!(out, "# spec: {}", self.spec);
         let _ = writeln!(out, "# fingerprint: {}", self.fingerprint);
         let _ = writeln!(out, "# x: {}", self.axis);
-        let _ = writeln!(
-            out,
-            "# shares: v_k is the run's value at k/{GRID_INTERVALS} of the budget, k = 0..{GRID_INTERVALS}; \
-             final at the budget; empty before the run's first value"
-        );
-        for m in &self.metrics {
-            let better = if m.lower_is_better { "lower" } else { "higher" };
+        let grid = self.has_grid();
+        if grid {
+            let only = if self.final_only.is_empty() {
+                ""
+            } else {
+                ", and throughout for a metric kept final only"
+            };
             let _ = writeln!(
                 out,
-                "# metric: {} = {}; {better} is better",
+                "# shares: v_k is the run's value at k/{GRID_INTERVALS} of the budget, k = 0..{GRID_INTERVALS}; \
+                 final at the budget; empty before the run's first value{only}"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "# shares: none kept (no claim reads these metrics on the curve); final at the budget"
+            );
+        }
+        for m in &self.metrics {
+            let better = if m.lower_is_better { "lower" } else { "higher" };
+            let only = if self.final_only.contains(&m.name) {
+                FINAL_ONLY
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "# metric: {} = {}; {better} is better{only}",
                 m.name, m.label
             );
         }
         out.push_str("policy,replication,metric,final");
-        for k in 0..=GRID_INTERVALS {
-            let _ = write!(out, ",v{k}");
+        if grid {
+            for k in 0..=GRID_INTERVALS {
+                let _ = write!(out, ",v{k}");
+            }
         }
         out.push('\n');
+        let width = if grid { VALUES } else { 1 };
         for ((policy, rep, metric), values) in &self.rows {
             let _ = write!(out, "{},{rep},{}", field(policy), field(metric));
-            for v in values {
+            let padding = width.saturating_sub(values.len());
+            for v in values
+                .iter()
+                .map(Some)
+                .chain(std::iter::repeat_n(None, padding))
+            {
+                let v = v.copied().flatten();
                 match v {
                     Some(v) => {
                         let _ = write!(out, ",{v:.5e}");
@@ -162,20 +231,26 @@ impl RunValues {
     }
 
     /// Reads a file written by [`RunValues::to_csv`]; `source` names it in errors.
+    /// Files of both layouts read: with the grid's columns (every file written before the
+    /// grid was kept only where claims read it) and without.
     pub fn parse(text: &str, source: &str) -> Result<Self, String> {
         let mut v = RunValues::new("", "");
-        let mut header_seen = false;
+        let mut width = None;
         for (i, line) in text.lines().enumerate() {
             let at = |m: String| format!("{source}:{}: {m}", i + 1);
             if let Some(rest) = line.strip_prefix("# ") {
                 v.header_line(rest).map_err(at)?;
             } else if line.starts_with("policy,") {
-                header_seen = true;
+                width = Some(header_width(line).map_err(at)?);
             } else if !line.trim().is_empty() {
-                if !header_seen {
+                let Some(width) = width else {
                     return Err(at("a row before the `policy,replication,…` header".into()));
+                };
+                let (key, mut values) = parse_row(line, width).map_err(at)?;
+                if v.final_only.contains(&key.2) {
+                    values.truncate(1);
                 }
-                let (key, values) = parse_row(line).map_err(at)?;
+                let values = normalized(values);
                 if v.rows.insert(key.clone(), values).is_some() {
                     return Err(at(format!(
                         "a second row for {} replication {} metric {}",
@@ -203,6 +278,13 @@ impl RunValues {
                 let (name, rest) = value
                     .split_once(" = ")
                     .ok_or_else(|| format!("metric line {value:?}: expected `NAME = LABEL; …`"))?;
+                let rest = match rest.strip_suffix(FINAL_ONLY) {
+                    Some(r) => {
+                        self.final_only.push(name.to_string());
+                        r
+                    }
+                    None => rest,
+                };
                 let (label, better) = rest.rsplit_once("; ").unwrap_or((rest, ""));
                 self.metrics.push(MetricInfo {
                     name: name.to_string(),
@@ -216,9 +298,11 @@ impl RunValues {
     }
 
     /// These values pooled with `older` (the committed file, read from `older_source`):
-    /// rows of the same fingerprint join these, a row both hold must agree to the digit
-    /// (else an error naming both sources); rows of another fingerprint are dropped, and
-    /// their number returned.
+    /// rows of the same fingerprint join these, a row both hold must agree to the digit on
+    /// every value both keep (else an error naming both sources; the one with the grid is
+    /// kept); rows of another fingerprint are dropped, and their number returned. The
+    /// pooled rows keep what either has: [`RunValues::shape`] then trims them to what the
+    /// claims read.
     pub fn pool(
         mut self,
         older: RunValues,
@@ -237,8 +321,8 @@ impl RunValues {
             self.axis = older.axis;
         }
         for (key, values) in older.rows {
-            match self.rows.get(&key) {
-                Some(mine) if !same(mine, &values) => {
+            match self.rows.get_mut(&key) {
+                Some(mine) if !agree(mine, &values) => {
                     return Err(format!(
                         "{older_source} and {source} disagree on {} replication {} ({}): the \
                          same run of the same spec cannot have two values; remove the row \
@@ -246,7 +330,11 @@ impl RunValues {
                         key.0, key.1, key.2
                     ));
                 }
-                Some(_) => {}
+                Some(mine) => {
+                    if values.len() > mine.len() {
+                        *mine = values;
+                    }
+                }
                 None => {
                     self.rows.insert(key, values);
                 }
@@ -267,6 +355,19 @@ impl RunValues {
             .filter(|(p, _, m)| p == policy && m == metric)
             .map(|(_, r, _)| *r)
             .collect()
+    }
+
+    /// The grid (v0 … v40) of `policy`'s run `rep` on `metric`, where the file keeps it.
+    pub fn grid(&self, policy: &str, rep: usize, metric: &str) -> Option<&[Option<f64>]> {
+        self.row(policy, rep, metric)
+            .filter(|v| v.len() == VALUES)
+            .map(|v| &v[1..])
+    }
+
+    /// The budget on the report's axis, as the `# x:` line gives it (`cumulative_cost,
+    /// budget 50`).
+    pub fn budget(&self) -> Option<f64> {
+        self.axis.rsplit_once("budget ")?.1.trim().parse().ok()
     }
 
     fn row(&self, policy: &str, rep: usize, metric: &str) -> Option<&Vec<Option<f64>>> {
@@ -322,7 +423,8 @@ fn reading(
 /// The trapezoid mean of `curve` (v0 … v40) over the grid points from the first where both
 /// it and `with` (a whole row: final, v0 …) have values, so paired areas span one range.
 fn area(curve: &[Option<f64>], with: &[Option<f64>]) -> Option<f64> {
-    let start = (0..curve.len()).find(|&k| curve[k].is_some() && with[k + 1].is_some())?;
+    let start = (0..curve.len())
+        .find(|&k| curve[k].is_some() && with.get(k + 1).is_some_and(Option::is_some))?;
     let points: Vec<f64> = curve[start..]
         .iter()
         .map(|v| v.unwrap_or(f64::NAN))
@@ -335,19 +437,51 @@ fn area(curve: &[Option<f64>], with: &[Option<f64>]) -> Option<f64> {
     (!mean.is_nan()).then_some(mean)
 }
 
-/// Same values, empty cells included.
-fn same(a: &[Option<f64>], b: &[Option<f64>]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+/// The same values wherever both rows keep one (the value at the budget; the grid where
+/// both keep it), empty cells included.
+fn agree(a: &[Option<f64>], b: &[Option<f64>]) -> bool {
+    let n = a.len().min(b.len());
+    (a.len() == b.len() || n == 1) && a[..n] == b[..n]
 }
 
-/// One data row: its key and values.
-fn parse_row(line: &str) -> Result<(Key, Vec<Option<f64>>), String> {
+/// A row whose grid cells are all empty (the grid not kept for it) as the value at the
+/// budget alone, so a row reads back as it was written.
+fn normalized(mut values: Vec<Option<f64>>) -> Vec<Option<f64>> {
+    if values[1..].iter().all(Option::is_none) {
+        values.truncate(1);
+    }
+    values
+}
+
+/// The suffix of a metric's header line whose grid the file does not keep.
+const FINAL_ONLY: &str = "; final only";
+
+/// The number of value cells per row a header line announces: `final` alone, or `final`
+/// and the grid's v0 … v40.
+fn header_width(line: &str) -> Result<usize, String> {
+    match split_csv(line).len() {
+        4 => Ok(1),
+        n if n == 3 + VALUES => Ok(VALUES),
+        n => Err(format!(
+            "a header of {n} cells: expected `policy,replication,metric,final`, followed by \
+             v0 … v{GRID_INTERVALS} where the grid is kept"
+        )),
+    }
+}
+
+/// One data row of a file with `width` value cells a row: its key and values.
+fn parse_row(line: &str, width: usize) -> Result<(Key, Vec<Option<f64>>), String> {
     let cells = split_csv(line);
-    if cells.len() != 3 + VALUES {
+    if cells.len() != 3 + width {
+        let grid = if width > 1 {
+            format!(", v0 … v{GRID_INTERVALS}")
+        } else {
+            String::new()
+        };
         return Err(format!(
-            "{} cells, expected {} (policy, replication, metric, final, v0 … v{GRID_INTERVALS})",
+            "{} cells, expected {} (policy, replication, metric, final{grid})",
             cells.len(),
-            3 + VALUES
+            3 + width
         ));
     }
     let rep: usize = cells[1]
@@ -505,6 +639,109 @@ mod tests {
             v.advantages("A", "B", "default", On::Final, None),
             [-1.0; 3]
         );
+    }
+
+    #[test]
+    fn a_metric_read_only_at_the_budget_keeps_its_final_values_alone() {
+        let mut v = values("fp1");
+        v.metrics.push(MetricInfo {
+            name: "time:cpu_time".into(),
+            label: "mean CPU time per decision".into(),
+            lower_is_better: true,
+        });
+        v.rows.insert(key("A", 0), row(2.0, 0.5));
+        v.rows
+            .insert(("A".into(), 0, "time:cpu_time".into()), row(1.0, 1.0));
+        // Only the default metric is read on the curve: the time keeps its final value.
+        assert!(v.shape(&["default".into()]).is_empty());
+        assert_eq!(v.final_only, ["time:cpu_time"]);
+        let text = v.to_csv();
+        assert!(
+            text.contains("# metric: time:cpu_time = mean CPU time per decision; lower is better; final only\n"),
+            "{text}"
+        );
+        let padded = format!("A,0,time:cpu_time,1.00000e0{}\n", ",".repeat(VALUES - 1));
+        assert!(text.contains(&padded), "{text}");
+        let back = RunValues::parse(&text, "x.runs.csv").unwrap();
+        assert_eq!(back, v);
+        assert_eq!(back.to_csv(), text);
+        // Nothing read on the curve: no grid columns at all, four cells a row.
+        v.shape(&[]);
+        let text = v.to_csv();
+        assert!(text.contains("policy,replication,metric,final\n"), "{text}");
+        assert!(text.contains("\nA,0,default,5.00000e-1\n"), "{text}");
+        let back = RunValues::parse(&text, "x.runs.csv").unwrap();
+        assert_eq!(back, v);
+        assert_eq!(back.to_csv(), text);
+        assert_eq!(back.advantages("A", "A", "default", On::Final, None), [0.0]);
+    }
+
+    #[test]
+    fn a_file_of_every_grid_still_reads_and_shapes_to_what_claims_read() {
+        // A file as written before the grid was kept only where read: every metric full.
+        let mut full = values("fp1");
+        full.rows.insert(key("A", 0), row(2.0, 0.5));
+        full.rows.insert(key("B", 0), row(2.0, 1.0));
+        let text = full.to_csv();
+        assert!(!text.contains("final only"), "{text}");
+        let mut back = RunValues::parse(&text, "old.runs.csv").unwrap();
+        assert_eq!(back, full);
+        assert_eq!(
+            back.advantages("A", "B", "default", On::Area, None).len(),
+            1
+        );
+        back.shape(&[]);
+        assert_eq!(back.rows[&key("A", 0)], [Some(0.5)]);
+        assert_eq!(back.advantages("A", "B", "default", On::Final, None), [0.5]);
+        assert!(
+            back.advantages("A", "B", "default", On::Area, None)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn pooling_a_final_only_file_when_a_claim_now_reads_the_curve_names_the_runs_lacking_it() {
+        // The committed file kept only final values (no claim read the curve then).
+        let mut older = values("fp1");
+        for r in 0..3 {
+            older.rows.insert(key("A", r), row(2.0, 0.5));
+            older.rows.insert(key("B", r), row(2.0, 1.0));
+        }
+        older.shape(&[]);
+        let older = RunValues::parse(&older.to_csv(), "old.runs.csv").unwrap();
+        // New results hold replication 0 with its grid, agreeing at the budget.
+        let mut newer = values("fp1");
+        newer.rows.insert(key("A", 0), row(2.0, 0.5));
+        newer.rows.insert(key("B", 0), row(2.0, 1.0));
+        let (mut pooled, _) = newer.pool(older, "old.runs.csv", "results").unwrap();
+        let lacking = pooled.shape(&["default".into()]);
+        // Replications 1 and 2 of A and B have no grid: 4 rows, named, never mixed in.
+        assert_eq!(lacking, [("default".to_string(), 4)]);
+        assert_eq!(
+            pooled.advantages("A", "B", "default", On::Final, None),
+            [0.5; 3]
+        );
+        let area = pooled.advantages("A", "B", "default", On::Area, None);
+        assert_eq!(
+            area.len(),
+            1,
+            "the runs without a grid count as not run: {area:?}"
+        );
+        assert_eq!(
+            pooled
+                .advantages("A", "B", "default", On::Early, Some(20))
+                .len(),
+            1
+        );
+        // Written and read back, the rows without a grid stay without one.
+        let text = pooled.to_csv();
+        let mut back = RunValues::parse(&text, "x.runs.csv").unwrap();
+        assert_eq!(back.shape(&["default".into()]), lacking);
+        // A final value that disagrees is still refused, whatever the columns kept.
+        let mut wrong = values("fp1");
+        wrong.rows.insert(key("A", 1), row(2.0, 0.75));
+        let e = wrong.pool(back, "x.runs.csv", "results").unwrap_err();
+        assert!(e.contains("disagree on A replication 1"), "{e}");
     }
 
     #[test]

@@ -628,6 +628,7 @@ mod tests {
             values,
             dropped: 0,
             values_changed: false,
+            lacking: Vec::new(),
         }
     }
 
