@@ -233,6 +233,12 @@ fn pool_values(
         None => (fresh, 0),
     };
     let lacking = pooled.shape(curve);
+    // Trimming the committed file to what the claims read is no result of its own: it
+    // happens when the page is next written for one.
+    let committed = committed.map(|mut c| {
+        c.shape(curve);
+        c
+    });
     let changed = committed.as_ref() != Some(&pooled) && !pooled.rows.is_empty();
     Ok((
         (!pooled.rows.is_empty()).then_some(pooled),
