@@ -1362,6 +1362,53 @@ beyond_the_paper:
     }
 
     #[test]
+    fn a_claim_that_starts_reading_the_curve_counts_runs_kept_without_it_as_not_run() {
+        // Only claims at the budget: the CSV keeps final values alone.
+        let at_budget = PAPER.replace(", on: area }", " }");
+        link();
+        let tmp = schema::tests::write_repo(SPEC, &at_budget);
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        let index = pages.join("gallery.yaml");
+        let g = load(root, &index).unwrap();
+        run(root, &out, 4);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let csv_path = pages.join("900-f/gallery-fixture.runs.csv");
+        let csv = std::fs::read_to_string(&csv_path).unwrap();
+        assert!(csv.contains("\npolicy,replication,metric,final\n"), "{csv}");
+        assert!(csv.contains("; final only\n"), "{csv}");
+
+        // The claim file now reads the curve; the results are gone (another machine).
+        std::fs::write(pages.join("900-f.yaml"), PAPER).unwrap();
+        let g = load(root, &index).unwrap();
+        std::fs::remove_dir_all(&out).unwrap();
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let page = std::fs::read_to_string(pages.join("900-f.md")).unwrap();
+        let row = |id: &str| {
+            page.lines()
+                .find(|l| l.starts_with(&format!("| **{id}** ")))
+                .unwrap()
+                .to_string()
+        };
+        // At the budget the committed runs still count; on the curve they count as not run.
+        assert!(row("ei-beats-random").contains("| 4 / 8 |"), "{page}");
+        assert!(row("ei-sooner").contains("*not run yet*"), "{page}");
+        assert!(
+            page.contains("`specs/f.yaml` metric `default` (8 runs)"),
+            "{page}"
+        );
+        // The file keeps the final values it had (no row has a grid yet) and no longer says
+        // the metric is read at the budget only.
+        let csv = std::fs::read_to_string(&csv_path).unwrap();
+        assert!(!csv.contains("final only"), "{csv}");
+        assert_eq!(csv.lines().filter(|l| l.starts_with("EI,")).count(), 4);
+        // The plan runs replications 0 … 7 (the next look of the claim at the budget), which
+        // runs 0 … 3 again for the claim on the curve: none is under `out`.
+        let plan = run_plan(root, &g.papers, &out, &pages, Cap::default()).unwrap();
+        assert_eq!(plan[0].replications, Some(8), "{plan:?}");
+    }
+
+    #[test]
     fn a_page_decides_its_claims_from_the_per_run_values_it_publishes() {
         let (tmp, g) = repo();
         let root = tmp.path();

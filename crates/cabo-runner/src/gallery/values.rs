@@ -185,7 +185,8 @@ impl RunValues {
         } else {
             let _ = writeln!(
                 out,
-                "# shares: none kept (no claim reads these metrics on the curve); final at the budget"
+                "# shares: none kept (no row has its grid: no claim reads these metrics on the curve, \
+                 or the runs were kept before one did); final at the budget"
             );
         }
         for m in &self.metrics {
