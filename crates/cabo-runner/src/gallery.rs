@@ -101,6 +101,7 @@ fn spec_result(
     spec: &GallerySpec,
     out: &Path,
     assets: &Path,
+    reports: Reports,
 ) -> Result<SpecResult, String> {
     let loaded = load_spec(&root.join(&spec.path))?;
     let fingerprint = loaded.fingerprint()?;
@@ -142,7 +143,9 @@ fn spec_result(
     if let (Some(runs), Some(report)) = (&runs, &report) {
         // The figure on the page must be the one of these numbers, so the report is
         // written anew (for an incomplete spec too: it lists what is missing).
-        report::write(&dir, runs, report)?;
+        if reports == Reports::Write {
+            report::write(&dir, runs, report)?;
+        }
         add_values(&mut fresh, paper, spec, runs, report)?;
         for (policy, rep) in runs.counted() {
             let times = store::RunFiles::new(&dir, policy, rep).times;
@@ -601,6 +604,15 @@ pub struct WrittenPage {
     pub changed: bool,
 }
 
+/// Whether reading a spec's results writes its report anew under the results directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reports {
+    /// Writing pages: each figure on a page is the report of the numbers it shows.
+    Write,
+    /// Planning (`reproduce --list`): the results directory is only read.
+    Leave,
+}
+
 /// Every spec's results for one paper's page under `pages_dir`, pooled with the per-run
 /// values the page publishes, and the committed page.
 fn paper_results(
@@ -608,6 +620,7 @@ fn paper_results(
     paper: &Paper,
     out: &Path,
     pages_dir: &Path,
+    reports: Reports,
 ) -> Result<(Vec<SpecResult>, CommittedPage), String> {
     let path = pages_dir.join(&paper.page);
     let committed = std::fs::read_to_string(&path)
@@ -617,7 +630,7 @@ fn paper_results(
     let mut results: Vec<SpecResult> = paper
         .specs
         .iter()
-        .map(|s| spec_result(root, paper, s, out, &assets))
+        .map(|s| spec_result(root, paper, s, out, &assets, reports))
         .collect::<Result<_, _>>()?;
     for r in &mut results {
         r.kept = committed.keep(&r.spec.path, &r.fingerprint, r.runs_complete);
@@ -649,7 +662,7 @@ pub fn write_pages(
     let mut written = Vec::new();
     for paper in papers {
         let path = pages_dir.join(&paper.page);
-        let (results, _) = paper_results(root, paper, out, pages_dir)?;
+        let (results, _) = paper_results(root, paper, out, pages_dir, Reports::Write)?;
         let dropped: Vec<(String, usize)> = results
             .iter()
             .filter(|r| r.dropped > 0)
@@ -1155,7 +1168,7 @@ pub fn run_plan(
 ) -> Result<Vec<PlanLine>, String> {
     let mut lines = Vec::new();
     for paper in papers {
-        let (results, _) = paper_results(root, paper, out, pages_dir)?;
+        let (results, _) = paper_results(root, paper, out, pages_dir, Reports::Leave)?;
         for r in &results {
             lines.extend(spec_plan(paper, r, cap)?);
         }
@@ -1359,6 +1372,40 @@ beyond_the_paper:
         };
         let plan = run_plan(root, &g.papers, &out, &pages, capped).unwrap();
         assert_eq!(plan[0].replications, Some(2));
+    }
+
+    /// Every file under `dir` with its bytes and modification time.
+    fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(files(&path));
+            } else {
+                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+                out.push((path.clone(), std::fs::read(&path).unwrap(), modified));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn planning_writes_nothing_under_the_results_or_the_pages() {
+        let (tmp, g) = repo();
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        run(root, &out, 4);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let before = (files(&out), files(&pages));
+        // A later modification time would show a rewrite with the same bytes.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let plan = run_plan(root, &g.papers, &out, &pages, Cap::default()).unwrap();
+        assert!(!plan.is_empty());
+        assert!(
+            before == (files(&out), files(&pages)),
+            "`--list` wrote a file"
+        );
     }
 
     #[test]

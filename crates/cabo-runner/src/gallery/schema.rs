@@ -524,7 +524,6 @@ pub enum Check {
     },
 }
 
-
 /// The other side of a cross-spec comparison.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -584,7 +583,6 @@ pub struct Read<'a> {
     pub at: Option<f64>,
 }
 
-
 /// Which way a [`Check::StudyMonotone`] column moves as its `by` column grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -621,7 +619,6 @@ pub enum Reading {
     /// The run's values on the grid of shares of the budget.
     Curve,
 }
-
 
 /// A paired check's parts: the claim's policy, its comparators under the key that names
 /// them (`than` or `to`), the margin of `comparable` and `not_worse`, and where runs are read.
