@@ -1,10 +1,11 @@
 //! # cabo
 //!
 //! Cost-aware Bayesian optimisation research in Rust. This facade re-exports the core
-//! vocabulary, the plugin crates and the runner (with its ask/tell [`Session`], for
-//! programs that make the evaluations themselves), and — its real job — references every
-//! plugin crate so the linker keeps their registrations: a plugin registered in a crate
-//! nothing references would silently vanish from the catalogue and from spec parsing.
+//! vocabulary, the maths plugins share (`toolkit`), the plugin crates and the runner (with
+//! its ask/tell [`Session`], for programs that make the evaluations themselves), and — its
+//! real job — references every plugin crate so the linker keeps their registrations: a
+//! plugin registered in a crate nothing references would silently vanish from the catalogue
+//! and from spec parsing.
 //!
 //! Binaries and test crates call [`init`] once at start-up; it fails loudly if a plugin kind
 //! has no registrations at all (the symptom of a dropped crate).
@@ -25,6 +26,7 @@ pub use cabo_rfgp as rfgp;
 pub use cabo_runner as runner;
 /// Ask/tell for programs that drive experiments themselves: see [`cabo_runner::session`].
 pub use cabo_runner::session::{Session, Suggested, Suggestion};
+pub use cabo_toolkit as toolkit;
 
 use cabo_core::registry::{self, Kind};
 

@@ -12,14 +12,14 @@
 //! | `thompson` | acquisition | one posterior sample path |
 //! | `random_search` | policy | a uniform random point |
 //!
-//! The shared numerics (h, log h, EI and LogEI with their derivatives) live in [`numerics`]
-//! so that other acquisitions (Gittins indices, multi-step EI) reuse the same stable code.
+//! The numerics they rest on (h, log h, EI and LogEI with their derivatives) and the cost
+//! view and EI per unit cost of the cost-aware ones live in `cabo-toolkit`, which other
+//! acquisitions (Gittins indices, multi-step EI) share without depending on this crate.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod acquisitions;
-pub mod numerics;
 pub mod random_search;
 
 pub use random_search::{RandomSearch, RandomSearchSpec};

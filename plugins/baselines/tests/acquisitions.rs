@@ -318,7 +318,7 @@ fn cost_weighted_ei_matches_closed_forms_and_monte_carlo() {
     let mv = post.mean_var(&x);
     let (mu, sigma) = (mv.mean, mv.var.sqrt());
     let ln = MockCost.ln_cost(&x);
-    let ei = cabo_baselines::numerics::ei(mu, sigma, 1.2);
+    let ei = cabo_toolkit::numerics::ei(mu, sigma, 1.2);
     for (json, nu) in [
         (r#"{"type":"ei_per_cost"}"#, 1.0),
         (r#"{"type":"ei_puc_cc"}"#, 0.6),
@@ -380,16 +380,16 @@ fn ei_and_ucb_values_follow_their_formulas() {
     let f = ei.prepare(&ctx).unwrap();
     assert!(f.non_negative());
     assert_eq!(f.diagnostics()["best_f"], 1.1);
-    assert_eq!(f.value(&x), cabo_baselines::numerics::ei(mu, sigma, 1.1));
+    assert_eq!(f.value(&x), cabo_toolkit::numerics::ei(mu, sigma, 1.1));
 
     let fixed = build(r#"{"type":"ei","best_f":0.25}"#);
     let f = fixed.prepare(&ctx).unwrap();
-    assert_eq!(f.value(&x), cabo_baselines::numerics::ei(mu, sigma, 0.25));
+    assert_eq!(f.value(&x), cabo_toolkit::numerics::ei(mu, sigma, 0.25));
 
     let log_ei = build(r#"{"type":"log_ei"}"#);
     let f = log_ei.prepare(&ctx).unwrap();
     assert!(!f.non_negative());
-    assert!((f.value(&x) - cabo_baselines::numerics::ei(mu, sigma, 1.1).ln()).abs() < 1e-13);
+    assert!((f.value(&x) - cabo_toolkit::numerics::ei(mu, sigma, 1.1).ln()).abs() < 1e-13);
 
     let ucb = build(r#"{"type":"ucb","beta":2.5}"#);
     let f = ucb.prepare(&ctx).unwrap();

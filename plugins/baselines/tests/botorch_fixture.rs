@@ -3,7 +3,7 @@
 //! check the acquisition formulas independently of any GP implementation.
 
 use cabo_baselines::acquisitions::{Score, UcbScore};
-use cabo_baselines::numerics::{ei, ei_grad, log_ei};
+use cabo_toolkit::numerics::{ei, ei_grad, log_ei};
 use serde_json::Value;
 
 const FIXTURE: &str = concat!(

@@ -9,11 +9,11 @@
 //! cost (σ_lnc = 0) the Φ factor is the step `1{c(x) ≤ B − s(D)}`.
 
 use crate::schedule::{BudgetMode, Scheduler};
-use cabo_baselines::numerics::{ei_grad, sigma_from_var};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, CostBelief, DecisionContext,
     Diagnostics, Error, LnCost, MeanVarGrad, Objective, Posterior, Result,
 };
+use cabo_toolkit::numerics::{ei_grad, sigma_from_var};
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 
@@ -58,7 +58,7 @@ pub fn q1_value(f_mean: f64, f_var: f64, c: &LnCost, best: f64, left: f64) -> f6
     } else {
         1.0
     };
-    cabo_baselines::numerics::ei(f_mean, sigma, best) * p
+    cabo_toolkit::numerics::ei(f_mean, sigma, best) * p
 }
 
 /// Spec of the one-step budgeted EI (`acquisition: { type: budgeted_ei }`).

@@ -22,13 +22,13 @@
 //! decision's optimiser settings rather than their fixed 50·d raw samples, 5·d restarts and
 //! 100 iterations, so that a spec's smoke settings keep its rollouts small too.
 
-use cabo_baselines::acquisitions::{CostView, CostWeightedFn};
 use cabo_core::capability::{self, Capability, Fantasize, FantasizeCost};
 use cabo_core::{
     CostBelief, DecisionContext, Diagnostics, Error, OptimizerSettings, Posterior, Result, Rng,
     derive_seed,
 };
 use cabo_optim::{MaximizeOptions, maximize};
+use cabo_toolkit::acquisition::{CostView, CostWeightedFn};
 use serde::{Deserialize, Serialize};
 
 /// Which budget a budgeted acquisition uses.

@@ -19,9 +19,9 @@
 
 use crate::arms::{IndependentArms, KnownArmCosts};
 use crate::tree::{BaseSamples, NodeValue, Tree, TreeObjective};
-use cabo_baselines::numerics::ei;
 use cabo_core::study::{Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table};
 use cabo_core::{Error, Result, Rng, StudySpec, derive_seed, normal};
+use cabo_toolkit::numerics::ei;
 use serde::{Deserialize, Serialize};
 
 /// Spec of the Theorem 1 study; defaults are the grid of `specs/bmsei/theorem1.yaml`.

@@ -40,10 +40,10 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::dual::D;
-use cabo_baselines::numerics::h_grad;
 use cabo_core::capability::{Covariance, PreparedPoint};
 use cabo_core::{Error, Objective, Result, Rng, derive_seed, normal};
 use cabo_optim::sobol;
+use cabo_toolkit::numerics::h_grad;
 use std::cell::RefCell;
 
 /// Largest number of look-ahead steps `N`.

@@ -3,10 +3,10 @@
 //! program computed independently by quadrature, that program's truncated values V_N against
 //! the untruncated optimum V*, and the Theorem 1 instance.
 
-use cabo_baselines::numerics::{ei, h};
 use cabo_bmsei::arms::{IndependentArms, KnownArmCosts};
 use cabo_bmsei::{BaseSamples, NodeValue, Tree, TreeObjective};
 use cabo_core::normal;
+use cabo_toolkit::numerics::{ei, h};
 
 /// Exact DP: V(best, left, unobserved, steps) = max over arms of the value of measuring it,
 /// where measuring an unaffordable arm ends the accrual, re-measuring a known arm only spends,

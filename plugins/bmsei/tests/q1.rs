@@ -86,6 +86,6 @@ fn spent_budget_gives_zero_and_infinite_budget_gives_ei() {
     let lc = cost.ln_cost(&x);
     assert_eq!(q1_value(mv.mean, mv.var, &lc, best, 0.0), 0.0);
     assert_eq!(q1_value(mv.mean, mv.var, &lc, best, -1.0), 0.0);
-    let ei = cabo_baselines::numerics::ei(mv.mean, mv.var.sqrt(), best);
+    let ei = cabo_toolkit::numerics::ei(mv.mean, mv.var.sqrt(), best);
     assert!((q1_value(mv.mean, mv.var, &lc, best, f64::INFINITY) - ei).abs() < 1e-15);
 }

@@ -5,9 +5,9 @@
 
 mod common;
 
-use cabo_baselines::acquisitions::{CostView, CostWeightedFn};
 use cabo_bmsei::schedule::{RolloutBudget, fantasy_draw, rollout};
 use cabo_core::{CostBelief, Diagnostics, Objective, OptimizerSettings, Posterior};
+use cabo_toolkit::acquisition::{CostView, CostWeightedFn};
 
 #[test]
 fn rollout_samples_costs_and_recomputes_the_exponent_at_each_step() {

@@ -16,8 +16,8 @@ use cabo_core::{
     Budget, BudgetState, BuildContext, Dataset, Decision, DecisionContext, Objective, Observation,
     OptimizerSettings, Outcome, Phase, PolicySpec, ProblemInfo, Rng, TrainingData,
 };
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::{ExpectedBounds, problem_info};
+use cabo_cvs::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
 #[path = "../tests/common/seed004.rs"]

@@ -31,8 +31,8 @@ use cabo_core::{
     TrainingData, derive_seed,
 };
 use cabo_cvs::common::sample_points;
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
 use cabo_cvs::fourier::FourierPaths;
+use cabo_cvs::{InputDistributions, VariableDistribution};
 use rayon::prelude::*;
 
 /// Sobol' counts compared: 2^5 … 2^10.

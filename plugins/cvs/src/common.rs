@@ -1,7 +1,6 @@
 //! What every control-set policy shares: reading the problem's control sets and input
 //! distributions, the fixed quasi-random sample set of a run, and argmax helpers.
 
-use crate::dist::InputDistributions;
 use crate::expected::{ExpectedBounds, SetMaximum};
 use cabo_core::Objective;
 use cabo_core::{
@@ -9,6 +8,7 @@ use cabo_core::{
     derive_seed,
 };
 use cabo_optim::{MaximizeOptions, maximize};
+use cabo_toolkit::dist::InputDistributions;
 use rayon::prelude::*;
 use std::ops::RangeInclusive;
 
@@ -16,7 +16,7 @@ use std::ops::RangeInclusive;
 /// UCB-PSQ, α-ETC) average over.
 ///
 /// Seed 002 (App. C.2) averages over 1024 independent draws. cabo draws scrambled Sobol'
-/// points instead ([`crate::dist::InputDistributions::sample_matrix`]), and 128 of them
+/// points instead ([`crate::InputDistributions::sample_matrix`]), and 128 of them
 /// average E[μ ± 2σ] as accurately as those 1024 draws on every problem of seeds 002 and 004
 /// (RMSE against a 2^16-point reference at most 0.85 times the 1024 draws':
 /// `cargo run --release -p cabo-cvs --example mc_error`, tabulated in

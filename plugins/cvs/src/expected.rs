@@ -1,6 +1,6 @@
 //! Expected confidence bounds over the open variables, E[μ([x^i, X^{-i}]) + β σ([x^i,
 //! X^{-i}])], averaged over a fixed sample set (the run's scrambled Sobol' points,
-//! [`crate::dist::InputDistributions::sample_matrix`]), with analytic gradients in x^i, and
+//! [`crate::InputDistributions::sample_matrix`]), with analytic gradients in x^i, and
 //! their maximisation per control set.
 //!
 //! With β > 0 this is UCB-CVS's expected UCB; with β < 0 it is the expected LCB of seed 004.

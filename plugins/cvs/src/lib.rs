@@ -5,7 +5,8 @@
 //! random and unknown). This crate owns:
 //!
 //! - the problem `cvs` ([`problem`]): any objective on \[0,1\]^d with control sets, costs and
-//!   input distributions ([`dist`]: truncated normals of a given variance, uniform), regret
+//!   input distributions ([`InputDistributions`]: truncated normals of a given variance,
+//!   uniform; `cabo-toolkit`'s, which other plugins share), regret
 //!   against the best expected value over control sets, and seed 004's quality and cost
 //!   regrets;
 //! - expected confidence bounds over the open variables with analytic gradients
@@ -25,7 +26,6 @@
 
 pub mod alpha_etc;
 pub mod common;
-pub mod dist;
 pub mod ei_psq;
 pub mod etc;
 pub mod expected;
@@ -35,8 +35,9 @@ pub mod ts_psq;
 pub mod ucb_cvs;
 pub mod ucb_psq;
 
+/// The input distributions a [`CvsSpec`] declares and [`problem_info`] attaches to a problem.
+pub use cabo_toolkit::dist::{InputDistributions, Sampler, VariableDistribution};
 pub use common::maximize_sets;
-pub use dist::{InputDistributions, Sampler, VariableDistribution};
 pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum};
 pub use problem::{CvsProblem, CvsSpec, problem_info};
 

@@ -14,12 +14,12 @@
 //! asked, at the largest control-set cost, but carries no `value`: no control set could
 //! have produced it, so it must not count towards the simple regret.
 
-use crate::dist::{InputDistributions, VariableDistribution};
 use cabo_core::{
     ControlSet, Error, Objective, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec,
     Query, Result, Rng, check_count, derive_seed,
 };
 use cabo_optim::{MaximizeOptions, maximize};
+use cabo_toolkit::dist::{InputDistributions, VariableDistribution};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::any::Any;

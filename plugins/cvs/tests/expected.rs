@@ -9,7 +9,7 @@ use cabo_core::{
     OptimizerSettings, Posterior, Rng, TrainingData, derive_seed,
 };
 use cabo_cvs::ExpectedBounds;
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
+use cabo_cvs::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 use cabo_optim::{MaximizeOptions, maximize};
 use opaque::Opaque;

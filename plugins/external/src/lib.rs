@@ -32,7 +32,7 @@ pub mod protocol;
 use cabo_core::{
     ControlSet, Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
 };
-use cabo_cvs::{InputDistributions, VariableDistribution};
+use cabo_toolkit::dist::{InputDistributions, VariableDistribution};
 use process::{Failure, Program};
 use protocol::Request;
 use serde::{Deserialize, Serialize};

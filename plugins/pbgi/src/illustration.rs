@@ -20,12 +20,12 @@
 //!   is the index's contour at `y*`).
 
 use crate::index::{gittins_index, gittins_index_grad};
-use cabo_baselines::numerics::{ei, log_h_grad};
 use cabo_core::normal;
 use cabo_core::study::{
     Cell, Figure, Series, SeriesPoint, StudyContext, StudyOutput, Table, significant,
 };
 use cabo_core::{Error, Result, StudySpec};
+use cabo_toolkit::numerics::{ei, log_h_grad};
 use serde::{Deserialize, Serialize};
 
 /// Bisection steps of a contour point: halves the σ range below 1e-30 of its width.

@@ -6,7 +6,7 @@
 //! `g = μ − σ·u`. The ratio `r = κ/σ` spans hundreds of orders of magnitude in practice
 //! (λ = 1e-5 times a small cost over a large posterior σ, or a tiny σ at a training point),
 //! and `h(u)` underflows below `u ≈ −38.5`, so the equation is solved as
-//! `ln h(u) = ln r` with the stable [`log_h_grad`] of `cabo-baselines`. `ln h` is concave and
+//! `ln h(u) = ln r` with the stable [`log_h_grad`] of `cabo-toolkit`. `ln h` is concave and
 //! increasing, and the root is bracketed in closed form:
 //!
 //! - `r ≥ h(0)`: `h(u) = u + h(−u)` with `0 < h(−u) ≤ h(0)` for `u ≥ 0`, so `u ∈ [r − h(0), r]`;
@@ -16,8 +16,8 @@
 //! leave the bracket) converges to a few ulps in a handful of steps; above `r = 40` the
 //! root is `u = r` to machine precision (`h(u) − u = h(−u) < 1e-300`).
 
-use cabo_baselines::numerics::{h, log_h_grad};
 use cabo_core::normal;
+use cabo_toolkit::numerics::{h, log_h_grad};
 use std::f64::consts::PI;
 
 /// `h(0) = φ(0) = 1/√(2π)`.
@@ -143,7 +143,7 @@ pub fn normal_ei(mean: f64, sigma: f64, g: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cabo_baselines::numerics::log_h;
+    use cabo_toolkit::numerics::log_h;
 
     #[test]
     fn root_satisfies_the_equation_in_log_space() {

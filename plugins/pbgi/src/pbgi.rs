@@ -11,12 +11,12 @@
 //! best observed value is at least `max_x α(x)`.
 
 use crate::index::{gittins_index, gittins_index_grad};
-use cabo_baselines::acquisitions::{CostView, checked_posterior};
-use cabo_baselines::numerics::sigma_from_var;
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Error,
     MeanVar, MeanVarGrad, Objective, Posterior, Result,
 };
+use cabo_toolkit::acquisition::{CostView, checked_posterior};
+use cabo_toolkit::numerics::sigma_from_var;
 use serde::{Deserialize, Serialize};
 
 /// The paper's λ for every budget-constrained experiment (seed 000 §4 and App. C).

@@ -71,7 +71,7 @@ fn ei_matches_its_closed_form_and_monte_carlo() {
         }
         let mean = sum / n as f64;
         let se = ((sum2 / n as f64 - mean * mean) / n as f64).sqrt();
-        let ei = cabo_baselines::numerics::ei(m, sd, s.best);
+        let ei = cabo_toolkit::numerics::ei(m, sd, s.best);
         assert!(
             (mean - ei).abs() <= 4.0 * se,
             "EI({m}, {sd}) = {ei}, Monte Carlo {mean} ± {se}"
@@ -107,7 +107,7 @@ fn exchange_rates_match_finite_differences() {
     // in the lower tail, where EI itself is below the closed form's cancellation error.
     let (sd, t, step) = (0.7, 0.1, 1e-6);
     let closed = |m: f64, s: f64| ei_closed(m, s, t);
-    let log_ei = |m: f64, s: f64| cabo_baselines::numerics::log_ei(m, s, t);
+    let log_ei = |m: f64, s: f64| cabo_toolkit::numerics::log_ei(m, s, t);
     let cases: [(f64, Surface); 10] = [
         (-3.0, &closed),
         (-1.5, &closed),
@@ -139,7 +139,7 @@ fn contours_lie_on_their_levels() {
     let means: Vec<f64> = (0..41).map(|i| -1.0 + 0.05 * i as f64).collect();
     let level = 0.15;
     let line = contour_line(
-        &|m, sd| cabo_baselines::numerics::ei(m, sd, s.best),
+        &|m, sd| cabo_toolkit::numerics::ei(m, sd, s.best),
         level,
         &means,
         s.sd_range,

@@ -1,10 +1,10 @@
 //! Prop. 3's analytic gradient against central finite differences, with a real GP posterior
 //! and both a known cost and a log-GP cost belief (PBGI-U).
 
-use cabo_baselines::acquisitions::CostView;
 use cabo_core::{AcquisitionFn, CostFunction, Objective, Rng};
 use cabo_gp::{ExactGp, GpConfig, KernelKind, Lengthscale, LogGp};
 use cabo_pbgi::PbgiFn;
+use cabo_toolkit::acquisition::CostView;
 
 /// c(x) = 1 + 20·mean(x) + 0.5 sin(3 x₀): smooth, positive, known.
 #[derive(Debug)]

@@ -1,9 +1,10 @@
 //! Expected improvement (Jones et al., 1998): `EI(x) = σ(x)·h((μ(x) − best)/σ(x))`.
 
-use super::{EiScore, ScoreFn, check_best_f, checked_posterior, incumbent};
+use super::{EiScore, ScoreFn, check_best_f, incumbent};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Result,
 };
+use cabo_toolkit::acquisition::checked_posterior;
 use serde::{Deserialize, Serialize};
 
 /// Spec of [`Ei`] (`acquisition: { type: ei }`).

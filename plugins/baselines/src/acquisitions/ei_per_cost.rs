@@ -5,10 +5,11 @@
 //! the closed form `EI(x)·exp(−μ_ln c(x) + σ²_ln c(x)/2)` of seed 001, Prop. 2 (ν = 1). Seed
 //! 000 calls the same rule EIPC.
 
-use super::{CostView, CostWeightedFn, check_best_f, checked_posterior, incumbent};
+use super::{check_best_f, incumbent};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Result,
 };
+use cabo_toolkit::acquisition::{CostView, CostWeightedFn, checked_posterior};
 use serde::{Deserialize, Serialize};
 
 /// Spec of [`EiPerCost`] (`acquisition: { type: ei_per_cost }`).

@@ -5,10 +5,11 @@
 //! (ν → 0, plain EI). For a log-normal cost belief `E[c^−ν] = exp(−ν μ_ln c + ν² σ²_ln c/2)`
 //! (seed 001, App. C, Prop. 2).
 
-use super::{CostView, CostWeightedFn, check_best_f, checked_posterior, incumbent};
+use super::{check_best_f, incumbent};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Result,
 };
+use cabo_toolkit::acquisition::{CostView, CostWeightedFn, checked_posterior};
 use serde::{Deserialize, Serialize};
 
 /// Spec of [`EiPucCc`] (`acquisition: { type: ei_puc_cc }`).

@@ -1,11 +1,12 @@
 //! LogEI (Ament et al., 2023): `ln EI(x)`, computed so that it stays finite, monotone and
 //! informative where EI itself underflows to zero.
 
-use super::{Score, ScoreFn, check_best_f, checked_posterior, incumbent};
-use crate::numerics::{self, ValueGrad};
+use super::{Score, ScoreFn, ValueGrad, check_best_f, incumbent};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Result,
 };
+use cabo_toolkit::acquisition::checked_posterior;
+use cabo_toolkit::numerics;
 use serde::{Deserialize, Serialize};
 
 /// Spec of [`LogEi`] (`acquisition: { type: log_ei }`).

@@ -43,7 +43,7 @@ impl Thompson {
 
 impl Acquisition for Thompson {
     fn prepare<'a>(&'a self, ctx: &'a DecisionContext<'a>) -> Result<Box<dyn AcquisitionFn + 'a>> {
-        let posterior = super::checked_posterior(ctx)?;
+        let posterior = cabo_toolkit::acquisition::checked_posterior(ctx)?;
         let paths = posterior
             .sample_paths()
             .ok_or_else(|| capability::missing("thompson", "model", Capability::SamplePaths))?;

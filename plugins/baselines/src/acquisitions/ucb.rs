@@ -6,12 +6,12 @@
 //! `β_t = 2 ln(d t² π² / (6δ)) / 5`, where t is the 1-based decision index and d the
 //! dimension.
 
-use super::{Score, ScoreFn, checked_posterior};
-use crate::numerics::ValueGrad;
+use super::{Score, ScoreFn, ValueGrad};
 use cabo_core::{
     Acquisition, AcquisitionFn, AcquisitionSpec, BuildContext, DecisionContext, Diagnostics, Error,
     Result,
 };
+use cabo_toolkit::acquisition::checked_posterior;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 

@@ -5,7 +5,7 @@
 //! binary compiles a helper it leaves unused.
 
 use cabo_core::{BuildContext, Policy, PolicySpec, ProblemInfo, Result};
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
+use cabo_cvs::{InputDistributions, VariableDistribution};
 
 /// A `dim`-variable problem with `sets` and known `costs` (`None`: unknown costs), every
 /// open variable a truncated normal of variance 0.04 (seed 002's middle setting).

@@ -4,7 +4,7 @@
 //! variables a long lengthscale.
 
 use cabo_core::{ProblemInfo, TrainingData};
-use cabo_cvs::dist::{InputDistributions, VariableDistribution};
+use cabo_cvs::{InputDistributions, VariableDistribution};
 use cabo_gp::{GpPosterior, Kernel, KernelKind, OutputTransform};
 
 /// Number of variables: three that matter, three dummies.

@@ -1,8 +1,8 @@
-//! Throughput of the shared EI numerics and of a batched EI evaluation.
-//! Run with `cargo bench -p cabo-baselines`.
+//! Throughput of the shared EI numerics.
+//! Run with `cargo bench -p cabo-toolkit`.
 
-use cabo_baselines::numerics::{ei_grad, log_ei_grad, log_h_grad};
 use cabo_core::Rng;
+use cabo_toolkit::numerics::{ei_grad, log_ei_grad, log_h_grad};
 use divan::black_box;
 
 fn main() {

@@ -1,10 +1,10 @@
 //! Properties of the shared EI numerics: accuracy against independent formulas, monotonicity,
 //! derivatives against finite differences, and stability out to |u| = 1e99.
 
-use cabo_baselines::numerics::{
+use cabo_core::{Rng, normal};
+use cabo_toolkit::numerics::{
     MIN_VARIANCE, ei, ei_grad, h, h_grad, log_ei, log_ei_grad, log_h, log_h_grad, sigma_from_var,
 };
-use cabo_core::{Rng, normal};
 
 fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1e-300)
