@@ -119,6 +119,18 @@ pub struct Decision {
     pub compared: Vec<Compared>,
 }
 
+impl Decision {
+    /// Before the data reach a look: inconclusive at n = 0, with nothing compared.
+    pub fn before_any_look() -> Decision {
+        Decision {
+            verdict: Verdict::Inconclusive,
+            n: 0,
+            last_look: false,
+            compared: Vec::new(),
+        }
+    }
+}
+
 /// Walks the planned looks the data reach (the shortest comparison sets how far) and stops
 /// at the first that decides.
 pub fn decide(test: &Test, comparisons: &[Comparison], looks: &Looks) -> Decision {
@@ -196,12 +208,7 @@ fn walk(
 ) -> Decision {
     let family = family.max(names.len());
     let mut boundaries = Boundaries::new(looks);
-    let mut decision = Decision {
-        verdict: Verdict::Inconclusive,
-        n: 0,
-        last_look: false,
-        compared: Vec::new(),
-    };
+    let mut decision = Decision::before_any_look();
     for (k, &n) in looks.sizes().iter().enumerate() {
         if n > available {
             break;

@@ -83,12 +83,7 @@ pub fn decide_most_often_lowest(
         .map_or(0, |m| m + 1);
     let others: Vec<usize> = (0..names.len()).filter(|&j| j != favoured).collect();
     let mut boundaries = Boundaries::new(looks);
-    let mut decision = Decision {
-        verdict: Verdict::Inconclusive,
-        n: 0,
-        last_look: false,
-        compared: Vec::new(),
-    };
+    let mut decision = Decision::before_any_look();
     for (k, &n) in looks.sizes().iter().enumerate() {
         if n > available || settings.is_empty() {
             break;
