@@ -6,7 +6,7 @@
 //! design), and [`cabo_evidence::decide`] walks the spec's planned looks: a claim is decided
 //! at the first look whose repeated confidence intervals (Holm over the comparators) lie on
 //! one side. Checks that read several specs' runs (a half-budget run against a full-budget
-//! one, an advantage from spec to spec, tallies over settings) are decided in [`across`].
+//! one, an advantage from spec to spec, tallies over settings) are decided in the `across` module.
 
 use super::schema::{Check, Claim, Direction, GallerySpec, Settled, grid_share};
 use super::values::RunValues;
