@@ -89,8 +89,23 @@ impl Debug for ProblemInfo {
     }
 }
 
+/// Downcasting a problem to its own type, for plugins that pair a problem with a matching
+/// policy: every `'static` problem has it through the blanket implementation, so a problem
+/// writes nothing for it. (The blanket covers sized problems only, so `as_any` on a
+/// `Box<dyn Problem>` reaches the problem inside, never the box.)
+pub trait ProblemAny {
+    /// The problem as [`Any`].
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Problem + 'static> ProblemAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// The black box: evaluates queries and, for benchmarking, knows its own optimum.
-pub trait Problem: Send + Sync {
+pub trait Problem: ProblemAny + Send + Sync {
     /// What a policy may know about the problem.
     fn info(&self) -> &ProblemInfo;
 
@@ -149,9 +164,6 @@ pub trait Problem: Send + Sync {
     fn metrics(&self, _history: &[crate::Observation]) -> BTreeMap<String, f64> {
         BTreeMap::new()
     }
-
-    /// For downcasting by plugins that pair a problem with a matching policy.
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// What a spec needs to build a plugin for one replication.

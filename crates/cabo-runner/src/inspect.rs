@@ -13,7 +13,6 @@ use cabo_core::{
     PolicySpec, Problem, ProblemInfo, Query, TreeShape,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -393,10 +392,6 @@ impl Problem for UnitCube {
 
     fn evaluate(&self, _query: &Query, _seed: u64) -> cabo_core::Result<Outcome> {
         Err(Error::invalid("inspect evaluates no objective"))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -13,7 +13,6 @@ use cabo_core::{
     Domain, Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::sync::Arc;
 
 /// Which half of Theorem 1's proof the instance reproduces.
@@ -134,9 +133,6 @@ impl Problem for Theorem1Arms {
     }
     fn optimum(&self) -> Option<f64> {
         self.values.iter().copied().reduce(f64::max)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

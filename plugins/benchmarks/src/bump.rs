@@ -24,7 +24,6 @@ use cabo_core::{
 use cabo_gp::{KernelKind, RandomFeatures};
 use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::sync::Arc;
 
 /// A Gaussian bump exp(−½‖(z − centre)/width‖²) in native units (the same centre in every
@@ -392,9 +391,6 @@ impl Problem for BumpPriorSample {
     /// `(z − lo) / (hi − lo)`.
     fn native_to_unit(&self, native: &[f64]) -> Vec<f64> {
         vec![(native[0] - self.lo) / self.span]
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -16,7 +16,6 @@ use cabo_core::{
 use cabo_gp::{KernelKind, Lengthscale, RandomFeatures};
 use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -313,9 +312,6 @@ impl Problem for GpPriorSample {
     }
     fn optimum(&self) -> Option<f64> {
         self.found_optimum().map(|o| o.value)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

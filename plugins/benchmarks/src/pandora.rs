@@ -10,7 +10,6 @@ use cabo_core::{
     Domain, Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::sync::Arc;
 
 /// The reward distribution of one box.
@@ -209,9 +208,6 @@ impl Problem for PandoraProblem {
     }
     fn optimum(&self) -> Option<f64> {
         self.rewards.iter().copied().reduce(f64::max)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -38,7 +38,6 @@ use cabo_core::{
     derive_seed,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::sync::Arc;
 
 /// Number of treatment choices (0 = none).
@@ -226,9 +225,6 @@ impl Problem for PestControl {
             query.x.clone(),
             Some(value),
         ))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

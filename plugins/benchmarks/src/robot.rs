@@ -26,7 +26,6 @@ use cabo_core::{
     Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 
 /// Sum of the robot's and the object's radii: centre distance at contact.
 pub const CONTACT_DISTANCE: f64 = 0.5;
@@ -157,9 +156,6 @@ impl Problem for RobotPush {
             (native[1] + 5.0) / 10.0,
             (native[2] - 1.0) / 29.0,
         ]
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -27,7 +27,6 @@ use cabo_core::{
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Lengthscale, Prior};
 use cabo_optim::{MaximizeOptions, maximize};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -497,9 +496,6 @@ impl Problem for Surrogate {
     }
     fn optimum(&self) -> Option<f64> {
         self.found_optimum().map(|o| o.value)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -5,7 +5,6 @@
 
 use cabo_core::{Error, Outcome, Problem, ProblemInfo, Query, Result, Rng};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::fmt::Debug;
 
 /// A deterministic test function in its own (native) units, in maximisation form.
@@ -357,10 +356,6 @@ impl Problem for SyntheticProblem {
                 (z - self.lo[j]) / self.width[j]
             })
             .collect()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

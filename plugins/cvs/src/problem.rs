@@ -22,7 +22,6 @@ use cabo_optim::{MaximizeOptions, maximize};
 use cabo_toolkit::dist::{InputDistributions, VariableDistribution};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -695,9 +694,5 @@ impl Problem for CvsProblem {
             out.insert("cvs.on_optimal_set".into(), on);
         }
         out
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

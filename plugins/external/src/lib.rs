@@ -36,7 +36,6 @@ use cabo_toolkit::dist::{InputDistributions, VariableDistribution};
 use process::{Failure, Program};
 use protocol::Request;
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -578,9 +577,5 @@ impl Problem for ExternalProblem {
             .zip(&self.spec.bounds)
             .map(|(v, [lo, hi])| (v - lo) / (hi - lo))
             .collect()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

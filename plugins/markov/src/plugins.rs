@@ -20,7 +20,6 @@ use cabo_core::{
     derive_seed,
 };
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -215,10 +214,6 @@ impl Problem for MarkovPath {
         );
         out.insert("value_to_go".into(), sol.history_value(&h));
         out
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -7,7 +7,6 @@
 
 use cabo_core::{Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 
 /// Keeps this crate's plugin registrations in every binary that links the facade.
 pub fn link() {}
@@ -85,10 +84,6 @@ impl Problem for TemplateProblem {
 
     fn optimum(&self) -> Option<f64> {
         Some(0.0)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
