@@ -250,3 +250,38 @@ pub fn check_input_names(key: &str, names: &[String], inputs: usize) -> Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod as_any_tests {
+    use super::*;
+
+    /// The smallest problem: a constant.
+    struct Constant {
+        info: ProblemInfo,
+    }
+
+    impl Problem for Constant {
+        fn info(&self) -> &ProblemInfo {
+            &self.info
+        }
+
+        fn evaluate(&self, query: &Query, _seed: u64) -> Result<Outcome> {
+            Ok(Outcome::new(1.0, 1.0, query.x.clone(), Some(1.0)))
+        }
+    }
+
+    #[test]
+    fn as_any_reaches_the_problem_behind_a_reference_or_a_box() {
+        let boxed: Box<dyn Problem> = Box::new(Constant {
+            info: ProblemInfo::continuous("constant", 1),
+        });
+        // The box itself is `'static` too: were the blanket over every `Any`, `as_any` on
+        // it would give the box, and the downcast would fail.
+        assert!(boxed.as_any().downcast_ref::<Constant>().is_some());
+        let by_ref: &dyn Problem = boxed.as_ref();
+        assert_eq!(
+            by_ref.as_any().downcast_ref::<Constant>().unwrap().info.dim,
+            1
+        );
+    }
+}
