@@ -115,6 +115,15 @@ fn sequential_error_rate_stays_at_the_level() {
     assert!(naive as f64 / runs as f64 > bound, "{naive}");
 }
 
+/// The critical t values of `looks` at level [`ALPHA`], each read at its look's n.
+fn critical_values(looks: &Looks) -> Vec<f64> {
+    let mut b = Boundaries::new(looks);
+    let sizes = looks.sizes();
+    (0..sizes.len())
+        .map(|k| b.critical(ALPHA, k, sizes[k]))
+        .collect()
+}
+
 /// A policy better by a known amount is decided "holds" at the replications the design's
 /// power predicts: the share decided by each look, and the mean n at the decision, match
 /// the boundary-crossing probabilities under the drift θ = δ√N/σ.
@@ -125,10 +134,7 @@ fn a_known_advantage_is_decided_where_power_predicts() {
     let fractions = looks.fractions();
     // The t test at look k rejects where mean/ŝe passes its critical t value, nearly where
     // mean/se does: the z recursion with those critical values predicts its power.
-    let mut b = Boundaries::new(&looks);
-    let bounds: Vec<f64> = (0..fractions.len())
-        .map(|k| b.critical(ALPHA, k, looks.sizes()[k]))
-        .collect();
+    let bounds = critical_values(&looks);
     let theta = shift * (n_max as f64).sqrt();
     let predicted = boundary::crossing_probabilities(&bounds, &fractions, theta);
     let mut rng = Rng::new(3);
@@ -369,10 +375,7 @@ fn better_than_any_is_decided_where_power_predicts() {
     let (n_max, shift) = (64, 0.4);
     let looks = Looks::planned(n_max, 4);
     let fractions = looks.fractions();
-    let mut b = Boundaries::new(&looks);
-    let bounds: Vec<f64> = (0..fractions.len())
-        .map(|k| b.critical(ALPHA, k, looks.sizes()[k]))
-        .collect();
+    let bounds = critical_values(&looks);
     let predicted = boundary::crossing_probabilities(&bounds, &fractions, shift * 8.0);
     let mut rng = Rng::new(71);
     let runs = 3000;
