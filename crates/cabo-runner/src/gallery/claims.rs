@@ -326,12 +326,34 @@ pub fn row(claim: &Claim, outcome: &Outcome) -> String {
 }
 
 /// The n, numbers and verdict cells of an outcome.
-fn cells(outcome: &Outcome) -> (String, String, String) {
+/// A sequential decision's "n / paper's n" cell (n: the look that decided, or the runs before
+/// the first look) and its verdict cell.
+fn count_and_verdict(p: &Paired) -> (String, String) {
     use cabo_evidence::Verdict as V;
+    let d = &p.decision;
+    let n = if d.n == 0 { p.have } else { d.n };
+    let verdict = match d.verdict {
+        V::Holds => "**holds**".to_string(),
+        V::DoesNotHold => "**does not hold**".to_string(),
+        V::Inconclusive if d.last_look && p.waiting.is_empty() => {
+            format!("*inconclusive at n = {n} (final)*")
+        }
+        V::Inconclusive => format!("*inconclusive at n = {n} of {}*", p.of),
+    };
+    // Pairs beyond the last look reached wait for the next look.
+    let waiting = if p.have > n {
+        format!(" ({} run)", p.have)
+    } else {
+        String::new()
+    };
+    (format!("{n} / {}{waiting}", p.of), verdict)
+}
+
+fn cells(outcome: &Outcome) -> (String, String, String) {
     match outcome {
         Outcome::Paired(p) => {
             let d = &p.decision;
-            let n = if d.n == 0 { p.have } else { d.n };
+            let (count, verdict) = count_and_verdict(p);
             let numbers: Vec<String> = d
                 .compared
                 .iter()
@@ -345,14 +367,6 @@ fn cells(outcome: &Outcome) -> (String, String, String) {
                     )
                 })
                 .collect();
-            let verdict = match d.verdict {
-                V::Holds => "**holds**".to_string(),
-                V::DoesNotHold => "**does not hold**".to_string(),
-                V::Inconclusive if d.last_look && p.waiting.is_empty() => {
-                    format!("*inconclusive at n = {n} (final)*")
-                }
-                V::Inconclusive => format!("*inconclusive at n = {n} of {}*", p.of),
-            };
             let mut numbers = if numbers.is_empty() {
                 vec![format!("{} pairs, before the first planned look", p.have)]
             } else {
@@ -363,14 +377,7 @@ fn cells(outcome: &Outcome) -> (String, String, String) {
                     .iter()
                     .map(|w| format!("vs {}: no runs yet", cell(w))),
             );
-            let numbers = numbers.join("<br>");
-            // Pairs beyond the last look reached wait for the next look.
-            let waiting = if p.have > n {
-                format!(" ({} run)", p.have)
-            } else {
-                String::new()
-            };
-            (format!("{n} / {}{waiting}", p.of), numbers, verdict)
+            (count, numbers.join("<br>"), verdict)
         }
         Outcome::Direct { text, holds } => (
             "—".into(),
@@ -720,14 +727,7 @@ const GRID: usize = super::schema::GRID_INTERVALS;
 /// R / x at the grid's quarters.
 fn rate_cells(rate: &Rate) -> (String, String, String) {
     let p = &rate.paired;
-    let (n, _, verdict) = cells(&Outcome::Paired(Paired {
-        decision: p.decision.clone(),
-        of: p.of,
-        have: p.have,
-        describe: String::new(),
-        policies: Vec::new(),
-        waiting: Vec::new(),
-    }));
+    let (n, verdict) = count_and_verdict(p);
     let slope = match p.decision.compared.first() {
         Some(c) => format!(
             "log–log slope from share {}: {} [{}, {}] (sublinear: below 1)",
