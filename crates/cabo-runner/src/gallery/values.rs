@@ -371,6 +371,24 @@ impl RunValues {
         self.axis.rsplit_once("budget ")?.1.trim().parse().ok()
     }
 
+    /// `policy`'s value in run `rep` on `metric`, at the budget (`share` None) or at grid index
+    /// `share`, oriented so that lower is better.
+    pub fn oriented(
+        &self,
+        policy: &str,
+        rep: usize,
+        metric: &str,
+        share: Option<usize>,
+    ) -> Option<f64> {
+        let row = self.row(policy, rep, metric)?;
+        let v = match share {
+            None => row.first().copied()??,
+            Some(k) => row.get(1 + k).copied()??,
+        };
+        let lower = self.metric(metric).is_none_or(|m| m.lower_is_better);
+        Some(if lower { v } else { -v })
+    }
+
     fn row(&self, policy: &str, rep: usize, metric: &str) -> Option<&Vec<Option<f64>>> {
         self.rows
             .get(&(policy.to_string(), rep, metric.to_string()))

@@ -101,19 +101,7 @@ impl<'a> Ctx<'a> {
     /// `policy`'s value in replication `rep` of `side`, read at the budget (`share` None) or
     /// at grid index `share`, oriented so that lower is better.
     fn value(&self, side: &Side, policy: &str, rep: usize, share: Option<usize>) -> Option<f64> {
-        let row = side
-            .values
-            .rows
-            .get(&(policy.to_string(), rep, self.metric.to_string()))?;
-        let v = match share {
-            None => row.first().copied()??,
-            Some(k) => row.get(1 + k).copied()??,
-        };
-        let lower = side
-            .values
-            .metric(self.metric)
-            .is_none_or(|m| m.lower_is_better);
-        Some(if lower { v } else { -v })
+        side.values.oriented(policy, rep, self.metric, share)
     }
 
     /// Per replication 0, 1, … while every policy has a run, the mean of `policies`'
