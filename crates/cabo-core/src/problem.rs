@@ -119,6 +119,19 @@ pub trait Problem: ProblemAny + Send + Sync {
         None
     }
 
+    /// The noise-free value a local ascent reaches from `x`, a point as this problem's
+    /// outcomes record it ([`Outcome::x`]), for a problem whose [`Problem::optimum`] is a
+    /// global search's estimate that a run can beat (a GP sample in many dimensions).
+    ///
+    /// Reports measure regret against the best of the optimum and these ascents from every
+    /// run's best point on the same instance, so a run that finds a better basin than the
+    /// search keeps a regret above zero, the same reference serving every policy. `None`
+    /// (the default) when the optimum is exact or the problem cannot be ascended.
+    fn local_optimum(&self, x: &[f64]) -> Option<f64> {
+        let _ = x;
+        None
+    }
+
     /// Evaluates evaluation `index` of a run (0-based, the initial design included): what
     /// the runner calls. A problem that passes the index on (an external program, which may
     /// log or cache by it) overrides this; the default is [`Problem::evaluate`].

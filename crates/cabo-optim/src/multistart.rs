@@ -247,6 +247,36 @@ fn check(
     Ok(())
 }
 
+/// The local maximum of `f` over `[0,1]^d` that one L-BFGS-B search reaches from `from`
+/// (projected into the cube) within `max_iters` iterations, or `from` itself when the search
+/// ends lower (a failed line search never loses ground this way).
+///
+/// The regret of a run is measured against the best value known on its problem; where that
+/// is a global search's estimate, a run may find a better basin, and this ascent from the
+/// run's best point gives a value above it without a new global search. Errors when `from`
+/// has a non-finite coordinate or `f` is not finite there.
+pub fn ascend(f: &dyn Objective, from: &[f64], max_iters: usize) -> Result<Maximum> {
+    let dim = from.len();
+    let x0: Vec<f64> = from.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+    let start = only_point(f, &x0)?;
+    let mut neg = |x: &[f64], g: &mut [f64]| {
+        let v = f.value_grad(x, g);
+        g.iter_mut().for_each(|gi| *gi = -*gi);
+        -v
+    };
+    let opts = LbfgsbOptions::new(max_iters, Tolerances::TIGHT);
+    let m = lbfgsb::try_minimize(&mut neg, &x0, &vec![0.0; dim], &vec![1.0; dim], &opts)?;
+    Ok(if -m.value > start.value {
+        Maximum {
+            x: m.x,
+            value: -m.value,
+            start: Start::Warm(0),
+        }
+    } else {
+        start
+    })
+}
+
 /// The maximum of a box that is a single point.
 fn only_point(f: &dyn Objective, x: &[f64]) -> Result<Maximum> {
     let mut v = [0.0];
@@ -842,5 +872,26 @@ mod tests {
         let f = Counted::new(peak);
         let m = compare(&f, 3, 4, &options, "narrow peak");
         assert_eq!(m.start, Start::Warm(1), "{m:?}");
+    }
+
+    #[test]
+    fn an_ascent_climbs_the_basin_it_starts_in_and_never_ends_below_its_start() {
+        // f(x) = cos(3π x) on [0, 1]: maxima at 0 (value 1) and 2/3 (value 1), minima at 1/3
+        // and 1. From 0.6 the ascent reaches 2/3, the maximum of its own basin.
+        let f = Counted::new(|x: &[f64], g: &mut [f64]| {
+            let a = 3.0 * std::f64::consts::PI;
+            g[0] = -a * (a * x[0]).sin();
+            (a * x[0]).cos()
+        });
+        let m = ascend(&f, &[0.6], 200).unwrap();
+        assert!((m.x[0] - 2.0 / 3.0).abs() < 1e-6, "{:?}", m.x);
+        assert!((m.value - 1.0).abs() < 1e-10, "{}", m.value);
+        // A start outside the cube is projected into it first (here onto the maximum at 0).
+        let edge = ascend(&f, &[-0.5], 200).unwrap();
+        assert_eq!((edge.x[0], edge.value), (0.0, 1.0));
+        // With no iteration left the start is what it returns, never anything lower.
+        let stay = ascend(&f, &[0.6], 0).unwrap();
+        assert_eq!(stay.x, vec![0.6]);
+        assert!(ascend(&f, &[f64::NAN], 10).is_err());
     }
 }
