@@ -692,6 +692,9 @@ fn install_interrupt_handler() {
 struct ReportTarget {
     dir: PathBuf,
     spec: Option<serde_json::Value>,
+    /// The spec file's directory, where the target was a spec file (its problem's relative
+    /// data paths resolve against it).
+    spec_dir: Option<PathBuf>,
 }
 
 fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<&str>) -> ExitCode {
@@ -709,7 +712,11 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<
     for t in targets {
         let p = PathBuf::from(t);
         if p.is_dir() {
-            found.push(ReportTarget { dir: p, spec: None });
+            found.push(ReportTarget {
+                dir: p,
+                spec: None,
+                spec_dir: None,
+            });
             continue;
         }
         // A spec file: its results are under `<out>/<name>/` (`…/smoke` with --smoke).
@@ -727,11 +734,13 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<
                     found.push(ReportTarget {
                         dir: cabo_runner::spec_dir(out, s, smoke),
                         spec: serde_json::to_value(&s.spec).ok(),
+                        spec_dir: s.path.parent().map(std::path::Path::to_path_buf),
                     });
                 }
                 found.extend(experiments.studies.iter().map(|s| ReportTarget {
                     dir: cabo_runner::study::result_dir(s, out),
                     spec: None,
+                    spec_dir: None,
                 }));
             }
             Err(e) => return fail(&e),
@@ -789,7 +798,7 @@ fn report_one(
         }
         None => cabo_runner::report::read_spec_json(d)?,
     };
-    let runs = cabo_runner::report::load(d, &spec)?;
+    let runs = cabo_runner::report::load(d, &spec, target.spec_dir.as_deref())?;
     let mut built = runs.report(None)?;
     if times.is_some() {
         built.input.report.runtime = times;

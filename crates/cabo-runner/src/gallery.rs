@@ -135,7 +135,7 @@ fn spec_result(
     };
     let dir = store::spec_dir(out, &s.spec.name, false);
     let value = serde_json::to_value(&s.spec).map_err(|e| e.to_string())?;
-    let runs = report::load(&dir, &value).ok();
+    let runs = report::load(&dir, &value, s.path.parent()).ok();
     let report = runs.as_ref().map(|r| r.report(None)).transpose()?;
     let mut fresh = RunValues::new(&spec.path, &fingerprint);
     let (mut cpu_seconds, mut wall_seconds) = (0.0, 0.0);

@@ -490,7 +490,7 @@ fn collect_outcomes(
         // their bytes must not depend on which one it was.
         let spec_json =
             serde_json::to_value(&specs[si].spec).map_err(|e| RunError::Setup(e.to_string()))?;
-        let runs = report::load(&o.dir, &spec_json);
+        let runs = report::load(&o.dir, &spec_json, specs[si].path.parent());
         let built = runs
             .as_ref()
             .map_err(Clone::clone)

@@ -327,7 +327,10 @@ impl RunValues {
                     return Err(format!(
                         "{older_source} and {source} disagree on {} replication {} ({}): the \
                          same run of the same spec cannot have two values; remove the row \
-                         that is wrong (or the results it came from) and write the page again",
+                         that is wrong (or the results it came from) and write the page again \
+                         (a regret's value also moves when new runs of its replication raise \
+                         the regret reference, which report.md names: its older rows are then \
+                         stale)",
                         key.0, key.1, key.2
                     ));
                 }

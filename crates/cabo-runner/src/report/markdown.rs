@@ -92,6 +92,9 @@ pub fn render(report: &Report) -> String {
     if report.y == Y::SimpleRegret && !report.log10 {
         let _ = writeln!(out, "- the regret axis is logarithmic");
     }
+    if report.y == Y::SimpleRegret {
+        out.push_str(&reference_line(report));
+    }
     if let Some(m) = &inp.report.marker {
         let _ = writeln!(
             out,
@@ -141,6 +144,37 @@ pub fn render(report: &Report) -> String {
          q25, q75, mean, stderr); the figure is also in `report.png`."
     );
     out
+}
+
+/// Where regret is measured against more than the problem's optimum search.
+fn reference_line(report: &Report) -> String {
+    if let Some(why) = &report.references.unchecked {
+        return format!(
+            "- regret reference: the problem's optimum as the runs recorded it; whether a run \
+             or an ascent from its best point passes it was not checked ({why})\n"
+        );
+    }
+    let raised = &report.references.raised;
+    if raised.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = raised
+        .iter()
+        .map(|r| {
+            let search = r.search.map_or("reached by every run".into(), sig);
+            format!(
+                "replication {}: search {search}, reference {}",
+                r.replication,
+                sig(r.reference)
+            )
+        })
+        .collect();
+    format!(
+        "- regret reference: the problem's optimum search is beaten on some instances (by a \
+         run, or by a local ascent from a run's best point), so regret there is measured, for \
+         every policy, against the best of these: {}\n",
+        each.join("; ")
+    )
 }
 
 /// The replications line: how many each policy has, and which runs count nowhere.

@@ -25,6 +25,9 @@
 //! line per spec and policy). It is written beside the report, never into `report.md` or
 //! `summary.csv`, since times differ from machine to machine and run to run.
 //!
+//! **Regret** is measured against one reference per replication, the best known value of
+//! the instance ([`reference`]), not against each run's recorded regret alone.
+//!
 //! **At the budget.** A run's result is its best among the evaluations paid for within the
 //! budget (cumulative cost ≤ B, as seed 001 defines N_B); an evaluation that overshoots a
 //! cost budget is recorded but counts nowhere — not in the figure, the tables, `run.json`
@@ -33,6 +36,7 @@
 pub mod aggregate;
 pub mod markdown;
 pub mod plot;
+pub mod reference;
 pub mod runtime;
 
 use crate::spec::{Bands, Metric, ReportSpec, XAxis};
@@ -132,6 +136,8 @@ pub struct Report {
     pub curves: Vec<Curve>,
     /// Runs of the spec that count nowhere, and why.
     pub left_out: Vec<LeftOut>,
+    /// What regret is measured against beyond the problem's optimum ([`reference`]).
+    pub references: reference::References,
 }
 
 /// A run of the spec that is not in the report.
@@ -183,6 +189,12 @@ struct Line {
     best_value: Option<f64>,
     #[serde(default)]
     simple_regret: Option<f64>,
+    /// The noise-free value of this evaluation, and its point as the problem records it:
+    /// where a run's best point is, for the regret reference ([`reference`]).
+    #[serde(default)]
+    value: Option<f64>,
+    #[serde(default)]
+    x: Vec<f64>,
     #[serde(default)]
     metrics: BTreeMap<String, f64>,
 }
@@ -456,24 +468,31 @@ pub struct Runs {
     /// (policy, replication, its lines within the budget) of every run that counts.
     runs: Vec<(usize, usize, Vec<Line>)>,
     left_out: Vec<LeftOut>,
+    /// What regret is measured against beyond the recorded optima.
+    references: reference::References,
 }
 
 /// Reads the runs in `dir` of the resolved spec `spec` (as JSON): each completion marker is
 /// checked against its place — the policy, replication, seeds and run fingerprint the spec
 /// gives it — and its records against the marker (see [`store::completion`]); a run either
-/// counts, with its lines within the budget, or is left out with the reason.
-pub fn load(dir: &Path, spec: &serde_json::Value) -> Result<Runs, String> {
+/// counts, with its lines within the budget, or is left out with the reason. Regret is
+/// measured against each instance's best known value ([`reference`]); `spec_dir`, the
+/// spec file's directory where the caller knows it, resolves the problem's relative data
+/// paths for that.
+pub fn load(dir: &Path, spec: &serde_json::Value, spec_dir: Option<&Path>) -> Result<Runs, String> {
     let input = input_of(spec, &dir.join("spec.json"))?;
     let mut runs = Vec::new();
+    let mut seeds = Vec::new();
     let mut left_out = Vec::new();
     for (p, policy) in input.policies.iter().enumerate() {
         for r in 0..input.replications {
             let files = RunFiles::new(dir, policy, r);
             let slot = store::Slot::new(&input.seed_name, &input.fingerprints[p], policy, r);
             let why = match store::completion(&files, &slot) {
-                store::Completion::Complete(_) => {
+                store::Completion::Complete(summary) => {
                     let lines = within_budget(read_lines(&files.records)?, input.cost_limit);
                     runs.push((p, r, lines));
+                    seeds.push(summary.problem_seed);
                     continue;
                 }
                 store::Completion::Missing => Absence::Missing,
@@ -494,11 +513,24 @@ pub fn load(dir: &Path, spec: &serde_json::Value) -> Result<Runs, String> {
             describe_left_out(&left_out)
         ));
     }
+    let references = reference::apply(
+        spec,
+        spec_dir,
+        runs.iter_mut()
+            .zip(&seeds)
+            .map(|((_, r, lines), &problem_seed)| reference::RunLines {
+                replication: *r,
+                problem_seed,
+                lines,
+            })
+            .collect(),
+    );
     Ok(Runs {
         dir: dir.to_path_buf(),
         input,
         runs,
         left_out,
+        references,
     })
 }
 
@@ -630,6 +662,7 @@ impl Runs {
             log10,
             curves,
             left_out: self.left_out.clone(),
+            references: self.references.clone(),
         })
     }
 }
@@ -754,6 +787,8 @@ mod tests {
             best_y: 0.0,
             best_value: None,
             simple_regret: None,
+            value: None,
+            x: Vec::new(),
             metrics: on
                 .map(|v| BTreeMap::from([("on".to_string(), v)]))
                 .unwrap_or_default(),

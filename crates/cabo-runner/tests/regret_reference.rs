@@ -1,0 +1,156 @@
+//! The regret reference of a report: where runs beat their problem's optimum search, every
+//! run of that instance is measured against the best known value, one reference per
+//! replication for every policy; where nothing beats it, the recorded regrets stand bit
+//! for bit.
+
+use cabo_runner::{LoadedSpec, RunOptions, report};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+fn link() {
+    cabo_baselines::link();
+    cabo_benchmarks::link();
+    cabo_gp::link();
+}
+
+/// Three replications of EI and random search on a 2-D GP sample whose optimum search is
+/// `search`.
+fn spec(search: &str) -> LoadedSpec {
+    link();
+    let text = format!(
+        "name: regret-reference
+replications: 3
+problem: {{ type: gp_prior_sample, dim: 2, kernel: {{ type: matern52, lengthscale: 0.2 }}, features: 256, optimum_search: {search} }}
+budget: {{ iterations: 25 }}
+initial_design: {{ type: sobol, points: 4 }}
+model: {{ type: exact_gp, kernel: {{ type: matern52, lengthscale: 0.2, outputscale: 1.0 }}, fit: fixed, noise: 1.0e-4 }}
+policies:
+  - name: EI
+    acquisition: {{ type: ei }}
+  - name: Random
+    policy: {{ type: random_search }}
+optimizer: {{ raw_samples: 256, restarts: 4, max_iters: 100 }}
+report: {{ x: iteration, y: log10_simple_regret }}
+"
+    );
+    LoadedSpec::parse(Path::new("regret-reference.yaml"), &text, false).unwrap()
+}
+
+/// Runs `spec` into `out` and loads its report's runs.
+fn run(spec: &LoadedSpec, out: &Path) -> (report::Runs, serde_json::Value) {
+    let opts = RunOptions {
+        out: out.to_path_buf(),
+        report: false,
+        ..RunOptions::default()
+    };
+    cabo_runner::run_specs(std::slice::from_ref(spec), &opts, &AtomicBool::new(false)).unwrap();
+    let dir = out.join("regret-reference");
+    let json = report::read_spec_json(&dir).unwrap();
+    (report::load(&dir, &json, None).unwrap(), json)
+}
+
+/// Each run's (replication, final best value, final regret) as its completion marker
+/// recorded them.
+fn recorded(out: &Path) -> Vec<(usize, f64, f64)> {
+    let mut v = Vec::new();
+    for policy in ["EI", "Random"] {
+        for r in 0..3 {
+            let path = out.join(format!("regret-reference/{policy}/rep-{r}.json"));
+            let m: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            v.push((
+                r,
+                m["best_value"].as_f64().unwrap(),
+                m["simple_regret"].as_f64().unwrap(),
+            ));
+        }
+    }
+    v
+}
+
+/// The final log10 regret of each run the report counts, by (policy, replication).
+fn final_log_regret(runs: &report::Runs) -> Vec<((String, usize), f64)> {
+    let report = runs.report(None).unwrap();
+    runs.traces(&report)
+        .into_iter()
+        .map(|(p, t)| ((p.to_string(), t.replication), t.steps.last().unwrap().1))
+        .collect()
+}
+
+#[test]
+fn runs_past_a_weak_optimum_search_are_measured_against_one_best_known_value() {
+    // A search of one point and one step: the runs find far better values.
+    let out = tempfile::tempdir().unwrap();
+    let (runs, _) = run(
+        &spec("{ raw_samples: 1, restarts: 1, max_iters: 1 }"),
+        out.path(),
+    );
+    let marks = recorded(out.path());
+    assert!(
+        marks.iter().filter(|m| m.2 == 0.0).count() >= 3,
+        "the weak search should be beaten: {marks:?}"
+    );
+    let report = runs.report(None).unwrap();
+    assert_eq!(
+        report.references.raised.len(),
+        3,
+        "{:?}",
+        report.references.raised
+    );
+    let finals = final_log_regret(&runs);
+    for ((policy, r), log_regret) in &finals {
+        // Above −300 (the floor of log10 0) by far: the ascent passes every run's best.
+        assert!(*log_regret > -12.0, "{policy} {r}: {log_regret}");
+        let raised = report
+            .references
+            .raised
+            .iter()
+            .find(|x| x.replication == *r)
+            .unwrap();
+        let best = marks
+            .iter()
+            .filter(|m| m.0 == *r)
+            .map(|m| m.1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert!(raised.reference > best, "{raised:?} vs best {best}");
+        // One reference for both policies: regret + best value is the reference.
+        let mine = marks
+            .iter()
+            .zip(["EI", "EI", "EI", "Random", "Random", "Random"])
+            .find(|(m, p)| m.0 == *r && *p == policy)
+            .map(|(m, _)| m.1)
+            .unwrap();
+        let regret = 10f64.powf(*log_regret);
+        assert!(
+            (regret + mine - raised.reference).abs() < 1e-9 * raised.reference.abs().max(1.0),
+            "{policy} {r}: {regret} + {mine} vs {}",
+            raised.reference
+        );
+    }
+}
+
+#[test]
+fn where_no_run_beats_a_thorough_search_the_recorded_regrets_stand() {
+    let out = tempfile::tempdir().unwrap();
+    let (runs, _) = run(
+        &spec("{ raw_samples: 4096, restarts: 64, max_iters: 200 }"),
+        out.path(),
+    );
+    let report = runs.report(None).unwrap();
+    assert!(
+        report.references.raised.is_empty(),
+        "{:?}",
+        report.references.raised
+    );
+    let marks = recorded(out.path());
+    let finals = final_log_regret(&runs);
+    assert_eq!(finals.len(), marks.len());
+    for (((policy, r), log_regret), (mr, _, regret)) in finals.iter().zip(&marks) {
+        assert_eq!(r, mr);
+        assert_eq!(
+            log_regret.to_bits(),
+            regret.max(1e-300).log10().to_bits(),
+            "{policy} {r}"
+        );
+    }
+}
