@@ -8,6 +8,7 @@ use crate::cpu_time::thread_cpu_seconds;
 use crate::journal::Journal;
 use crate::sink::{Record, RecordFiles, Sinks, Times, Unresumable};
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
+use crate::step::{Rules, Step};
 use crate::store::{self, RunFiles, RunSummary};
 use cabo_core::{
     BudgetState, BuildContext, CostFunction, CostFunctionSpec, CostModel, Dataset, Decision,
@@ -244,18 +245,15 @@ impl Tracker {
 struct Run<'a> {
     spec: &'a LoadedSpec,
     setup: Setup,
-    data: Dataset,
-    budget: BudgetState,
+    /// The observations, the budget and the decisions, moved on by the run's rules.
+    step: Step,
     tracker: Tracker,
     /// Where the run's records, times, checkpoints and progress go.
     sinks: Sinks,
-    problem_seed: u64,
-    policy_seed: u64,
-    evaluations: usize,
-    /// Size of the initial design (known once it is evaluated).
+    /// The initial design's points still to evaluate (all of them in a fresh run).
+    design: Vec<Vec<f64>>,
+    /// Size of the initial design.
     offset: usize,
-    /// Policy decisions made so far.
-    decisions: usize,
     /// The run its checkpoints belong to.
     identity: RunIdentity,
     /// The evaluations answered so far, for a problem that must never be asked a recorded
@@ -293,13 +291,14 @@ impl Run<'_> {
         Ok(outcome)
     }
 
+    /// Evaluation number `data.len()` of the run at `query`, checked; the caller tells it
+    /// to the step.
     fn evaluate(&mut self, query: Query, phase: Phase) -> Result<Observation> {
-        let index = self.evaluations;
-        let eval_seed = derive_seed(&[&self.problem_seed, &"evaluate", &index]);
-        self.evaluations += 1;
-        let mut outcome: Outcome = self.answer(&query, eval_seed, index)?;
+        let index = self.step.data.len();
+        let seed = self.step.seeds(index).evaluation;
+        let mut outcome: Outcome = self.answer(&query, seed, index)?;
         if let Some(c) = &self.setup.cost {
-            outcome.cost = c.observe(&outcome.x, derive_seed(&[&eval_seed, &"cost"]));
+            outcome.cost = self.step.known_cost(c.as_ref(), &outcome.x, index);
         }
         if !(outcome.y.is_finite() && outcome.cost.is_finite() && outcome.cost > 0.0) {
             return Err(Error::numerical(format!(
@@ -308,22 +307,17 @@ impl Run<'_> {
                 outcome.y, outcome.cost
             )));
         }
-        if phase == Phase::Policy || self.spec.spec.initial_design.counts {
-            self.budget.charge(outcome.cost);
-        }
-        let obs = Observation {
+        Ok(Observation {
             query,
             outcome,
             phase,
-        };
-        self.data.push(obs.clone())?;
-        Ok(obs)
+        })
     }
 
     fn record(&mut self, iter: usize, obs: &Observation, diagnostics: Diagnostics) -> Result<()> {
         let (best_value, simple_regret) = self.tracker.update(obs.outcome.value);
         // The history's metrics, then what this evaluation reported itself.
-        let mut metrics = self.setup.problem.metrics(self.data.observations());
+        let mut metrics = self.setup.problem.metrics(self.step.data.observations());
         metrics.extend(obs.outcome.metrics.iter().map(|(k, v)| (k.clone(), *v)));
         let rec = Record {
             iter,
@@ -332,46 +326,33 @@ impl Run<'_> {
             x: &obs.outcome.x,
             y: obs.outcome.y,
             cost: obs.outcome.cost,
-            cum_cost: self.budget.spent,
-            best_y: self.data.best_y().unwrap_or(f64::NEG_INFINITY),
+            cum_cost: self.step.budget.spent,
+            best_y: self.step.data.best_y().unwrap_or(f64::NEG_INFINITY),
             value: obs.outcome.value,
             best_value,
             simple_regret,
             metrics,
             diagnostics,
         };
-        self.sinks.evaluated(&rec, &self.budget)
+        self.sinks.evaluated(&rec, &self.step.budget)
     }
 
     /// Runs to the end; `None` when cancelled or paused (after saving a checkpoint).
     fn run(&mut self, cancel: &AtomicBool, pacing: Pacing) -> Result<Option<String>> {
-        if self.decisions == 0 && self.data.is_empty() {
-            let design = initial_points(self.spec, &self.setup.info, self.problem_seed)?;
-            for (i, x) in design.into_iter().enumerate() {
-                let obs = self.evaluate(Query::at(x), Phase::Initial)?;
-                self.record(i, &obs, Diagnostics::new())?;
-            }
-            self.offset = self.data.len();
+        for (i, x) in std::mem::take(&mut self.design).into_iter().enumerate() {
+            let obs = self.evaluate(Query::at(x), Phase::Initial)?;
+            self.step.tell(&mut self.setup, obs.clone())?;
+            self.record(i, &obs, Diagnostics::new())?;
         }
         let mut decided_now = 0;
         let mut saved = Instant::now();
-        while !self.budget.exhausted() {
+        while !self.step.budget.exhausted() {
             if cancel.load(Ordering::Relaxed) || pacing.pause_after == Some(decided_now) {
                 self.save_checkpoint()?;
                 return Ok(None);
             }
-            // A cost budget whose smallest cost is unknown cannot be bounded before the run,
-            // so the evaluation cap is enforced here; otherwise validation guarantees it.
-            let cap = self.spec.max_evaluations();
-            if self.data.len() >= cap {
-                return Err(Error::invalid(format!(
-                    "the run reached limits.max_evaluations = {cap} evaluations before its \
-                     budget was spent (the smallest cost per evaluation is not known in \
-                     advance, so the budget could not be checked); raise the limit in the \
-                     spec's `limits:` section or lower the budget"
-                )));
-            }
-            if let Some(reason) = self.step()? {
+            self.step.check_cap()?;
+            if let Some(reason) = self.decide_and_evaluate()? {
                 return Ok(Some(reason));
             }
             decided_now += 1;
@@ -384,19 +365,14 @@ impl Run<'_> {
     }
 
     /// One decision, its evaluation and its records; `Some(reason)` when the policy stops.
-    fn step(&mut self) -> Result<Option<String>> {
-        self.decisions += 1;
-        let iteration = self.decisions;
+    fn decide_and_evaluate(&mut self) -> Result<Option<String>> {
+        let iteration = self.step.next_iteration();
         let started = Instant::now();
         let cpu_started = thread_cpu_seconds();
-        let (decision, mut diagnostics, fit_s) = decide(
-            &mut self.setup,
-            &self.data,
-            &self.budget,
-            self.policy_seed,
-            iteration,
-        )
-        .map_err(|e| blame_magnitude(e, &self.data))?;
+        let (decision, mut diagnostics, fit_s) = self
+            .step
+            .decide(&mut self.setup)
+            .map_err(|e| blame_magnitude(e, &self.step.data))?;
         let decide_s = started.elapsed().as_secs_f64() - fit_s;
         let query = match decision {
             Decision::Stop(reason) => return Ok(Some(reason)),
@@ -412,7 +388,7 @@ impl Run<'_> {
             // time is the run's time there, which `status` counts with the thread's CPU time.
             cpu_s = cpu_s.map(|c| c + evaluate_s);
         }
-        self.setup.policy.observe(&self.data, &obs)?;
+        self.step.tell(&mut self.setup, obs.clone())?;
         diagnostics.extend(self.setup.policy.diagnostics());
         let iter = self.offset + iteration - 1;
         self.record(iter, &obs, diagnostics)?;
@@ -439,12 +415,12 @@ impl Run<'_> {
         };
         Ok(Some(Checkpoint {
             run: self.identity.clone(),
-            decisions: self.decisions,
+            decisions: self.step.decisions,
             offset: self.offset,
-            evaluations: self.evaluations,
-            data: self.data.clone(),
-            spent: self.budget.spent,
-            budget_iterations: self.budget.iterations,
+            evaluations: self.step.data.len(),
+            data: self.step.data.clone(),
+            spent: self.step.budget.spent,
+            budget_iterations: self.step.budget.iterations,
             best_value: self.tracker.best_value,
             // Set by the record files' sink, which knows how far they go.
             records_len: 0,
@@ -465,6 +441,7 @@ impl Run<'_> {
 
     fn summary(&self, stop_reason: String, id: RunId) -> RunSummary {
         let initial = self
+            .step
             .data
             .observations()
             .iter()
@@ -474,17 +451,17 @@ impl Run<'_> {
             spec_fingerprint: self.identity.fingerprint.clone(),
             policy: self.spec.spec.policies[id.policy].name.clone(),
             replication: id.replication,
-            problem_seed: self.problem_seed,
-            policy_seed: self.policy_seed,
+            problem_seed: self.step.problem_seed(),
+            policy_seed: self.step.policy_seed(),
             initial_evaluations: initial,
-            policy_evaluations: self.data.len() - initial,
-            budget_spent: self.budget.spent,
-            overshoot: self.budget.overshoot(),
+            policy_evaluations: self.step.data.len() - initial,
+            budget_spent: self.step.budget.spent,
+            overshoot: self.step.budget.overshoot(),
             stop_reason,
-            best_y: self.data.best_y().unwrap_or(f64::NEG_INFINITY),
+            best_y: self.step.data.best_y().unwrap_or(f64::NEG_INFINITY),
             best_value: self.tracker.best_value,
             simple_regret: self.tracker.regret(),
-            metrics: self.setup.problem.metrics(self.data.observations()),
+            metrics: self.setup.problem.metrics(self.step.data.observations()),
             records: None,
         }
     }
@@ -541,7 +518,7 @@ pub fn execute(
     let resumed = resume(spec, entry, &files, &identity, (pseed, qseed), &span)?;
     let (mut run, resumed_after) = match resumed {
         Some(run) => {
-            let decisions = run.decisions;
+            let decisions = run.step.decisions;
             tracing::info!(decisions, "run resumed from its checkpoint");
             (run, Some(decisions))
         }
@@ -550,12 +527,13 @@ pub fn execute(
             tracing::debug!("run started");
             let sinks = Sinks::new(RecordFiles::create(&files)?, span.clone());
             let setup = build(spec, entry, id.replication, (pseed, qseed))?;
+            let design = initial_points(spec, &setup.info, pseed)?;
             let state = Resumed {
                 data: Dataset::new(spec.dim),
                 budget: BudgetState::new(s.budget.clone()),
                 best_value: None,
-                evaluations: 0,
-                offset: 0,
+                offset: design.len(),
+                design,
                 decisions: 0,
             };
             (
@@ -634,7 +612,9 @@ struct Resumed {
     data: Dataset,
     budget: BudgetState,
     best_value: Option<f64>,
-    evaluations: usize,
+    /// The initial design's points still to evaluate (none once a checkpoint is saved).
+    design: Vec<Vec<f64>>,
+    /// The initial design's size.
     offset: usize,
     decisions: usize,
 }
@@ -648,6 +628,13 @@ impl<'a> Run<'a> {
         identity: &RunIdentity,
         (problem_seed, policy_seed): (u64, u64),
     ) -> Self {
+        let rules = Rules {
+            problem_seed,
+            policy_seed,
+            design_len: state.offset,
+            design_counts: spec.spec.initial_design.counts,
+            max_evaluations: spec.max_evaluations(),
+        };
         Run {
             spec,
             tracker: Tracker {
@@ -655,14 +642,10 @@ impl<'a> Run<'a> {
                 optimum: setup.problem.optimum(),
             },
             setup,
-            data: state.data,
-            budget: state.budget,
+            step: Step::new(rules, state.data, state.budget, state.decisions),
             sinks,
-            problem_seed,
-            policy_seed,
-            evaluations: state.evaluations,
+            design: state.design,
             offset: state.offset,
-            decisions: state.decisions,
             identity: identity.clone(),
             journal: None,
         }
@@ -715,7 +698,7 @@ fn resume<'a>(
         data: c.data,
         budget,
         best_value: c.best_value,
-        evaluations: c.evaluations,
+        design: Vec::new(),
         offset: c.offset,
         decisions: c.decisions,
     };

@@ -25,6 +25,7 @@ pub mod session;
 pub(crate) mod sink;
 pub mod spec;
 pub mod status;
+mod step;
 pub mod store;
 pub mod study;
 pub mod suggest;

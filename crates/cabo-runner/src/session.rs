@@ -55,6 +55,7 @@
 
 use crate::engine::{self, Setup, problem_seed};
 use crate::spec::{LoadedSpec, PolicyEntry};
+use crate::step::{Rules, Step};
 use cabo_core::{
     BudgetState, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Observation,
     Outcome, Phase, Query, Result, derive_seed,
@@ -106,14 +107,10 @@ pub struct Session {
     entry: usize,
     replication: usize,
     setup: Setup,
-    data: Dataset,
-    budget: BudgetState,
-    problem_seed: u64,
-    policy_seed: u64,
+    /// The observations, the budget and the decisions, moved on by the run's rules.
+    step: Step,
     /// The initial design's points (unit cube).
     design: Vec<Vec<f64>>,
-    /// Policy-phase observations told (the loop's decisions so far).
-    decisions: usize,
     told: Vec<Told>,
     /// The decision already made on the current data (by `ask`), with its diagnostics.
     decided: Option<(Decision, Diagnostics)>,
@@ -125,7 +122,7 @@ impl std::fmt::Debug for Session {
             .field("spec", &self.spec.spec.name)
             .field("policy", &self.policy())
             .field("replication", &self.replication)
-            .field("observations", &self.data.len())
+            .field("observations", &self.step.data.len())
             .finish()
     }
 }
@@ -160,17 +157,21 @@ impl Session {
             )));
         }
         let design = engine::initial_points(spec, &setup.info, pseed)?;
+        let rules = Rules {
+            problem_seed: pseed,
+            policy_seed: qseed,
+            design_len: design.len(),
+            design_counts: s.initial_design.counts,
+            max_evaluations: spec.max_evaluations(),
+        };
+        let fresh = (Dataset::new(spec.dim), BudgetState::new(s.budget.clone()));
         Ok(Session {
-            data: Dataset::new(spec.dim),
-            budget: BudgetState::new(s.budget.clone()),
+            step: Step::new(rules, fresh.0, fresh.1, 0),
             spec: spec.clone(),
             entry,
             replication,
             setup,
-            problem_seed: pseed,
-            policy_seed: qseed,
             design,
-            decisions: 0,
             told: Vec::new(),
             decided: None,
         })
@@ -226,7 +227,7 @@ impl Session {
 
     /// The observations told so far, initial design included.
     pub fn observations(&self) -> &Dataset {
-        &self.data
+        &self.step.data
     }
 
     /// How many observations the initial design takes.
@@ -236,7 +237,7 @@ impl Session {
 
     /// Where the budget stands.
     pub fn budget(&self) -> &BudgetState {
-        &self.budget
+        &self.step.budget
     }
 
     /// Tells the session an observation: `y` observed at `x` (in the problem's own units)
@@ -282,14 +283,10 @@ impl Session {
         if !y.is_finite() {
             return Err(Error::invalid(format!("y = {y} is not a finite number")));
         }
-        let index = self.data.len();
+        let index = self.step.data.len();
         let cost = match (cost, &self.setup.cost) {
             (Some(c), _) => c,
-            (None, Some(known)) => {
-                // The cost a run charges for evaluation `index` (engine's `evaluate`).
-                let eval_seed = derive_seed(&[&self.problem_seed, &"evaluate", &index]);
-                known.observe(&unit, derive_seed(&[&eval_seed, &"cost"]))
-            }
+            (None, Some(known)) => self.step.known_cost(known.as_ref(), &unit, index),
             (None, None) => {
                 return Err(Error::invalid(
                     "the cost is missing: the spec has no known cost (`cost:`), so every \
@@ -302,38 +299,18 @@ impl Session {
                 "cost = {cost}: a cost must be a finite positive number"
             )));
         }
-        let phase = if index < self.design.len() {
-            Phase::Initial
-        } else {
-            Phase::Policy
-        };
-        if phase == Phase::Policy && !self.budget.exhausted() && self.decided.is_none() {
+        let phase = self.step.next_phase();
+        if phase == Phase::Policy && !self.step.budget.exhausted() && self.decided.is_none() {
             // The decision the loop makes before this evaluation; its query is not needed.
-            let iteration = self.decisions + 1;
-            engine::decide(
-                &mut self.setup,
-                &self.data,
-                &self.budget,
-                self.policy_seed,
-                iteration,
-            )?;
+            self.step.decide(&mut self.setup)?;
         }
         self.decided = None;
-        if phase == Phase::Policy {
-            self.decisions += 1;
-        }
-        if phase == Phase::Policy || self.spec.spec.initial_design.counts {
-            self.budget.charge(cost);
-        }
         let obs = Observation {
             query: Query::at(unit.clone()),
             outcome: Outcome::new(y, cost, unit.clone(), None),
             phase,
         };
-        self.data.push(obs.clone())?;
-        if phase == Phase::Policy {
-            self.setup.policy.observe(&self.data, &obs)?;
-        }
+        self.step.tell(&mut self.setup, obs)?;
         self.told.push(Told { unit, y, cost });
         Ok(())
     }
@@ -342,7 +319,7 @@ impl Session {
     /// is spent or the policy stops. Asking again without telling returns the same answer
     /// (the decision is made once).
     pub fn ask(&mut self) -> Result<Suggestion> {
-        let index = self.data.len();
+        let index = self.step.data.len();
         if let Some(unit) = self.design.get(index) {
             return Ok(Suggestion::Evaluate(Suggested {
                 x: self.setup.problem.to_native(unit),
@@ -354,25 +331,13 @@ impl Session {
                 diagnostics: Diagnostics::new(),
             }));
         }
-        if self.budget.exhausted() {
+        if self.step.budget.exhausted() {
             return Ok(Suggestion::Done(self.spent_message()));
         }
-        let cap = self.spec.max_evaluations();
-        if index >= cap {
-            return Err(Error::invalid(format!(
-                "{index} observations reach limits.max_evaluations = {cap} before the budget \
-                 is spent; raise the limit in the spec's `limits:` section or lower the budget"
-            )));
-        }
-        let iteration = self.decisions + 1;
+        self.step.check_cap()?;
+        let iteration = self.step.next_iteration();
         if self.decided.is_none() {
-            let (decision, diagnostics, _) = engine::decide(
-                &mut self.setup,
-                &self.data,
-                &self.budget,
-                self.policy_seed,
-                iteration,
-            )?;
+            let (decision, diagnostics, _) = self.step.decide(&mut self.setup)?;
             if let Decision::Evaluate(q) = &decision {
                 engine::check_query(q, &self.setup.info)?;
             }
@@ -395,7 +360,7 @@ impl Session {
 
     /// What the budget says once it is spent.
     fn spent_message(&self) -> String {
-        let b = &self.budget;
+        let b = &self.step.budget;
         match (b.budget.cost, b.budget.iterations) {
             (Some(c), _) if b.spent >= c => format!(
                 "the budget is spent: the observations cost {} of the budget's {c}",
@@ -476,7 +441,7 @@ impl Session {
         let entry = self.entry();
         let ctx = BuildContext {
             problem: &self.setup.info,
-            seed: self.policy_seed,
+            seed: self.step.policy_seed(),
         };
         let model = entry
             .model
@@ -490,12 +455,12 @@ impl Session {
             .or(s.cost_model.as_ref())
             .map(|m| m.build(&ctx).map(RefCell::new))
             .transpose()?;
-        let seed = derive_seed(&[&self.policy_seed, &"fantasy", &self.data.len()]);
+        let seed = derive_seed(&[&self.step.policy_seed(), &"fantasy", &self.step.data.len()]);
         let decision = DecisionContext::new(
             &self.setup.info,
-            &self.data,
-            &self.budget,
-            self.decisions + 1,
+            &self.step.data,
+            &self.step.budget,
+            self.step.next_iteration(),
             seed,
             &self.setup.optimizer,
         )
@@ -509,12 +474,12 @@ impl Session {
         };
         let y = match &model {
             Some(_) => decision.posterior()?.mean_var(unit).mean,
-            None => mean(self.data.ys(), 0.0),
+            None => mean(self.step.data.ys(), 0.0),
         };
         let cost = match (&self.setup.cost, &cost_model) {
             (Some(known), _) => known.cost(unit),
             (None, Some(_)) => decision.cost_belief()?.ln_cost(unit).expected(),
-            (None, None) => mean(self.data.costs(), 1.0),
+            (None, None) => mean(self.step.data.costs(), 1.0),
         };
         Ok((y, cost))
     }

@@ -362,3 +362,80 @@ fn the_counterexample_specs_are_the_authors_setting() {
         assert_eq!(model.noise, 1e-4);
     }
 }
+
+/// A run's record: (evaluation index, phase, unit point, y, cost).
+type Recorded = (usize, String, Vec<f64>, f64, f64);
+
+fn recorded(path: &Path) -> Vec<Recorded> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let x = v["x"].as_array().unwrap().iter();
+            (
+                v["iter"].as_u64().unwrap() as usize,
+                v["phase"].as_str().unwrap().to_string(),
+                x.map(|c| c.as_f64().unwrap()).collect(),
+                v["y"].as_f64().unwrap(),
+                v["cost"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_run_loop_and_ask_tell_make_the_same_records() {
+    // Both drivers step the same rules (seeds, the known cost, which costs count, the phase
+    // and the decision number): told each y a run recorded, a session suggests the run's
+    // every point, in its phase and at its index, charges the run's cost, and is done
+    // where the run's budget ran out. Bitwise, since the box maps to the unit cube exactly.
+    // The known cost is noisy, so a cost drawn with another evaluation's seed shows.
+    link();
+    let text = spec_text_with("{ cost: 12 }", "{ type: sobol, points: 3 }").replace(
+        "offset: 0.5 }",
+        "offset: 0.5, noise: { std: 0.05, min: 0.4 } }",
+    );
+    assert!(text.contains("noise"));
+    let spec = LoadedSpec::parse(Path::new("session-test.yaml"), &text, false).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = cabo_runner::RunOptions {
+        out: out.path().to_path_buf(),
+        report: false,
+        ..cabo_runner::RunOptions::default()
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    cabo_runner::run_specs(std::slice::from_ref(&spec), &opts, &cancel).unwrap();
+    for policy in ["EI", "PBGI-D"] {
+        let run = recorded(
+            &out.path()
+                .join(format!("session-test/{policy}/rep-0.jsonl")),
+        );
+        assert!(run.len() > 5, "{policy}: {} records", run.len());
+        let mut session = Session::new(&spec, policy, 0).unwrap();
+        for (iter, phase, x, y, cost) in &run {
+            let p = point(session.ask().unwrap());
+            let phase_asked = match p.phase {
+                Phase::Initial => "initial",
+                Phase::Policy => "policy",
+            };
+            assert_eq!((p.evaluation, phase_asked), (*iter, phase.as_str()));
+            assert_eq!(bits(&p.unit), bits(x), "{policy} evaluation {iter}");
+            session.tell(&p.x, *y, None).unwrap();
+            let charged = *session.observations().costs().last().unwrap();
+            assert_eq!(
+                charged.to_bits(),
+                cost.to_bits(),
+                "{policy} evaluation {iter}"
+            );
+        }
+        assert!(
+            matches!(session.ask().unwrap(), Suggestion::Done(_)),
+            "{policy}"
+        );
+    }
+}
+
+fn bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
