@@ -50,8 +50,8 @@ pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData}
 pub use objective::Objective;
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
 pub use problem::{
-    BuildContext, ControlSet, Domain, Problem, ProblemAny, ProblemInfo, ProblemSpec,
-    check_input_names,
+    BuildContext, ControlSet, Domain, ExternalEvaluation, Problem, ProblemAny, ProblemInfo,
+    ProblemSpec, check_input_names,
 };
 pub use registry::{Kind, PluginInfo};
 pub use rng::{Rng, derive_seed};

@@ -104,6 +104,30 @@ impl<T: Problem + 'static> ProblemAny for T {
     }
 }
 
+/// What a problem evaluated by another program (the `external` plugin) needs from the run
+/// it serves, offered through [`Problem::external`].
+///
+/// Offering it also says that a run must never ask the program a query again that it
+/// already answered: such evaluations are expensive, or differ from call to call (a
+/// program timed by the wall clock). The runner therefore journals each answer to disk
+/// before the next evaluation starts, and a run started again (resumed, or begun anew
+/// after a kill) takes the journalled outcome wherever it asks the same query again.
+pub trait ExternalEvaluation: Send + Sync {
+    /// The index of the replication this instance serves, for a program whose instance
+    /// depends on the replication's place in the spec rather than on its seed alone (one
+    /// of a fixed list of targets): set right after the build, before any evaluation.
+    fn set_replication(&mut self, replication: usize);
+
+    /// Where the program's standard error goes for this run: set before the first
+    /// evaluation of every attempt of a run (ask/tell sets none).
+    fn set_log_file(&mut self, path: &std::path::Path);
+
+    /// Evaluation `index` of the run (0-based, the initial design included), which the
+    /// program may log or cache by; what the runner calls instead of
+    /// [`Problem::evaluate`].
+    fn evaluate_in_run(&self, query: &Query, seed: u64, index: usize) -> Result<Outcome>;
+}
+
 /// The black box: evaluates queries and, for benchmarking, knows its own optimum.
 pub trait Problem: ProblemAny + Send + Sync {
     /// What a policy may know about the problem.
@@ -132,32 +156,11 @@ pub trait Problem: ProblemAny + Send + Sync {
         None
     }
 
-    /// Evaluates evaluation `index` of a run (0-based, the initial design included): what
-    /// the runner calls. A problem that passes the index on (an external program, which may
-    /// log or cache by it) overrides this; the default is [`Problem::evaluate`].
-    fn evaluate_in_run(&self, query: &Query, seed: u64, index: usize) -> Result<Outcome> {
-        let _ = index;
-        self.evaluate(query, seed)
+    /// The problem as an evaluator in another program ([`ExternalEvaluation`]), when it is
+    /// one; `None` (the default) for a problem evaluated in this process.
+    fn external(&mut self) -> Option<&mut dyn ExternalEvaluation> {
+        None
     }
-
-    /// Whether a run must never evaluate a query again that it already recorded: true for
-    /// evaluations that are expensive, or that differ from call to call (an external
-    /// program timed by the wall clock). The runner then journals each answer to disk before
-    /// the next evaluation starts, and a run started again (resumed, or begun anew after a
-    /// kill) takes the journalled outcome wherever it asks the same query again.
-    fn reuses_recorded_outcomes(&self) -> bool {
-        false
-    }
-
-    /// Where the problem may write a log of its own for this run (an external program's
-    /// standard error): called by the runner once, before the first evaluation.
-    fn set_log_file(&mut self, _path: &std::path::Path) {}
-
-    /// The index of the replication this instance serves: called by the runner once, right
-    /// after building it, for a problem whose instance depends on the replication's place
-    /// in the spec rather than on its seed alone (an external program choosing one of a
-    /// fixed list of targets by it).
-    fn set_replication(&mut self, _replication: usize) {}
 
     /// Maps a unit-cube point to the problem's own units (for cost functions written in
     /// those units, and for reports). Defaults to the identity.

@@ -61,7 +61,9 @@ pub(crate) fn build(
 ) -> Result<Setup> {
     let s = &spec.spec;
     let mut problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
-    problem.set_replication(replication);
+    if let Some(external) = problem.external() {
+        external.set_replication(replication);
+    }
     let cost = known_cost(s.cost.as_deref(), problem.as_ref(), pseed)?;
     let mut info = problem.info().clone();
     if info.dim != spec.dim {
@@ -267,26 +269,29 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
 }
 
 impl Run<'_> {
-    /// Gives the problem its log file and, where it asks for one, opens the run's
+    /// Gives a problem evaluated by another program its log file and opens the run's
     /// evaluation journal (before the first evaluation of this attempt).
     fn attach(&mut self, files: &RunFiles) -> Result<()> {
-        self.setup.problem.set_log_file(&files.log);
-        if self.setup.problem.reuses_recorded_outcomes() {
+        if let Some(external) = self.setup.problem.external() {
+            external.set_log_file(&files.log);
             self.journal = Some(Journal::open(&files.evaluations, &self.identity)?);
         }
         Ok(())
     }
 
-    /// The problem's answer to evaluation `index`: from the journal when an earlier attempt
-    /// of the run recorded it for the same query, else from the problem (and journalled).
+    /// The problem's answer to evaluation `index`. A program's comes from the journal when
+    /// an earlier attempt of the run recorded it for the same query, else from the program
+    /// (and is journalled).
     fn answer(&mut self, query: &Query, seed: u64, index: usize) -> Result<Outcome> {
-        let Some(journal) = self.journal.as_mut() else {
-            return self.setup.problem.evaluate_in_run(query, seed, index);
+        let (Some(journal), Some(external)) =
+            (self.journal.as_mut(), self.setup.problem.external())
+        else {
+            return self.setup.problem.evaluate(query, seed);
         };
         if let Some(recorded) = journal.replay(index, query)? {
             return Ok(recorded);
         }
-        let outcome = self.setup.problem.evaluate_in_run(query, seed, index)?;
+        let outcome = external.evaluate_in_run(query, seed, index)?;
         journal.append(index, query, &outcome)?;
         Ok(outcome)
     }
@@ -383,7 +388,7 @@ impl Run<'_> {
         let obs = self.evaluate(query, Phase::Policy)?;
         let evaluate_s = started.elapsed().as_secs_f64();
         let mut cpu_s = cpu_started.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
-        if self.setup.problem.reuses_recorded_outcomes() {
+        if self.setup.problem.external().is_some() {
             // Such a problem evaluates in another process (an external program): its wall
             // time is the run's time there, which `status` counts with the thread's CPU time.
             cpu_s = cpu_s.map(|c| c + evaluate_s);

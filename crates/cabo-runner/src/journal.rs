@@ -1,5 +1,5 @@
 //! The evaluation journal of a run whose problem must never evaluate a recorded query again
-//! ([`cabo_core::Problem::reuses_recorded_outcomes`]: an external program, expensive or
+//! ([`cabo_core::ExternalEvaluation`]: an external program, expensive or
 //! timed by the wall clock).
 //!
 //! `rep-<r>.evaluations.jsonl` holds, after a header line naming the run, one line per

@@ -61,10 +61,11 @@ pub struct RunFiles {
     pub checkpoint: PathBuf,
     /// Held locked by the process running the run ([`RunLock`]).
     pub lock: PathBuf,
-    /// The problem's own log ([`cabo_core::Problem::set_log_file`]).
+    /// The log of a problem evaluated by another program
+    /// ([`cabo_core::ExternalEvaluation::set_log_file`]).
     pub log: PathBuf,
     /// The evaluation journal of a problem that must not evaluate a query twice
-    /// ([`cabo_core::Problem::reuses_recorded_outcomes`]).
+    /// ([`cabo_core::ExternalEvaluation`]).
     pub evaluations: PathBuf,
 }
 

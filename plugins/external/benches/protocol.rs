@@ -43,7 +43,8 @@ fn external_python_branin(bencher: divan::Bencher) {
     let mut problem = spec.build(0).unwrap();
     // The program's standard error (a line per evaluation) goes to a log, as in a run.
     let log = tempfile::NamedTempFile::new().unwrap();
-    problem.set_log_file(log.path());
+    let external = problem.external().expect("an external problem is one");
+    external.set_log_file(log.path());
     let query = Query::at(X.to_vec());
     problem.evaluate(&query, 7).unwrap(); // started outside the timing
     bencher.bench_local(|| problem.evaluate(&query, 7).unwrap());

@@ -17,7 +17,7 @@
 //! waits ([`cabo_core::interrupt`]) ends the wait and the program, and the evaluation
 //! reports [`Error::Interrupted`]: the run resumes later, as after any interruption. Evaluations are
 //! never asked twice: the problem asks the runner to journal every answer before the next
-//! request ([`Problem::reuses_recorded_outcomes`]), and a run started again replays them.
+//! request ([`ExternalEvaluation`]), and a run started again replays them.
 //!
 //! Control sets: with `control_sets:` the problem is a cost-varying-subset problem like
 //! `cvs`. cabo draws the open variables itself, from the spec's `distribution(s)` and the
@@ -30,7 +30,8 @@ pub mod process;
 pub mod protocol;
 
 use cabo_core::{
-    ControlSet, Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng, derive_seed,
+    ControlSet, Error, ExternalEvaluation, Outcome, Problem, ProblemInfo, ProblemSpec, Query,
+    Result, Rng, derive_seed,
 };
 use cabo_toolkit::dist::{InputDistributions, VariableDistribution};
 use process::{Failure, Program};
@@ -534,6 +535,20 @@ impl ExternalProblem {
     }
 }
 
+impl ExternalEvaluation for ExternalProblem {
+    fn set_replication(&mut self, replication: usize) {
+        self.replication = Some(replication);
+    }
+
+    fn set_log_file(&mut self, path: &Path) {
+        self.program.set_log(path);
+    }
+
+    fn evaluate_in_run(&self, query: &Query, seed: u64, index: usize) -> Result<Outcome> {
+        self.ask(query, seed, index)
+    }
+}
+
 impl Problem for ExternalProblem {
     fn info(&self) -> &ProblemInfo {
         &self.info
@@ -544,20 +559,8 @@ impl Problem for ExternalProblem {
         self.ask(query, seed, index)
     }
 
-    fn evaluate_in_run(&self, query: &Query, seed: u64, index: usize) -> Result<Outcome> {
-        self.ask(query, seed, index)
-    }
-
-    fn reuses_recorded_outcomes(&self) -> bool {
-        true
-    }
-
-    fn set_log_file(&mut self, path: &Path) {
-        self.program.set_log(path);
-    }
-
-    fn set_replication(&mut self, replication: usize) {
-        self.replication = Some(replication);
+    fn external(&mut self) -> Option<&mut dyn ExternalEvaluation> {
+        Some(self)
     }
 
     fn optimum(&self) -> Option<f64> {
