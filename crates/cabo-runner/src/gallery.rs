@@ -55,6 +55,8 @@ pub(crate) struct SpecResult {
     seed_name: Option<String>,
     /// Per policy, its counted runs' decisions.
     decision_seconds: Vec<(String, DecisionTime)>,
+    /// Per policy, its counted runs' CPU seconds and their number.
+    policy_cpu: Vec<(String, f64, usize)>,
     /// CPU time of the runs' own threads (or a study's computing time), in seconds.
     cpu_seconds: f64,
     /// Wall time of the runs' decisions and evaluations (a study's computing time).
@@ -122,6 +124,7 @@ fn spec_result(
                 spec_replications: None,
                 seed_name: None,
                 decision_seconds: Vec::new(),
+                policy_cpu: Vec::new(),
                 cpu_seconds,
                 wall_seconds,
                 kept: None,
@@ -140,6 +143,7 @@ fn spec_result(
     let mut fresh = RunValues::new(&spec.path, &fingerprint);
     let (mut cpu_seconds, mut wall_seconds) = (0.0, 0.0);
     let mut decision_seconds: Vec<(String, DecisionTime)> = Vec::new();
+    let mut policy_cpu: Vec<(String, f64, usize)> = Vec::new();
     if let (Some(runs), Some(report)) = (&runs, &report) {
         // The figure on the page must be the one of these numbers, so the report is
         // written anew (for an incomplete spec too: it lists what is missing).
@@ -152,6 +156,10 @@ fn spec_result(
             let (cpu, wall) = crate::status::run_times(&times);
             cpu_seconds += cpu;
             wall_seconds += wall;
+            match policy_cpu.iter_mut().find(|(p, _, _)| p == policy) {
+                Some((_, total, n)) => (*total, *n) = (*total + cpu, *n + 1),
+                None => policy_cpu.push((policy.to_string(), cpu, 1)),
+            }
             let (decisions, seconds) = crate::status::decision_times(&times);
             match decision_seconds.iter_mut().find(|(p, _)| p == policy) {
                 Some((_, t)) => t.add(decisions, seconds),
@@ -172,6 +180,7 @@ fn spec_result(
         name: s.spec.name.clone(),
         fingerprint,
         decision_seconds,
+        policy_cpu,
         cpu_seconds,
         wall_seconds,
         dir,
@@ -260,6 +269,22 @@ impl SpecResult {
         }
     }
 
+    /// CPU-hours of runs still to make, `remaining` per policy (empty: `runs` of a study or
+    /// of policies not told apart): a policy at its own counted runs' mean, else at the
+    /// spec's mean per run ([`SpecResult::cpu_per_run`]); with the policies taken at the
+    /// spec's mean although the spec has counted runs of others.
+    fn remaining_hours(
+        &self,
+        remaining: &[(String, usize)],
+        runs: usize,
+    ) -> Option<(f64, Vec<String>)> {
+        let spec_mean = self.cpu_per_run()?;
+        if remaining.is_empty() {
+            return Some((spec_mean * runs as f64 / 3600.0, Vec::new()));
+        }
+        Some(hours_at_policy_means(&self.policy_cpu, spec_mean, remaining))
+    }
+
     /// Mean CPU seconds per counted run, from the results (or the page's kept counts).
     fn cpu_per_run(&self) -> Option<f64> {
         if self.runs_complete > 0 {
@@ -270,6 +295,29 @@ impl SpecResult {
             _ => self.spec.cpu_seconds_per_run,
         }
     }
+}
+
+/// CPU-hours of `remaining` runs per policy, each policy at its mean over `measured`
+/// (policy, CPU seconds, runs), a policy without a measured run at `spec_mean` seconds; and
+/// the policies so taken while others are measured.
+fn hours_at_policy_means(
+    measured: &[(String, f64, usize)],
+    spec_mean: f64,
+    remaining: &[(String, usize)],
+) -> (f64, Vec<String>) {
+    let mut unmeasured = Vec::new();
+    let mut seconds = 0.0;
+    for (policy, n) in remaining {
+        let own = measured
+            .iter()
+            .find(|(p, _, k)| p == policy && *k > 0)
+            .map(|(_, total, k)| total / *k as f64);
+        if own.is_none() && *n > 0 && !measured.is_empty() {
+            unmeasured.push(policy.clone());
+        }
+        seconds += own.unwrap_or(spec_mean) * *n as f64;
+    }
+    (seconds / 3600.0, unmeasured)
 }
 
 /// A study's CPU and wall seconds: as the runner measured them ([`crate::study::STUDY_CPU`],
@@ -1044,8 +1092,9 @@ fn what_remains_section(
             out,
             "Undecided claims, and claims not run yet: the replications the sequential rule still \
              needs at most (to the paper's count; it may stop at an earlier look), and their \
-             CPU-hours at the mean CPU time per run of the spec's counted runs, or where none is \
-             counted yet, of the earlier runs its `cpu_seconds_per_run` records (\"—\": no \
+             CPU-hours at each policy's mean CPU time per counted run, for a policy without one \
+             at the spec's mean over its counted runs, or where none is counted yet, at the \
+             earlier runs' mean that its `cpu_seconds_per_run` records (\"—\": no \
              measurement).\n"
         );
         let _ = writeln!(
@@ -1057,16 +1106,34 @@ fn what_remains_section(
             .iter()
             .map(|(c, p)| {
                 let only = p.policies.iter().map(|(q, _)| q.clone()).collect();
-                (*c, p.have, p.of, claims::runs_needed(p), only)
+                let remaining: Vec<(String, usize)> = p
+                    .policies
+                    .iter()
+                    .map(|(q, have)| (q.clone(), p.of.saturating_sub(*have)))
+                    .collect();
+                (*c, p.have, p.of, claims::runs_needed(p), only, remaining)
             })
-            .chain(not_run.iter().filter_map(|c| not_run_row(c, results)));
-        for (c, have, of, runs, only) in rows {
+            .chain(not_run.iter().filter_map(|c| {
+                let (c, have, of, runs, only) = not_run_row(c, results)?;
+                let each = runs / only.len().max(1);
+                let remaining: Vec<(String, usize)> =
+                    only.iter().map(|q| (q.clone(), each)).collect();
+                Some((c, have, of, runs, only, remaining))
+            }));
+        for (c, have, of, runs, only, remaining) in rows {
             let spec = c.spec.as_deref().unwrap_or_default();
             let hours = results
                 .iter()
                 .find(|r| r.spec.path == spec)
-                .and_then(SpecResult::cpu_per_run)
-                .map_or("—".to_string(), |s| sig(s * runs as f64 / 3600.0));
+                .and_then(|r| r.remaining_hours(&remaining, runs))
+                .map_or("—".to_string(), |(h, unmeasured)| match unmeasured[..] {
+                    [] => sig(h),
+                    _ => format!(
+                        "{} ({} at the spec's mean: no counted run yet)",
+                        sig(h),
+                        unmeasured.join(", ")
+                    ),
+                });
             let line = PlanLine {
                 spec: spec.to_string(),
                 replications: Some(of),
@@ -1388,6 +1455,26 @@ beyond_the_paper:
         }
         out.sort();
         out
+    }
+
+    #[test]
+    fn remaining_runs_are_priced_at_their_own_policys_mean() {
+        // TS costs ten times Random per run; a spec mean over the counted runs would price
+        // TS's runs at Random's. A policy without a counted run takes the spec's mean and
+        // is named.
+        let measured = vec![("Random".to_string(), 20.0, 2), ("TS".to_string(), 300.0, 3)];
+        let remaining = vec![("Random".to_string(), 4), ("TS".to_string(), 6)];
+        let (hours, unmeasured) = hours_at_policy_means(&measured, 50.0, &remaining);
+        assert!((hours - (4.0 * 10.0 + 6.0 * 100.0) / 3600.0).abs() < 1e-12);
+        assert!(unmeasured.is_empty());
+        let with_kg = vec![("TS".to_string(), 1), ("KG".to_string(), 2)];
+        let (hours, unmeasured) = hours_at_policy_means(&measured, 50.0, &with_kg);
+        assert!((hours - (100.0 + 2.0 * 50.0) / 3600.0).abs() < 1e-12);
+        assert_eq!(unmeasured, vec!["KG".to_string()]);
+        // Nothing measured at all: every policy at the spec's (recorded) mean, none named.
+        let (hours, unmeasured) = hours_at_policy_means(&[], 36.0, &with_kg);
+        assert!((hours - 3.0 * 36.0 / 3600.0).abs() < 1e-12);
+        assert!(unmeasured.is_empty());
     }
 
     #[test]

@@ -610,6 +610,7 @@ mod tests {
             spec_replications: Some(paper_n),
             seed_name: Some(seed.into()),
             decision_seconds: Vec::new(),
+            policy_cpu: Vec::new(),
             cpu_seconds: 0.0,
             wall_seconds: 0.0,
             kept: None,
