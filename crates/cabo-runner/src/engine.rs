@@ -6,6 +6,7 @@
 use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;
 use crate::journal::Journal;
+use crate::lifecycle;
 use crate::sink::{Record, RecordFiles, Sinks, Times, Unresumable};
 use crate::spec::{DesignKind, LoadedSpec, PolicyEntry};
 use crate::step::{Rules, Step};
@@ -263,11 +264,6 @@ struct Run<'a> {
     journal: Option<Journal>,
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let path = path.display().to_string();
-    move |source| Error::Io { path, source }
-}
-
 impl Run<'_> {
     /// Gives a problem evaluated by another program its log file and opens the run's
     /// evaluation journal (before the first evaluation of this attempt).
@@ -505,15 +501,8 @@ pub fn execute(
     let span = run_span(spec, id, parent);
     let _entered = span.enter();
     let files = RunFiles::new(spec_dir, &entry.name, id.replication);
-    let dir = files
-        .records
-        .parent()
-        .expect("run files live in a directory");
-    fs::create_dir_all(dir).map_err(io_error(dir))?;
     let slot = store::Slot::new(s.seed_name(), fingerprint, &entry.name, id.replication);
-    keep_other_version(spec_dir, &files, &slot)?;
-    let _ = fs::remove_file(&files.done);
-    remove_orphaned_checkpoints(&files.checkpoint);
+    lifecycle::prepare(spec_dir, &files, &slot)?;
     let (pseed, qseed) = (slot.problem_seed, slot.policy_seed);
     let identity = RunIdentity {
         fingerprint: fingerprint.to_string(),
@@ -568,9 +557,7 @@ pub fn execute(
         stop = %summary.stop_reason,
         "run complete"
     );
-    let json = serde_json::to_vec_pretty(&summary).map_err(|e| Error::invalid(e.to_string()))?;
-    store::write_atomic(&files.done, &json).map_err(io_error(&files.done))?;
-    let _ = fs::remove_file(&files.checkpoint);
+    lifecycle::mark_complete(&files, &summary)?;
     Ok(Some(Executed {
         summary,
         resumed_after,
@@ -717,24 +704,6 @@ fn resume<'a>(
     )))
 }
 
-/// Moves a complete run of another version of the spec out of the way (see
-/// [`store::supersede`]) before this version's run reuses its file names.
-fn keep_other_version(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> Result<()> {
-    if let store::Completion::OtherVersion(old) = store::completion(files, slot) {
-        let (policy, rep) = (slot.policy.as_str(), slot.replication);
-        store::supersede(spec_dir, policy, rep, &old.spec_fingerprint)
-            .map_err(io_error(&spec_dir.join(store::SUPERSEDED)))?;
-        tracing::warn!(
-            policy,
-            rep,
-            "a complete run of an earlier version of the spec was moved to {}/{}",
-            store::SUPERSEDED,
-            old.spec_fingerprint
-        );
-    }
-    Ok(())
-}
-
 /// The saved state of a plugin slot (a model or a cost model): `Some(None)` for an empty
 /// slot, `None` when its plugin cannot resume (nor, then, can the run).
 fn save_from<T: ?Sized>(
@@ -760,21 +729,6 @@ fn restore_into<T: ?Sized>(
         _ => Err(Error::invalid(
             "checkpoint: the run's models differ from the saved ones",
         )),
-    }
-}
-
-/// Removes the temporary files of checkpoint writes a killed process left half-written next
-/// to `checkpoint` (the atomic rename never happened, so the checkpoint itself is whole).
-fn remove_orphaned_checkpoints(checkpoint: &Path) {
-    let (Some(dir), Some(name)) = (checkpoint.parent(), checkpoint.file_name()) else {
-        return;
-    };
-    let prefix = format!("{}.", name.to_string_lossy());
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let file = entry.file_name().to_string_lossy().to_string();
-        if file.starts_with(&prefix) && file.ends_with(".tmp") {
-            let _ = fs::remove_file(entry.path());
-        }
     }
 }
 

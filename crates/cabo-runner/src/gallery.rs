@@ -282,7 +282,11 @@ impl SpecResult {
         if remaining.is_empty() {
             return Some((spec_mean * runs as f64 / 3600.0, Vec::new()));
         }
-        Some(hours_at_policy_means(&self.policy_cpu, spec_mean, remaining))
+        Some(hours_at_policy_means(
+            &self.policy_cpu,
+            spec_mean,
+            remaining,
+        ))
     }
 
     /// Mean CPU seconds per counted run, from the results (or the page's kept counts).
@@ -1462,7 +1466,10 @@ beyond_the_paper:
         // TS costs ten times Random per run; a spec mean over the counted runs would price
         // TS's runs at Random's. A policy without a counted run takes the spec's mean and
         // is named.
-        let measured = vec![("Random".to_string(), 20.0, 2), ("TS".to_string(), 300.0, 3)];
+        let measured = vec![
+            ("Random".to_string(), 20.0, 2),
+            ("TS".to_string(), 300.0, 3),
+        ];
         let remaining = vec![("Random".to_string(), 4), ("TS".to_string(), 6)];
         let (hours, unmeasured) = hours_at_policy_means(&measured, 50.0, &remaining);
         assert!((hours - (4.0 * 10.0 + 6.0 * 100.0) / 3600.0).abs() < 1e-12);

@@ -15,9 +15,11 @@
 //! and the run writes the bytes it would have written uninterrupted. At the first query
 //! that differs (the code deciding changed), the journal is cut there with a warning and the
 //! problem answers from then on. A journal of another run or of an earlier version of the
-//! spec is moved aside to `rep-<r>.evaluations.<fingerprint>.jsonl`, never deleted.
+//! spec is moved aside to `superseded/<its fingerprint>/<its policy>/`
+//! ([`crate::lifecycle::set_aside_journal`]), never deleted.
 
 use crate::checkpoint::RunIdentity;
+use crate::store::io_error;
 use cabo_core::{Error, Outcome, Query, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -49,11 +51,6 @@ pub(crate) struct Journal {
     recorded: Vec<(u64, Entry)>,
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let path = path.display().to_string();
-    move |source| Error::Io { path, source }
-}
-
 impl Journal {
     /// Opens the journal at `path` for run `run`, keeping what an earlier attempt of the same
     /// run recorded (a torn last line, from a process killed while writing it, is dropped).
@@ -65,7 +62,7 @@ impl Journal {
                 end,
             }) if &header.run == run => (entries, end),
             Some(Read { header, .. }) => {
-                set_aside(path, &header.run.fingerprint)?;
+                crate::lifecycle::set_aside_journal(path, &header.run)?;
                 (Vec::new(), 0)
             }
             None => (Vec::new(), 0),
@@ -205,18 +202,6 @@ fn read(path: &Path) -> Result<Option<Read>> {
     }))
 }
 
-/// Moves a journal of another run or spec version to `<stem>.<fingerprint>.jsonl`.
-fn set_aside(path: &Path, fingerprint: &str) -> Result<()> {
-    let aside = path.with_extension(format!("{fingerprint}.jsonl"));
-    tracing::warn!(
-        path = %path.display(),
-        aside = %aside.display(),
-        "the evaluation journal belongs to an earlier version of the spec or another run: \
-         kept aside, the run evaluates afresh"
-    );
-    std::fs::rename(path, &aside).map_err(io_error(path))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +268,8 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_dropped_and_another_runs_journal_kept_aside() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rep-0.evaluations.jsonl");
+        std::fs::create_dir(dir.path().join("EI")).unwrap();
+        let path = dir.path().join("EI/rep-0.evaluations.jsonl");
         let mut j = Journal::open(&path, &run("a")).unwrap();
         j.append(0, &Query::at(vec![0.5]), &outcome(1.0)).unwrap();
         j.append(1, &Query::at(vec![0.25]), &outcome(2.0)).unwrap();
@@ -297,6 +283,23 @@ mod tests {
         drop(j);
         let mut j = Journal::open(&path, &run("b")).unwrap();
         assert!(j.replay(0, &Query::at(vec![0.5])).unwrap().is_none());
-        assert!(dir.path().join("rep-0.evaluations.a.jsonl").exists());
+        j.append(0, &Query::at(vec![0.75]), &outcome(3.0)).unwrap();
+        drop(j);
+        // Beside the other version's files, under the spec directory's `superseded/`.
+        let aside = dir.path().join("superseded/a/EI/rep-0.evaluations.jsonl");
+        let kept = std::fs::read_to_string(&aside).unwrap();
+        assert!(kept.contains("\"y\":1.0"), "{kept}");
+        // A second journal of the same version set aside keeps the first one.
+        Journal::open(&path, &run("a")).unwrap();
+        Journal::open(&path, &run("b")).unwrap();
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), kept);
+        let second = dir.path().join("superseded/b/EI/rep-0.evaluations.jsonl");
+        assert!(second.exists());
+        Journal::open(&path, &run("a")).unwrap();
+        let third = dir.path().join("superseded/b/EI/rep-0.evaluations.1.jsonl");
+        assert!(
+            third.exists(),
+            "the second journal of b is kept beside the first"
+        );
     }
 }

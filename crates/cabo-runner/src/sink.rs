@@ -7,7 +7,7 @@
 //! loop holds no writer and no UI, so a new way of following runs is one more sink.
 
 use crate::checkpoint::Checkpoint;
-use crate::store::{RecordsDigest, RunFiles};
+use crate::store::{RecordsDigest, RunFiles, io_error};
 use cabo_core::{BudgetState, Diagnostics, Error, Phase, Result};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -120,11 +120,6 @@ impl Sinks {
         }
         digest.ok_or_else(|| Error::invalid("the run has no record file to seal"))
     }
-}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let path = path.display().to_string();
-    move |source| Error::Io { path, source }
 }
 
 /// The run's record files and checkpoint. Every line is flushed as it is written, so the

@@ -418,6 +418,12 @@ pub fn retire_version(dir: &Path, fingerprint: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// An I/O failure at `path` as cabo's error, naming the file.
+pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> cabo_core::Error {
+    let path = path.display().to_string();
+    move |source| cabo_core::Error::Io { path, source }
+}
+
 /// The folder of a spec directory that keeps runs of earlier spec versions.
 pub const SUPERSEDED: &str = "superseded";
 

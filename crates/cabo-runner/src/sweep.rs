@@ -9,7 +9,8 @@
 
 use crate::checkpoint::Pacing;
 use crate::engine::{self, Executed};
-use crate::{LoadedSpec, RunError, RunId, RunOptions, RunSummary, SpecSummary};
+use crate::lifecycle::{self, Claim};
+use crate::{LoadedSpec, RunError, RunId, RunOptions, SpecSummary};
 use crate::{report, selected_runs, store, summary};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -323,19 +324,6 @@ impl SpecPrints {
             rep,
         )
     }
-
-    /// The summary of replication `rep` of policy `policy`, if that run is complete on disk.
-    pub(crate) fn completed(
-        &self,
-        spec: &LoadedSpec,
-        policy: usize,
-        rep: usize,
-    ) -> Option<RunSummary> {
-        match self.completion(spec, policy, rep) {
-            store::Completion::Complete(summary) => Some(summary),
-            _ => None,
-        }
-    }
 }
 
 /// Writes the resolved spec to `dir/spec.json`. When the directory holds another version
@@ -364,23 +352,7 @@ fn write_spec_json(dir: &Path, s: &LoadedSpec) -> Result<(), RunError> {
     store::write_atomic(&path, &spec_json).map_err(|e| setup("write to the output directory", e))
 }
 
-/// What a sweep may do with one of its runs.
-enum Claim {
-    /// Run it, holding its lock (released, and its file removed, once it completes).
-    Run(store::RunLock, PathBuf),
-    /// It is complete on disk.
-    Complete(RunSummary),
-    /// The sweep is being cancelled: start nothing new.
-    Cancelled,
-    /// Another process holds its lock.
-    Elsewhere,
-    /// Its lock cannot be taken.
-    Failed(cabo_core::Error),
-}
-
-/// Claims replication `id` of `spec` for this process: complete runs are left alone, and a
-/// run is claimed by locking it and then finding it still incomplete, since another process
-/// may have completed it since it was last looked at.
+/// Claims replication `id` of `spec` for this process ([`lifecycle::claim`]).
 fn claim(
     spec: &LoadedSpec,
     prints: &SpecPrints,
@@ -388,35 +360,17 @@ fn claim(
     cancel: &AtomicBool,
     require_locks: bool,
 ) -> Claim {
-    let completed = || prints.completed(spec, id.policy, id.replication);
-    match prints.completion(spec, id.policy, id.replication) {
-        store::Completion::Complete(summary) => return Claim::Complete(summary),
-        store::Completion::Damaged(why) => tracing::warn!(
-            spec = %spec.spec.name,
-            policy = %spec.spec.policies[id.policy].name,
-            rep = id.replication,
-            "damaged result: {why}; the run is made again"
-        ),
-        _ => {}
-    }
-    if cancel.load(Ordering::Relaxed) {
-        return Claim::Cancelled;
-    }
-    let files = prints.files(spec, id.policy, id.replication);
-    match store::RunLock::try_acquire(&files.lock, require_locks) {
-        Ok(Some(lock)) => match completed() {
-            Some(summary) => {
-                lock.release_complete(&files.lock);
-                Claim::Complete(summary)
-            }
-            None => Claim::Run(lock, files.lock),
-        },
-        Ok(None) => Claim::Elsewhere,
-        Err(e) => Claim::Failed(cabo_core::Error::invalid(format!(
-            "cannot lock {}: {e}",
-            files.lock.display()
-        ))),
-    }
+    let label = format!(
+        "{} / {} / rep {}",
+        spec.spec.name, spec.spec.policies[id.policy].name, id.replication
+    );
+    lifecycle::claim(
+        &prints.files(spec, id.policy, id.replication),
+        &prints.slot(spec, id.policy, id.replication),
+        cancel,
+        require_locks,
+        &label,
+    )
 }
 
 /// Where a job's outcome came from.
