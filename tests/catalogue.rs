@@ -67,6 +67,29 @@ fn every_registration_in_the_sources_is_in_the_catalogue() {
 }
 
 #[test]
+fn every_plugin_belongs_to_one_of_the_facades_groups() {
+    // Each group's crate registers something, and the groups together are the catalogue:
+    // a plugin of a crate missing from the facade's list would be left over here.
+    cabo::init().expect("every group registers plugins");
+    let groups = cabo::plugin_crates();
+    assert!(groups.len() >= 9, "{groups:?}");
+    let mut in_groups = 0;
+    for name in &groups {
+        let group = cabo_core::registry::PluginGroup::new(name);
+        let mine = group.plugins();
+        assert!(!mine.is_empty(), "{name} registers no plugin");
+        assert!(mine.iter().all(|p| p.crate_name == *name));
+        in_groups += mine.len();
+    }
+    assert_eq!(in_groups, cabo_core::registry::catalogue().len());
+    assert!(
+        cabo_core::registry::PluginGroup::new("cabo-no-such-crate")
+            .plugins()
+            .is_empty()
+    );
+}
+
+#[test]
 fn every_example_is_a_valid_spec_of_its_kind() {
     cabo::init().expect("every kind has registrations");
     let failures: Vec<String> = cabo_core::registry::catalogue()

@@ -1,7 +1,7 @@
 //! `cargo xtask new-plugin <kind> <name>`: a new plugin crate under `plugins/<name>/` that
 //! compiles and passes its tests as generated — a working plugin of the kind, its spec type,
 //! its registration, unit tests, and a smoke spec under `specs/` — and the two edits that
-//! link it from the facade (`PLUGIN_CRATES` and the facade's dependency).
+//! link it from the facade (`PLUGIN_GROUPS` and the facade's dependency).
 //!
 //! What it writes is a copy of a real crate, `xtask/templates/<kind>/`, with that crate's
 //! names replaced: the templates are workspace members, so `cargo test --workspace` builds,
@@ -219,7 +219,7 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
     let toml = std::fs::read_to_string(&facade_toml)
         .map_err(|e| format!("{}: {e}", facade_toml.display()))?;
     let ident = package.replace('-', "_");
-    let anchor = "const PLUGIN_CRATES: &[(&str, fn())] = &[\n";
+    let anchor = "const PLUGIN_GROUPS: &[fn() -> PluginGroup] = &[\n";
     let Some(at) = lib.find(anchor) else {
         return Err(format!(
             "{}: cannot find `{}` to add the crate to",
@@ -228,10 +228,7 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
         ));
     };
     let mut new_lib = lib.clone();
-    new_lib.insert_str(
-        at + anchor.len(),
-        &format!("    (\"{package}\", {ident}::link),\n"),
-    );
+    new_lib.insert_str(at + anchor.len(), &format!("    {ident}::plugins,\n"));
     if !toml.contains("[dependencies]") {
         return Err(format!(
             "{}: no [dependencies] table",

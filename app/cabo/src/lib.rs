@@ -3,12 +3,14 @@
 //! Cost-aware Bayesian optimisation research in Rust. This facade re-exports the core
 //! vocabulary, the maths plugins share (`toolkit`), the plugin crates and the runner (with
 //! its ask/tell [`Session`], for programs that make the evaluations themselves), and — its
-//! real job — references every plugin crate so the linker keeps their registrations: a
+//! real job — adds every plugin crate's group (`plugins()`, declared by
+//! `cabo_core::plugin_group!`), which keeps the crate linked with its registrations: a
 //! plugin registered in a crate nothing references would silently vanish from the catalogue
 //! and from spec parsing.
 //!
-//! Binaries and test crates call [`init`] once at start-up; it fails loudly if a plugin kind
-//! has no registrations at all (the symptom of a dropped crate).
+//! Binaries and test crates call [`init`] once at start-up; it fails loudly if a plugin
+//! crate registered nothing or a plugin kind has no registrations (the symptoms of a
+//! dropped crate).
 
 #![forbid(unsafe_code)]
 
@@ -28,27 +30,35 @@ pub use cabo_runner as runner;
 pub use cabo_runner::session::{Session, Suggested, Suggestion};
 pub use cabo_toolkit as toolkit;
 
-use cabo_core::registry::{self, Kind};
+use cabo_core::registry::{self, Kind, PluginGroup};
 
-/// The plugin crates' link hooks, one per crate; add a new plugin crate here.
-const PLUGIN_CRATES: &[(&str, fn())] = &[
-    ("cabo-gp", cabo_gp::link),
-    ("cabo-rfgp", cabo_rfgp::link),
-    ("cabo-baselines", cabo_baselines::link),
-    ("cabo-benchmarks", cabo_benchmarks::link),
-    ("cabo-markov", cabo_markov::link),
-    ("cabo-pbgi", cabo_pbgi::link),
-    ("cabo-bmsei", cabo_bmsei::link),
-    ("cabo-cvs", cabo_cvs::link),
-    ("cabo-external", cabo_external::link),
+/// The plugin crates' groups, one per crate; add a new plugin crate here.
+const PLUGIN_GROUPS: &[fn() -> PluginGroup] = &[
+    cabo_gp::plugins,
+    cabo_rfgp::plugins,
+    cabo_baselines::plugins,
+    cabo_benchmarks::plugins,
+    cabo_markov::plugins,
+    cabo_pbgi::plugins,
+    cabo_bmsei::plugins,
+    cabo_cvs::plugins,
+    cabo_external::plugins,
 ];
 
-/// Keeps every plugin crate linked and checks that every plugin kind has registrations.
+/// Adds every plugin crate's group, and checks that each registered its plugins and that
+/// every plugin kind has some.
 pub fn init() -> Result<(), String> {
-    for (_, link) in PLUGIN_CRATES {
-        // Calling through `black_box` keeps each crate's object code — and with it the
-        // `inventory` and `typetag` registrations — in the final binary.
-        std::hint::black_box(link)();
+    let empty: Vec<&str> = PLUGIN_GROUPS
+        .iter()
+        .map(|group| group())
+        .filter(|g| g.plugins().is_empty())
+        .map(|g| g.crate_name())
+        .collect();
+    if !empty.is_empty() {
+        return Err(format!(
+            "no plugins registered by: {} (a plugin crate was dropped by the linker?)",
+            empty.join(", ")
+        ));
     }
     let missing: Vec<String> = Kind::ALL
         .into_iter()
@@ -58,14 +68,11 @@ pub fn init() -> Result<(), String> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "no plugins registered for: {} (a plugin crate was dropped by the linker?)",
-            missing.join(", ")
-        ))
+        Err(format!("no plugins registered for: {}", missing.join(", ")))
     }
 }
 
 /// Names of the plugin crates the facade links (for diagnostics and tests).
 pub fn plugin_crates() -> Vec<&'static str> {
-    PLUGIN_CRATES.iter().map(|(n, _)| *n).collect()
+    PLUGIN_GROUPS.iter().map(|g| g().crate_name()).collect()
 }

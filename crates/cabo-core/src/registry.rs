@@ -160,9 +160,55 @@ pub struct PluginInfo {
     pub paper: &'static str,
     /// A YAML snippet for the plugin's spec key that `cargo xtask validate` accepts.
     pub example_yaml: &'static str,
+    /// The package that registers it (the plugin crate's `Cargo.toml` name).
+    pub crate_name: &'static str,
 }
 
 inventory::collect!(PluginInfo);
+
+/// A plugin crate's registrations as one entry: what the crate's `plugins()` returns (the
+/// function [`plugin_group!`](crate::plugin_group) declares). The facade adds every group;
+/// calling a crate's `plugins()` is also what keeps the crate, and its registrations, in a
+/// binary (a test or bench that builds the crate's plugins by name calls it first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginGroup {
+    crate_name: &'static str,
+}
+
+impl PluginGroup {
+    /// The group of the package `crate_name`.
+    pub const fn new(crate_name: &'static str) -> Self {
+        PluginGroup { crate_name }
+    }
+
+    /// The package's name.
+    pub fn crate_name(&self) -> &'static str {
+        self.crate_name
+    }
+
+    /// The plugins the package registers, sorted by kind then name (none when the linker
+    /// dropped the package).
+    pub fn plugins(&self) -> Vec<&'static PluginInfo> {
+        catalogue()
+            .into_iter()
+            .filter(|p| p.crate_name == self.crate_name)
+            .collect()
+    }
+}
+
+/// Declares a plugin crate's registration entry, `pub fn plugins() -> PluginGroup`: write
+/// `cabo_core::plugin_group!();` once at the crate root, and add `plugins` to the facade's
+/// group list.
+#[macro_export]
+macro_rules! plugin_group {
+    () => {
+        /// This crate's plugins, as one group: the facade adds it, and calling it keeps the
+        /// crate's registrations in a binary.
+        pub fn plugins() -> $crate::registry::PluginGroup {
+            $crate::registry::PluginGroup::new(env!("CARGO_PKG_NAME"))
+        }
+    };
+}
 
 /// Every registered plugin, sorted by kind then name.
 pub fn catalogue() -> Vec<&'static PluginInfo> {

@@ -277,6 +277,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
                     summary: #summary,
                     paper: #paper,
                     example_yaml: #example,
+                    crate_name: ::core::env!("CARGO_PKG_NAME"),
                 }
             }
         };

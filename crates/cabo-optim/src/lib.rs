@@ -42,6 +42,3 @@ mod sobol_table;
 pub use acquisition::{AcquisitionPolicy, maximize_acquisition};
 pub use lbfgsb::Tolerances;
 pub use multistart::{MaximizeOptions, Maximum, Start, ascend, maximize};
-
-/// Called by the facade so the linker keeps this crate; it registers no plugin of its own.
-pub fn link() {}

@@ -1392,15 +1392,15 @@ beyond_the_paper:
       check: { type: comparable, policy: Random, to: [EI], margin: 0.5 } }
 ";
 
-    fn link() {
-        cabo_baselines::link();
-        cabo_benchmarks::link();
-        cabo_gp::link();
+    fn load_plugins() {
+        cabo_baselines::plugins();
+        cabo_benchmarks::plugins();
+        cabo_gp::plugins();
     }
 
     /// A repository with the fixture spec, a test file and the fixture gallery.
     fn repo() -> (tempfile::TempDir, Gallery) {
-        link();
+        load_plugins();
         let tmp = schema::tests::write_repo(SPEC, PAPER);
         let root = tmp.path();
         let g = load(root, &root.join("docs/reproductions/gallery.yaml")).expect("loads");
@@ -1506,7 +1506,7 @@ beyond_the_paper:
     fn a_claim_that_starts_reading_the_curve_counts_runs_kept_without_it_as_not_run() {
         // Only claims at the budget: the CSV keeps final values alone.
         let at_budget = PAPER.replace(", on: area }", " }");
-        link();
+        load_plugins();
         let tmp = schema::tests::write_repo(SPEC, &at_budget);
         let root = tmp.path();
         let (out, pages) = (root.join("results"), root.join("docs/reproductions"));

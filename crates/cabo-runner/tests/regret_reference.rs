@@ -7,16 +7,16 @@ use cabo_runner::{LoadedSpec, RunOptions, report};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-fn link() {
-    cabo_baselines::link();
-    cabo_benchmarks::link();
-    cabo_gp::link();
+fn load_plugins() {
+    cabo_baselines::plugins();
+    cabo_benchmarks::plugins();
+    cabo_gp::plugins();
 }
 
 /// Three replications of EI and random search on a 2-D GP sample whose optimum search is
 /// `search`.
 fn spec(search: &str) -> LoadedSpec {
-    link();
+    load_plugins();
     let text = format!(
         "name: regret-reference
 replications: 3

@@ -8,16 +8,16 @@ use cabo_runner::LoadedSpec;
 use cabo_runner::session::{Session, Suggested, Suggestion};
 use std::path::Path;
 
-fn link() {
-    cabo_baselines::link();
-    cabo_benchmarks::link();
-    cabo_gp::link();
-    cabo_pbgi::link();
+fn load_plugins() {
+    cabo_baselines::plugins();
+    cabo_benchmarks::plugins();
+    cabo_gp::plugins();
+    cabo_pbgi::plugins();
 }
 
 /// A 2-D Branin on `[0, 8] × [0, 16]` with a known cost, `budget` and `design`.
 fn spec_with(budget: &str, design: &str) -> LoadedSpec {
-    link();
+    load_plugins();
     let text = spec_text_with(budget, design);
     LoadedSpec::parse(Path::new("session-test.yaml"), &text, false).unwrap()
 }
@@ -270,7 +270,7 @@ fn a_corner_design_is_one_point_at_the_lower_corner() {
     assert_eq!(points[0].unit, [0.0, 0.0]);
     assert_eq!(points[0].x, [0.0, 0.0], "native lower bounds");
     assert_eq!(points[1].phase, Phase::Policy);
-    link();
+    load_plugins();
     let text = spec_text_with("{ iterations: 2 }", "{ type: corner, points: 3 }");
     let e = LoadedSpec::parse(Path::new("session-test.yaml"), &text, false)
         .unwrap_err()
@@ -293,7 +293,7 @@ fn an_unknown_policy_is_refused_with_the_closest_name() {
 
 /// Reads a spec of the repository's `specs/` directory in full.
 fn repository_spec(path: &str) -> LoadedSpec {
-    link();
+    load_plugins();
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path);
@@ -391,7 +391,7 @@ fn the_run_loop_and_ask_tell_make_the_same_records() {
     // every point, in its phase and at its index, charges the run's cost, and is done
     // where the run's budget ran out. Bitwise, since the box maps to the unit cube exactly.
     // The known cost is noisy, so a cost drawn with another evaluation's seed shows.
-    link();
+    load_plugins();
     let text = spec_text_with("{ cost: 12 }", "{ type: sobol, points: 3 }").replace(
         "offset: 0.5 }",
         "offset: 0.5, noise: { std: 0.05, min: 0.4 } }",

@@ -24,5 +24,4 @@ pub mod random_search;
 
 pub use random_search::{RandomSearch, RandomSearchSpec};
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();

@@ -191,7 +191,7 @@ impl Setup {
 }
 
 fn build(json: &str) -> Box<dyn Acquisition> {
-    cabo_baselines::link();
+    cabo_baselines::plugins();
     let spec: Box<dyn AcquisitionSpec> = serde_json::from_str(json).unwrap();
     spec.validate(D).unwrap();
     let problem = ProblemInfo::continuous("mock", D);
@@ -203,7 +203,7 @@ fn build(json: &str) -> Box<dyn Acquisition> {
 }
 
 fn spec_err(json: &str) -> String {
-    cabo_baselines::link();
+    cabo_baselines::plugins();
     match serde_json::from_str::<Box<dyn AcquisitionSpec>>(json) {
         Err(e) => e.to_string(),
         Ok(spec) => {

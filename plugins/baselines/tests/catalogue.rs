@@ -16,7 +16,7 @@ const OURS: [(Kind, &str); 7] = [
 
 #[test]
 fn examples_parse_and_build() {
-    cabo_baselines::link();
+    cabo_baselines::plugins();
     let problem = ProblemInfo::continuous("p", 2);
     let ctx = BuildContext {
         problem: &problem,

@@ -13,7 +13,7 @@ fn decide(problem: &ProblemInfo, seed: u64) -> cabo_core::Result<Decision> {
     });
     let opt = OptimizerSettings::default();
     let ctx = DecisionContext::new(problem, &data, &budget, 1, seed, &opt);
-    cabo_baselines::link();
+    cabo_baselines::plugins();
     let spec: Box<dyn PolicySpec> = serde_json::from_str(r#"{"type":"random_search"}"#).unwrap();
     let mut policy = spec.build(&BuildContext { problem, seed: 0 })?;
     policy.decide(&ctx)
@@ -92,7 +92,7 @@ fn empty_domains_are_clear_errors() {
 
 #[test]
 fn unknown_spec_fields_are_rejected() {
-    cabo_baselines::link();
+    cabo_baselines::plugins();
     let r = serde_json::from_str::<Box<dyn PolicySpec>>(r#"{"type":"random_search","seed":3}"#);
     assert!(r.unwrap_err().to_string().contains("unknown field"));
     let r = serde_json::from_str::<Box<dyn PolicySpec>>(r#"{"type":"random_search","seed":3}"#);

@@ -40,5 +40,4 @@ pub mod shekel;
 pub mod surrogate;
 pub mod synthetic;
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();

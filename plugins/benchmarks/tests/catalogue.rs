@@ -27,7 +27,7 @@ const BENCHMARK_MODELS: &[&str] = &["bump_scaled_gp"];
 
 #[test]
 fn every_registered_example_parses_validates_and_builds() {
-    cabo_benchmarks::link();
+    cabo_benchmarks::plugins();
     let all = catalogue();
     // Examples are written as they stand in a spec under `specs/<folder>/`; their relative
     // data paths resolve against that directory, wherever the test runs from.
@@ -67,7 +67,7 @@ fn every_registered_example_parses_validates_and_builds() {
 
 #[test]
 fn every_registered_model_example_builds_and_fits_one_dimensional_data() {
-    cabo_benchmarks::link();
+    cabo_benchmarks::plugins();
     let host: Box<dyn ProblemSpec> = serde_saphyr::from_str("{ type: bump_prior_sample }").unwrap();
     let host = host.build(0).unwrap();
     for name in BENCHMARK_MODELS {

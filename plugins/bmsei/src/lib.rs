@@ -76,5 +76,4 @@ pub use q1::{BudgetedEi, BudgetedEiSpec, q1_value, q1_value_grad};
 pub use schedule::{BudgetMode, Scheduler};
 pub use tree::{BaseSamples, GradientMethod, NodeValue, Tree, TreeObjective};
 
-/// Keeps this crate's plugin registrations linked into binaries that reference it.
-pub fn link() {}
+cabo_core::plugin_group!();

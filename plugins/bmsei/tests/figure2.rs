@@ -89,8 +89,8 @@ fn ei_per_cost(post: &dyn Posterior, cost: &dyn CostBelief, best: f64, x: f64) -
 
 #[test]
 fn bmsei_ends_higher_than_ei_puc_within_the_budget_on_figure_2s_example() {
-    cabo_bmsei::link();
-    cabo_gp::link();
+    cabo_bmsei::plugins();
+    cabo_gp::plugins();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../specs/bmsei/figure-2.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     let loaded = cabo_runner::study::LoadedStudy::parse(&path, &text, false).unwrap();

@@ -154,8 +154,8 @@ const LOG_GP: &str = r#"{"type":"log_gp","kernel":{"type":"matern52"},"fit":"map
 
 #[test]
 fn the_tree_optimum_is_at_least_the_one_step_optimum() {
-    cabo_gp::link();
-    cabo_bmsei::link();
+    cabo_gp::plugins();
+    cabo_bmsei::plugins();
     let d = 3;
     let info = ProblemInfo::continuous("alpine1", d);
     let build = BuildContext {

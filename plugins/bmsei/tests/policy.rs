@@ -20,7 +20,7 @@ fn dataset(n: usize, d: usize, seed: u64) -> Dataset {
 }
 
 fn spec(yaml: &str) -> Box<dyn PolicySpec> {
-    cabo_bmsei::link();
+    cabo_bmsei::plugins();
     serde_json::from_str(yaml).unwrap()
 }
 

@@ -3,12 +3,12 @@
 
 #[test]
 fn every_spec_parses_with_and_without_smoke() {
-    cabo_bmsei::link();
-    cabo_gp::link();
-    cabo_baselines::link();
-    cabo_benchmarks::link();
+    cabo_bmsei::plugins();
+    cabo_gp::plugins();
+    cabo_baselines::plugins();
+    cabo_benchmarks::plugins();
     // robot-push-box2d is a Python program run through the external problem.
-    cabo_external::link();
+    cabo_external::plugins();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../specs/bmsei");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {

@@ -357,9 +357,9 @@ fn run_case(case: &Case) -> CaseErrors {
 }
 
 fn main() {
-    cabo_cvs::link();
-    cabo_gp::link();
-    cabo_benchmarks::link();
+    cabo_cvs::plugins();
+    cabo_gp::plugins();
+    cabo_benchmarks::plugins();
     let filter = std::env::args().nth(1).unwrap_or_default();
     let names = ["E[μ+2σ]", "E[μ−2σ]", "path"];
     let mut header = format!(

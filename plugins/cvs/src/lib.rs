@@ -41,5 +41,4 @@ pub use common::maximize_sets;
 pub use expected::{ExpectedBound, ExpectedBounds, SetMaximum};
 pub use problem::{CvsProblem, CvsSpec, problem_info};
 
-/// Forces the linker to keep this crate's plugin registrations.
-pub fn link() {}
+cabo_core::plugin_group!();

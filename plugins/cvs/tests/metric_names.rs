@@ -12,7 +12,7 @@ fn declared_metric_names_equal_the_recorded_ones() {
             "costs": [0.1, 1.0], "distribution": {"type": "truncated_normal", "variance": 0.02}}"#,
     )
     .unwrap();
-    cabo_benchmarks::link(); // hartmann3
+    cabo_benchmarks::plugins(); // hartmann3
     let problem = spec.build(3).unwrap();
     let mut data = Dataset::new(3);
     for (i, set) in [Some(0), Some(1)].into_iter().enumerate() {

@@ -8,7 +8,7 @@ use cabo_cvs::{CvsProblem, CvsSpec, InputDistributions, VariableDistribution, pr
 
 #[test]
 fn the_published_floor_is_the_objectives_worst_value() {
-    cabo_benchmarks::link();
+    cabo_benchmarks::plugins();
     let spec: CvsSpec = serde_json::from_str(
         r#"{"objective": {"type": "ackley", "dim": 2, "dummy_dims": 1},
             "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0],
@@ -45,7 +45,7 @@ fn the_published_floor_is_the_objectives_worst_value() {
 /// within the α tolerance. Initial-design plays count in neither.
 #[test]
 fn quality_and_cost_regret_follow_seed_004s_definitions() {
-    cabo_benchmarks::link();
+    cabo_benchmarks::plugins();
     let spec: CvsSpec = serde_json::from_str(
         r#"{"objective": {"type": "ackley", "dim": 2, "dummy_dims": 1},
             "control_sets": [[0], [1], [0, 1, 2]], "costs": [0.1, 0.2, 1.0], "alpha": 0.1,
@@ -101,7 +101,7 @@ fn quality_and_cost_regret_follow_seed_004s_definitions() {
 /// errors below the clipped normal's.
 #[test]
 fn unknown_costs_follow_the_authors_clipped_normal() {
-    cabo_benchmarks::link();
+    cabo_benchmarks::plugins();
     let spec: CvsSpec = serde_json::from_str(
         r#"{"objective": {"type": "ackley", "dim": 2, "dummy_dims": 1},
             "control_sets": [[0], [1], [0, 1, 2]], "costs": [0.01, 0.5, 1.0],
@@ -157,7 +157,7 @@ fn unknown_costs_follow_the_authors_clipped_normal() {
 /// distributions), and names the key of a bad set or cost count.
 #[test]
 fn a_policy_view_without_an_objective_is_the_built_problems_view() {
-    cabo_benchmarks::link();
+    cabo_benchmarks::plugins();
     let sets = vec![vec![0], vec![1, 2], vec![0, 1, 2]];
     let costs = [0.1, 0.3, 1.0];
     let open = VariableDistribution::TruncatedNormal { variance: 0.04 };

@@ -20,9 +20,9 @@ fn spec_files() -> Vec<PathBuf> {
 
 #[test]
 fn every_spec_parses_in_full_and_smoke_form() {
-    cabo_cvs::link();
-    cabo_gp::link();
-    cabo_benchmarks::link();
+    cabo_cvs::plugins();
+    cabo_gp::plugins();
+    cabo_benchmarks::plugins();
     let files = spec_files();
     assert_eq!(
         files.len(),

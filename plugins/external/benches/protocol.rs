@@ -8,8 +8,8 @@ use cabo_core::{ProblemSpec, Query};
 use std::path::Path;
 
 fn main() {
-    std::hint::black_box(cabo_external::link)();
-    std::hint::black_box(cabo_benchmarks::link)();
+    cabo_external::plugins();
+    cabo_benchmarks::plugins();
     divan::main();
 }
 

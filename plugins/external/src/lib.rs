@@ -41,8 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Keeps this crate's registrations linked (see the `cabo` facade).
-pub fn link() {}
+cabo_core::plugin_group!();
 
 /// The least `timeout_s` (a millisecond: less could not be told from no time at all).
 pub const MIN_TIMEOUT_S: f64 = 0.001;

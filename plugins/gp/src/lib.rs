@@ -39,5 +39,4 @@ pub use kernel::{Kernel, KernelKind};
 pub use posterior::{GpPosterior, OutputTransform, PathwiseSample, RandomFeaturesSample};
 pub use rff::RandomFeatures;
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();

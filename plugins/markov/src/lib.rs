@@ -40,5 +40,4 @@ pub use prior::{Kernel, Prior};
 pub use reward::Reward;
 pub use sim::{History, McEstimate, PolicyRule};
 
-/// Keeps this crate's plugin registrations alive when linked through the facade.
-pub fn link() {}
+cabo_core::plugin_group!();

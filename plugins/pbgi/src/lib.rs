@@ -26,5 +26,4 @@ pub mod pbgi;
 pub use decay::{PbgiDecay, PbgiDecaySpec};
 pub use pbgi::{DEFAULT_LAMBDA, Pbgi, PbgiFn, PbgiSpec};
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();

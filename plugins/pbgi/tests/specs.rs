@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 #[test]
 fn pbgi_specs_load_full_and_smoke() {
-    cabo_gp::link();
-    cabo_baselines::link();
-    cabo_benchmarks::link();
-    cabo_bmsei::link();
-    cabo_pbgi::link();
+    cabo_gp::plugins();
+    cabo_baselines::plugins();
+    cabo_benchmarks::plugins();
+    cabo_bmsei::plugins();
+    cabo_pbgi::plugins();
     // Lunar Lander and Robot Pushing are Python programs run through the external problem.
-    cabo_external::link();
+    cabo_external::plugins();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/pbgi");
     let yaml_in = |dir: &std::path::Path| -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -56,7 +56,7 @@ fn pbgi_specs_load_full_and_smoke() {
 
 #[test]
 fn bad_pbgi_parameters_are_reported() {
-    cabo_pbgi::link();
+    cabo_pbgi::plugins();
     use cabo_core::{AcquisitionSpec, PolicySpec};
     let bad: Box<dyn AcquisitionSpec> =
         serde_json::from_str(r#"{"type":"pbgi","lambda":-1}"#).unwrap();

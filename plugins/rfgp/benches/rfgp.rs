@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 fn main() {
-    std::hint::black_box(cabo_gp::link)();
-    std::hint::black_box(cabo_rfgp::link)();
-    std::hint::black_box(cabo_baselines::link)();
+    cabo_gp::plugins();
+    cabo_rfgp::plugins();
+    cabo_baselines::plugins();
     divan::main();
 }
 

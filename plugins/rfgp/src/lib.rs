@@ -45,8 +45,7 @@ pub use posterior::{RfGpPosterior, WeightSample};
 
 use cabo_core::{Error, Result, TrainingData};
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();
 
 /// Rejects inconsistent shapes and non-finite values, naming the first bad index.
 pub(crate) fn check_data(data: &TrainingData<'_>) -> Result<()> {

@@ -11,8 +11,7 @@ use cabo_core::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();
 
 /// Spec of [`TemplateAcquisition`]: `acquisition: { type: template_acquisition, beta: 2.0 }`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,8 +10,7 @@ use cabo_core::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();
 
 /// Spec of [`TemplatePolicy`]: `policy: { type: template_policy, step: 0.1 }`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

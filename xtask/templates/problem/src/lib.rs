@@ -8,8 +8,7 @@
 use cabo_core::{Error, Outcome, Problem, ProblemInfo, ProblemSpec, Query, Result, Rng};
 use serde::{Deserialize, Serialize};
 
-/// Keeps this crate's plugin registrations in every binary that links the facade.
-pub fn link() {}
+cabo_core::plugin_group!();
 
 /// Spec of [`TemplateProblem`]: `problem: { type: template_problem, dim: 2 }`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
