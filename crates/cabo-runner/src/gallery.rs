@@ -455,12 +455,18 @@ fn figures_section(out: &mut String, results: &[SpecResult], rel: &str) {
                 "Tables and findings: [{}.md]({rel}/{}.md)\n",
                 r.name, r.name
             );
-        } else if r.report.is_some() {
+        } else if let Some(report) = &r.report {
             let _ = writeln!(
                 out,
                 "![{}]({rel}/{}.svg)\n\nEvery policy at every grid point: [{}.csv]({rel}/{}.csv)\n",
                 r.name, r.name, r.name, r.name
             );
+            if report.y == report::Y::SimpleRegret {
+                let line = report::markdown::reference_line(report);
+                if !line.is_empty() {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
         } else {
             let _ = writeln!(out, "No results yet.\n");
         }

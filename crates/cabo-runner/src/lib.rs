@@ -19,6 +19,7 @@ pub mod error;
 pub mod gallery;
 pub mod inspect;
 pub(crate) mod journal;
+pub mod layout;
 pub(crate) mod lifecycle;
 pub mod locate;
 pub mod report;

@@ -86,12 +86,12 @@ pub(crate) fn prepare(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> 
     if let store::Completion::OtherVersion(old) = store::completion(files, slot) {
         let (policy, rep) = (slot.policy.as_str(), slot.replication);
         store::supersede(spec_dir, policy, rep, &old.spec_fingerprint)
-            .map_err(io_error(&spec_dir.join(store::SUPERSEDED)))?;
+            .map_err(io_error(&spec_dir.join(crate::layout::SUPERSEDED)))?;
         tracing::warn!(
             policy,
             rep,
             "a complete run of an earlier version of the spec was moved to {}/{}",
-            store::SUPERSEDED,
+            crate::layout::SUPERSEDED,
             old.spec_fingerprint
         );
     }
@@ -118,7 +118,9 @@ pub(crate) fn set_aside_journal(path: &Path, run: &RunIdentity) -> Result<()> {
         .parent()
         .and_then(Path::parent)
         .expect("a journal lives in <spec dir>/<policy>/");
-    let archive = spec_dir.join(store::SUPERSEDED).join(&run.fingerprint);
+    let archive = spec_dir
+        .join(crate::layout::SUPERSEDED)
+        .join(&run.fingerprint);
     let to = RunFiles::new(&archive, &run.policy, run.replication).evaluations;
     tracing::warn!(
         path = %path.display(),

@@ -123,8 +123,8 @@ fn shown(name: &str) -> String {
 /// directory or with its `smoke` and `superseded` folders (compared case-insensitively, as
 /// some file systems do).
 pub const RESERVED_POLICY_NAMES: &[&str] = &[
-    crate::store::SMOKE,
-    crate::store::SUPERSEDED,
+    crate::layout::SMOKE,
+    crate::layout::SUPERSEDED,
     "spec.json",
     "run.json",
     "summary.csv",
@@ -730,7 +730,7 @@ impl LoadedSpec {
                 ));
             }
             // Case-insensitively: on macOS and Windows `EI` and `ei` are one directory.
-            let dir = crate::store::dir_name(&p.name).to_lowercase();
+            let dir = crate::layout::dir_name(&p.name).to_lowercase();
             if let Some(other) = dirs.insert(dir, p.name.as_str()) {
                 return Err(self.error_at(
                     &format!("{key}.name"),
@@ -832,7 +832,7 @@ impl LoadedSpec {
         if p.name.trim().is_empty() {
             return Err(self.error_at(&name_key, "a policy needs a non-empty name"));
         }
-        let dir = crate::store::dir_name(&p.name).to_lowercase();
+        let dir = crate::layout::dir_name(&p.name).to_lowercase();
         if RESERVED_POLICY_NAMES.contains(&dir.as_str()) {
             return Err(self.error_at(
                 &name_key,

@@ -27,26 +27,13 @@
 //!                                        version reruns them
 //! ```
 
+use crate::layout::{SMOKE, SUPERSEDED, dir_name};
 use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File, TryLockError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-
-/// Turns a policy name into a directory name (keeps letters, digits and `._-()+=,`).
-pub fn dir_name(policy: &str) -> String {
-    policy
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-()+=,".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
 
 /// The files of one run.
 #[derive(Debug, Clone)]
@@ -423,12 +410,6 @@ pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> cabo_core:
     let path = path.display().to_string();
     move |source| cabo_core::Error::Io { path, source }
 }
-
-/// The folder of a spec directory that keeps runs of earlier spec versions.
-pub const SUPERSEDED: &str = "superseded";
-
-/// The folder of a spec's results directory that holds its `--smoke` variant's results.
-pub const SMOKE: &str = "smoke";
 
 /// The results directory of the spec named `name` under `out`: `<out>/<name>`, or
 /// `<out>/<name>/smoke` for its smoke variant.

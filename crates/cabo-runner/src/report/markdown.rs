@@ -146,8 +146,9 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// Where regret is measured against more than the problem's optimum search.
-fn reference_line(report: &Report) -> String {
+/// Where regret is measured against more than the problem's optimum search, as a list
+/// item (empty where it is not).
+pub fn reference_line(report: &Report) -> String {
     if let Some(why) = &report.references.unchecked {
         return format!(
             "- regret reference: the problem's optimum as the runs recorded it; whether a run \

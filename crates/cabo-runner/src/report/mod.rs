@@ -226,7 +226,7 @@ pub fn check_version(dir: &Path, spec: &serde_json::Value) -> Result<(), String>
         return Ok(());
     }
     let kept = dir
-        .join(store::SUPERSEDED)
+        .join(crate::layout::SUPERSEDED)
         .join(format!("spec-{}", store::fingerprint(&recorded)));
     let report = dir.join("report.md");
     let theirs = if report.is_file() {
@@ -753,7 +753,7 @@ pub fn write(dir: &Path, runs: &Runs, report: &Report) -> Result<Written, String
     let mut md = markdown::render(report);
     for m in &report.input.report.also {
         let extra = runs.report(Some(m))?;
-        let stem = format!("report-{}", store::dir_name(&m.name()));
+        let stem = format!("report-{}", crate::layout::dir_name(&m.name()));
         for (ext, bytes) in [
             ("svg", plot::svg(&extra)?.into_bytes()),
             ("png", plot::png(&extra)?),
