@@ -154,3 +154,32 @@ fn where_no_run_beats_a_thorough_search_the_recorded_regrets_stand() {
         );
     }
 }
+
+#[test]
+fn an_exact_optimum_reached_is_a_regret_of_zero() {
+    // Pandora's boxes: a finite domain whose optimum is the best reward drawn, exactly.
+    // Random search opens all three boxes, so every run reaches it; nothing is raised and
+    // the regret stays 0, not an ascent's value.
+    load_plugins();
+    let text = "name: regret-reference
+replications: 2
+problem: { type: pandora, boxes: [{ cost: 1, reward: { type: normal, mean: 0, std: 1 } }, { cost: 1, reward: { type: normal, mean: 0, std: 1 } }, { cost: 1, reward: { type: normal, mean: 0, std: 1 } }] }
+budget: { iterations: 2 }
+initial_design: { type: sobol, points: 1 }
+policies:
+  - name: Random
+    policy: { type: random_search }
+report: { x: iteration, y: simple_regret }
+";
+    let spec = LoadedSpec::parse(Path::new("regret-reference.yaml"), text, false).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (runs, _) = run(&spec, out.path());
+    let report = runs.report(None).unwrap();
+    assert_eq!(report.references, report::reference::References::default());
+    let finals: Vec<f64> = runs
+        .traces(&report)
+        .into_iter()
+        .map(|(_, t)| t.steps.last().unwrap().1)
+        .collect();
+    assert_eq!(finals, vec![0.0, 0.0]);
+}

@@ -84,11 +84,11 @@ fn raise(
     for run in runs {
         instances.entry(run.replication).or_default().push(run);
     }
-    // Every problem is rebuilt before any line changes, so a failure changes nothing.
+    // Every reference is found before any line changes, so a failure changes nothing.
     let mut problem_spec: Option<Box<dyn ProblemSpec>> = None;
-    let mut built = Vec::new();
-    for (replication, runs) in instances {
-        let Some(recorded) = recorded_optimum(&runs, |_| true) else {
+    let mut raised = Vec::new();
+    for (replication, runs) in &instances {
+        let Some(recorded) = recorded_optimum(runs, |_| true) else {
             continue;
         };
         let spec_of_problem = match &problem_spec {
@@ -98,19 +98,18 @@ fn raise(
         let problem = spec_of_problem
             .build(runs[0].problem_seed)
             .map_err(|e| format!("rebuilding replication {replication}'s problem: {e}"))?;
-        built.push((replication, runs, recorded, problem));
-    }
-    let mut raised = Vec::new();
-    for (replication, mut runs, recorded, problem) in built {
-        // A problem that cannot ascend has an exact optimum: a regret of 0 there is a run
-        // that found it, and the recorded regrets stand.
-        let Some(ascended) = runs
+        let points: Vec<&[f64]> = runs.iter().filter_map(|r| best_point(r.lines)).collect();
+        let Some(ascended) = points
             .iter()
-            .filter_map(|r| best_point(r.lines))
             .filter_map(|x| problem.local_optimum(x))
             .reduce(f64::max)
         else {
-            continue;
+            if points.is_empty() {
+                continue;
+            }
+            // A problem that cannot ascend has an exact optimum (every instance of it): a
+            // regret of 0 there is a run that found it, and the recorded regrets stand.
+            return Ok(Vec::new());
         };
         let reached = runs.iter().any(|r| final_regret(r.lines) == Some(0.0));
         // An ascent to the maximiser the search found ends there up to rounding; a
@@ -119,18 +118,18 @@ fn raise(
         if ascended <= recorded + rounding && !reached {
             continue;
         }
-        let reference = recorded.max(ascended);
-        let search = recorded_optimum(&runs, |regret| regret > 0.0);
-        for run in &mut runs {
+        raised.push(RaisedReference {
+            replication: *replication,
+            search: recorded_optimum(runs, |regret| regret > 0.0),
+            reference: recorded.max(ascended),
+        });
+    }
+    for r in &raised {
+        for run in instances.get_mut(&r.replication).into_iter().flatten() {
             for line in run.lines.iter_mut() {
-                line.simple_regret = line.best_value.map(|b| reference - b);
+                line.simple_regret = line.best_value.map(|b| r.reference - b);
             }
         }
-        raised.push(RaisedReference {
-            replication,
-            search,
-            reference,
-        });
     }
     Ok(raised)
 }
