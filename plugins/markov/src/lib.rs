@@ -17,7 +17,7 @@
 //! * [`studies`]: the sweeps as the studies `markov_cost_sweep` and `markov_budget_sweep`.
 //! * [`policy_map`]: Figure 5.1, the optimal policy's sampling decisions, as the study
 //!   `markov_policy_map`.
-//! * [`plugins`]: the `markov_path` problem and the `markov_dp` / `markov_one_step` policies.
+//! * [`plugins`](mod@plugins): the `markov_path` problem and the `markov_dp` / `markov_one_step` policies.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -26,7 +26,8 @@
 //! `summary.csv`, since times differ from machine to machine and run to run.
 //!
 //! **Regret** is measured against one reference per replication, the best known value of
-//! the instance ([`reference`]), not against each run's recorded regret alone.
+//! the instance ([`reference`](mod@reference)), not against each run's recorded regret
+//! alone.
 //!
 //! **At the budget.** A run's result is its best among the evaluations paid for within the
 //! budget (cumulative cost ≤ B, as seed 001 defines N_B); an evaluation that overshoots a
@@ -136,7 +137,8 @@ pub struct Report {
     pub curves: Vec<Curve>,
     /// Runs of the spec that count nowhere, and why.
     pub left_out: Vec<LeftOut>,
-    /// What regret is measured against beyond the problem's optimum ([`reference`]).
+    /// What regret is measured against beyond the problem's optimum
+    /// ([`reference`](mod@reference)).
     pub references: reference::References,
 }
 
@@ -190,7 +192,8 @@ struct Line {
     #[serde(default)]
     simple_regret: Option<f64>,
     /// The noise-free value of this evaluation, and its point as the problem records it:
-    /// where a run's best point is, for the regret reference ([`reference`]).
+    /// where a run's best point is, for the regret reference
+    /// ([`reference`](mod@reference)).
     #[serde(default)]
     value: Option<f64>,
     #[serde(default)]
@@ -476,9 +479,9 @@ pub struct Runs {
 /// checked against its place — the policy, replication, seeds and run fingerprint the spec
 /// gives it — and its records against the marker (see [`store::completion`]); a run either
 /// counts, with its lines within the budget, or is left out with the reason. Regret is
-/// measured against each instance's best known value ([`reference`]); `spec_dir`, the
-/// spec file's directory where the caller knows it, resolves the problem's relative data
-/// paths for that.
+/// measured against each instance's best known value ([`reference`](mod@reference));
+/// `spec_dir`, the spec file's directory where the caller knows it, resolves the problem's
+/// relative data paths for that.
 pub fn load(dir: &Path, spec: &serde_json::Value, spec_dir: Option<&Path>) -> Result<Runs, String> {
     let input = input_of(spec, &dir.join("spec.json"))?;
     let mut runs = Vec::new();

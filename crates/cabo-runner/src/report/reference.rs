@@ -1,12 +1,13 @@
 //! The value regret is measured against, one per problem instance (replication).
 //!
-//! A run records its regret against its problem's [`Problem::optimum`], floored at zero.
-//! Where that optimum is a global search's estimate (a GP sample in eight or more
+//! A run records its regret against its problem's
+//! [`Problem::optimum`](cabo_core::Problem::optimum), floored at zero. Where that optimum is a global search's estimate (a GP sample in eight or more
 //! dimensions), a run can find a better basin than the search: its recorded regret is then
 //! 0, and the log10 regret of a run that did best reads as −300. The report instead measures
 //! every run of an instance against the instance's **best known value**: the larger of the
-//! optimum and of a local ascent ([`Problem::local_optimum`]) from each run's best point.
-//! Every policy of a replication shares that reference, so paired comparisons stay paired.
+//! optimum and of a local ascent
+//! ([`Problem::local_optimum`](cabo_core::Problem::local_optimum)) from each run's best
+//! point. Every policy of a replication shares that reference, so paired comparisons stay paired.
 //!
 //! Where the problem cannot ascend (its optimum is exact, and a regret of 0 is a run that
 //! found it), or no ascent passes the optimum and no run reached it, the recorded regrets
