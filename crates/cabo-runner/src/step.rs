@@ -30,14 +30,8 @@ pub(crate) struct Step {
     pub(crate) budget: BudgetState,
     /// Policy decisions answered by an observation so far.
     pub(crate) decisions: usize,
-    problem_seed: u64,
-    policy_seed: u64,
-    /// Points the initial design takes.
-    design_len: usize,
-    /// Whether the initial design's costs count against the budget.
-    design_counts: bool,
-    /// `limits.max_evaluations`.
-    max_evaluations: usize,
+    /// The seeds and the spec's rules.
+    rules: Rules,
 }
 
 /// The seeds of one evaluation.
@@ -72,27 +66,23 @@ impl Step {
             data,
             budget,
             decisions,
-            problem_seed: rules.problem_seed,
-            policy_seed: rules.policy_seed,
-            design_len: rules.design_len,
-            design_counts: rules.design_counts,
-            max_evaluations: rules.max_evaluations,
+            rules,
         }
     }
 
     /// The replication's problem seed.
     pub(crate) fn problem_seed(&self) -> u64 {
-        self.problem_seed
+        self.rules.problem_seed
     }
 
     /// The policy's seed in this replication.
     pub(crate) fn policy_seed(&self) -> u64 {
-        self.policy_seed
+        self.rules.policy_seed
     }
 
     /// The seeds of evaluation `index` (0-based, the initial design's included).
     pub(crate) fn seeds(&self, index: usize) -> EvaluationSeeds {
-        let evaluation = derive_seed(&[&self.problem_seed, &"evaluate", &index]);
+        let evaluation = derive_seed(&[&self.rules.problem_seed, &"evaluate", &index]);
         EvaluationSeeds {
             evaluation,
             cost: derive_seed(&[&evaluation, &"cost"]),
@@ -106,7 +96,7 @@ impl Step {
 
     /// The phase of the next evaluation: the initial design's until it is complete.
     pub(crate) fn next_phase(&self) -> Phase {
-        if self.data.len() < self.design_len {
+        if self.data.len() < self.rules.design_len {
             Phase::Initial
         } else {
             Phase::Policy
@@ -124,7 +114,7 @@ impl Step {
             setup,
             &self.data,
             &self.budget,
-            self.policy_seed,
+            self.rules.policy_seed,
             self.next_iteration(),
         )
     }
@@ -133,7 +123,7 @@ impl Step {
     /// whose smallest cost is unknown cannot be bounded before the run, so the cap is
     /// enforced here; otherwise validation guarantees it.
     pub(crate) fn check_cap(&self) -> Result<()> {
-        let (made, cap) = (self.data.len(), self.max_evaluations);
+        let (made, cap) = (self.data.len(), self.rules.max_evaluations);
         if made < cap {
             return Ok(());
         }
@@ -150,7 +140,7 @@ impl Step {
     /// decision and handed to the policy's `observe`.
     pub(crate) fn tell(&mut self, setup: &mut Setup, obs: Observation) -> Result<()> {
         let policy = obs.phase == Phase::Policy;
-        if policy || self.design_counts {
+        if policy || self.rules.design_counts {
             self.budget.charge(obs.outcome.cost);
         }
         self.data.push(obs)?;
