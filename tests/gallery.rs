@@ -10,7 +10,7 @@ fn no_page_of_the_gallery_is_silently_stale() {
     cabo::init().expect("plugins registered");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let pages = root.join("docs/reproductions");
-    let stale = cabo_runner::gallery::stale_pages(root, &pages).expect("the pages are readable");
+    let stale = cabo_gallery::stale_pages(root, &pages).expect("the pages are readable");
     let unmarked: Vec<String> = stale
         .iter()
         .filter(|s| !s.marked)
@@ -35,7 +35,7 @@ fn no_page_of_the_gallery_is_silently_stale() {
 fn every_page_records_the_fingerprint_of_each_spec_it_draws_on() {
     cabo::init().expect("plugins registered");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let gallery = cabo_runner::gallery::load(root, &root.join("docs/reproductions/gallery.yaml"))
+    let gallery = cabo_gallery::load(root, &root.join("docs/reproductions/gallery.yaml"))
         .unwrap_or_else(|e| panic!("the gallery files load:\n{e}"));
     for paper in &gallery.papers {
         let page = std::fs::read_to_string(root.join("docs/reproductions").join(&paper.page))
@@ -70,7 +70,7 @@ fn a_changed_spec_makes_its_page_stale_until_marked() {
     std::fs::create_dir_all(tmp.path().join("specs")).unwrap();
     let spec = tmp.path().join("specs/q.yaml");
     std::fs::write(&spec, &spec_text).unwrap();
-    let print = cabo_runner::gallery::spec_fingerprint(&spec).unwrap();
+    let print = cabo_gallery::spec_fingerprint(&spec).unwrap();
     let pages = tmp.path().join("pages");
     std::fs::create_dir_all(&pages).unwrap();
     let page = pages.join("p.md");
@@ -79,7 +79,7 @@ fn a_changed_spec_makes_its_page_stale_until_marked() {
         format!("# p\n\ntext\n<!-- gallery-spec specs/q.yaml {print} -->\n"),
     )
     .unwrap();
-    let stale = |root: &Path| cabo_runner::gallery::stale_pages(root, &pages).unwrap();
+    let stale = |root: &Path| cabo_gallery::stale_pages(root, &pages).unwrap();
     assert!(stale(tmp.path()).is_empty());
     std::fs::write(
         &spec,
@@ -89,7 +89,7 @@ fn a_changed_spec_makes_its_page_stale_until_marked() {
     let found = stale(tmp.path());
     assert_eq!(found.len(), 1);
     assert!(!found[0].marked);
-    let marked = cabo_runner::gallery::mark_stale(tmp.path(), &pages).unwrap();
+    let marked = cabo_gallery::mark_stale(tmp.path(), &pages).unwrap();
     assert_eq!(marked, vec![page.clone()]);
     assert!(stale(tmp.path())[0].marked);
     let text = std::fs::read_to_string(&page).unwrap();
@@ -104,7 +104,7 @@ fn rewriting_a_page_without_its_results_keeps_what_it_publishes() {
     cabo::init().expect("plugins registered");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let committed_dir = root.join("docs/reproductions");
-    let gallery = cabo_runner::gallery::load(root, &committed_dir.join("gallery.yaml"))
+    let gallery = cabo_gallery::load(root, &committed_dir.join("gallery.yaml"))
         .unwrap_or_else(|e| panic!("the gallery files load:\n{e}"));
     let tmp = tempfile::tempdir().unwrap();
     let (pages, out) = (tmp.path().join("pages"), tmp.path().join("results"));
@@ -123,11 +123,11 @@ fn rewriting_a_page_without_its_results_keeps_what_it_publishes() {
             }
         }
     }
-    let written = cabo_runner::gallery::write_pages(root, &gallery.papers, &out, &pages, "test")
+    let written = cabo_gallery::write_pages(root, &gallery.papers, &out, &pages, "test")
         .expect("pages written");
     // A page made from specs that changed since keeps nothing of theirs by design (its old
     // numbers belong to other specs); the staleness test above reports it.
-    let stale = cabo_runner::gallery::stale_pages(root, &committed_dir).expect("readable");
+    let stale = cabo_gallery::stale_pages(root, &committed_dir).expect("readable");
     for (paper, page) in gallery.papers.iter().zip(&written) {
         if stale
             .iter()

@@ -19,7 +19,7 @@ pub fn result_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             let p = e.expect("entry").path();
             if p.is_dir() {
                 stack.push(p);
-            } else if !cabo_runner::times::varies_between_runs(&p) {
+            } else if !cabo_engine::times::varies_between_runs(&p) {
                 let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
                 files.insert(rel, std::fs::read(&p).expect("readable"));
             }

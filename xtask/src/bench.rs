@@ -215,7 +215,7 @@ pub fn run(only: &[String], json: &Path, divan_args: &[String]) -> Result<String
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
-    cabo_runner::store::write_atomic(json, text.as_bytes())
+    cabo_engine::store::write_atomic(json, text.as_bytes())
         .map_err(|e| format!("{}: {e}", json.display()))?;
     Ok(format!(
         "{}medians written to {}\n",

@@ -508,7 +508,7 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
 fn slurm_plan(plan: &std::path::Path, opts: SlurmArgs) -> ExitCode {
     let lines = match std::fs::read_to_string(plan)
         .map_err(|e| format!("{}: cannot read the plan: {e}", plan.display()))
-        .and_then(|t| cabo_runner::gallery::parse_plan(&t, &plan.display().to_string()))
+        .and_then(|t| cabo_gallery::parse_plan(&t, &plan.display().to_string()))
     {
         Ok(l) => l,
         Err(e) => return fail(&RunError::Setup(e)),
@@ -626,8 +626,8 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
                     );
                 }
                 if let Some(summary) = &o.summary {
-                    eprintln!("{}", cabo_runner::summary::heading(s, summary));
-                    eprint!("{}", cabo_runner::summary::render_table(summary));
+                    eprintln!("{}", cabo_report::summary::heading(s, summary));
+                    eprint!("{}", cabo_report::summary::render_table(summary));
                 }
             }
         }
@@ -699,7 +699,7 @@ struct ReportTarget {
 
 fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<&str>) -> ExitCode {
     let times = match times
-        .map(|t| cabo_runner::spec::TimeMetric::parse("--times", t))
+        .map(|t| cabo_spec::TimeMetric::parse("--times", t))
         .transpose()
     {
         Ok(t) => t,
@@ -761,8 +761,8 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<
         // The table of every target together: one problem per spec, so per problem.
         println!(
             "{}\n\n{}",
-            cabo_runner::report::runtime::NOTE,
-            cabo_runner::report::runtime::table_markdown(&views)
+            cabo_report::runtime::NOTE,
+            cabo_report::runtime::table_markdown(&views)
         );
     }
     if ok {
@@ -776,8 +776,8 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<
 /// view too, which is returned.
 fn report_one(
     target: &ReportTarget,
-    times: Option<cabo_runner::spec::TimeMetric>,
-) -> Result<Option<cabo_runner::report::runtime::Runtime>, String> {
+    times: Option<cabo_spec::TimeMetric>,
+) -> Result<Option<cabo_report::runtime::Runtime>, String> {
     let d = &target.dir;
     if cabo_runner::study::is_study_dir(d) {
         let files = cabo_runner::study::write_report(d)?;
@@ -793,17 +793,17 @@ fn report_one(
     let spec = match &target.spec {
         Some(spec) => {
             // A spec edited since its last run: the report there is the other version's.
-            cabo_runner::report::check_version(d, spec)?;
+            cabo_report::check_version(d, spec)?;
             spec.clone()
         }
-        None => cabo_runner::report::read_spec_json(d)?,
+        None => cabo_report::read_spec_json(d)?,
     };
-    let runs = cabo_runner::report::load(d, &spec, target.spec_dir.as_deref())?;
+    let runs = cabo_report::load(d, &spec, target.spec_dir.as_deref())?;
     let mut built = runs.report(None)?;
     if times.is_some() {
         built.input.report.runtime = times;
     }
-    let w = cabo_runner::report::write(d, &runs, &built)?;
+    let w = cabo_report::write(d, &runs, &built)?;
     eprintln!(
         "{}: wrote {}, {}, {} and {}",
         d.display(),
@@ -817,7 +817,7 @@ fn report_one(
             "{}: {} run(s) of the spec are not in the report{}; they are listed in {}",
             d.display(),
             built.left_out.len(),
-            cabo_runner::report::describe_left_out(&built.left_out),
+            cabo_report::describe_left_out(&built.left_out),
             file_name(&w.markdown)
         );
     }
@@ -848,8 +848,8 @@ struct Reproduction {
 
 impl Reproduction {
     /// How many replications a batch may reach.
-    fn cap(&self) -> cabo_runner::gallery::Cap {
-        cabo_runner::gallery::Cap {
+    fn cap(&self) -> cabo_gallery::Cap {
+        cabo_gallery::Cap {
             full: self.full,
             replications: self.replications,
         }
@@ -857,9 +857,9 @@ impl Reproduction {
 }
 
 /// The gallery's papers named by `paper` (an id, an alias or `all`).
-fn gallery_papers(paper: &str) -> Result<Vec<cabo_runner::gallery::Paper>, ExitCode> {
+fn gallery_papers(paper: &str) -> Result<Vec<cabo_gallery::Paper>, ExitCode> {
     let root = std::path::Path::new(".");
-    let g = cabo_runner::gallery::load(root, std::path::Path::new(GALLERY))
+    let g = cabo_gallery::load(root, std::path::Path::new(GALLERY))
         .map_err(|e| fail(&RunError::Setup(e)))?;
     let selected = g.select(paper).map_err(|e| fail(&RunError::Setup(e)))?;
     Ok(selected.into_iter().cloned().collect())
@@ -871,7 +871,7 @@ fn list_gallery(paper: &str, r: &Reproduction) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    match cabo_runner::gallery::run_plan(
+    match cabo_gallery::run_plan(
         std::path::Path::new("."),
         &papers,
         &r.out,
@@ -890,7 +890,7 @@ fn list_gallery(paper: &str, r: &Reproduction) -> ExitCode {
 
 fn mark_gallery_stale() -> ExitCode {
     let root = std::path::Path::new(".");
-    match cabo_runner::gallery::mark_stale(root, std::path::Path::new(PAGES)) {
+    match cabo_gallery::mark_stale(root, std::path::Path::new(PAGES)) {
         Ok(marked) => {
             for p in &marked {
                 eprintln!("{}: marked stale", p.display());
@@ -907,11 +907,11 @@ fn mark_gallery_stale() -> ExitCode {
 /// Runs the batches the claims of `papers` still need until none is left: after each batch
 /// the decisions are made again on the pooled results, so a decided claim's policies stop
 /// running.
-fn run_batches(papers: &[cabo_runner::gallery::Paper], r: &Reproduction) -> ExitCode {
+fn run_batches(papers: &[cabo_gallery::Paper], r: &Reproduction) -> ExitCode {
     let root = std::path::Path::new(".");
-    let mut last: Option<Vec<cabo_runner::gallery::PlanLine>> = None;
+    let mut last: Option<Vec<cabo_gallery::PlanLine>> = None;
     loop {
-        let plan = match cabo_runner::gallery::run_plan(root, papers, &r.out, &r.pages, r.cap()) {
+        let plan = match cabo_gallery::run_plan(root, papers, &r.out, &r.pages, r.cap()) {
             Ok(p) => p,
             Err(e) => return fail(&RunError::Setup(e)),
         };
@@ -965,7 +965,7 @@ fn reproduce(paper: &str, r: &Reproduction, pages_only: bool) -> ExitCode {
         command.push_str(" --full");
     }
     let root = std::path::Path::new(".");
-    match cabo_runner::gallery::write_pages(root, &papers, &r.out, &r.pages, &command) {
+    match cabo_gallery::write_pages(root, &papers, &r.out, &r.pages, &command) {
         Ok(written) => {
             for p in written {
                 for (spec, rows) in &p.dropped {

@@ -3,7 +3,7 @@
 //! runs once the whole array has succeeded.
 //!
 //! With `workers`, every task runs the whole sweep instead (`run --require-locks`) and takes
-//! the next run that no other task holds ([`cabo_runner::store::RunLock`]): runs that differ a
+//! the next run that no other task holds ([`cabo_engine::store::RunLock`]): runs that differ a
 //! thousandfold in cost (a random search against a knowledge gradient) then keep every task
 //! busy until the sweep is done, where fixed shards finish at very different times.
 
@@ -69,7 +69,7 @@ impl Default for SlurmOptions {
 
 /// Single-quotes a word for bash (the scripts' commands and the printed `submit with` line):
 /// the plan's quoting, so a plan line and the script that runs it read the same.
-pub use cabo_runner::gallery::plan::quote;
+pub use cabo_gallery::plan::quote;
 
 /// Quotes a value for an `#SBATCH` line, which `sbatch` reads itself rather than through a
 /// shell: it takes quotes (`'` or `"`) and a backslash escaping the next character, but not
@@ -199,7 +199,7 @@ pub fn write_plan_submit(o: &SlurmOptions, submits: &[PathBuf]) -> Result<String
     for s in submits {
         let _ = writeln!(text, "bash {}", quote(&absolute(s)?.display().to_string()));
     }
-    cabo_runner::store::write_atomic(&path, text.as_bytes())
+    cabo_engine::store::write_atomic(&path, text.as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     Ok(format!(
         "submit the whole plan with: bash {}",
@@ -221,7 +221,7 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
     };
     let job = job_name(specs, o);
     // The job name becomes the scripts' file names under `--dir`.
-    cabo_runner::spec::check_name("--job-name: job", &job)?;
+    cabo_spec::check_name("--job-name: job", &job)?;
     std::fs::create_dir_all(dir.join("logs"))
         .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
     let sweep = Sweep {
@@ -245,7 +245,7 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         (&files.report, sweep.report(&job, &dir)),
         (&files.submit, submit_script(&files, o.shards)),
     ] {
-        cabo_runner::store::write_atomic(path, text.as_bytes())
+        cabo_engine::store::write_atomic(path, text.as_bytes())
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     Ok(files)
@@ -500,7 +500,7 @@ mod tests {
         let plan = "specs/a.yaml --replications 8 --only PBGI --only 'EI (true prior)'\n\
                     specs/b.yaml\n";
         let mut submits = Vec::new();
-        for line in cabo_runner::gallery::parse_plan(plan, "plan.txt").unwrap() {
+        for line in cabo_gallery::parse_plan(plan, "plan.txt").unwrap() {
             let o = SlurmOptions {
                 only: line.only.clone(),
                 replications: line.replications,

@@ -30,7 +30,7 @@ fn input() -> InspectInput {
     cabo::init().unwrap();
     let path = workspace_root().join(EXAMPLE);
     let text = std::fs::read_to_string(&path).unwrap();
-    cabo::runner::error::parse_yaml(&path, &text).unwrap()
+    cabo_spec::error::parse_yaml(&path, &text).unwrap()
 }
 
 fn numbers(v: &Value) -> Vec<f64> {

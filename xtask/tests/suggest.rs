@@ -138,7 +138,7 @@ impl Setup {
     /// The problem of replication `rep`, as runs build it.
     fn problem(&self, rep: usize) -> Box<dyn cabo::core::Problem> {
         let spec = cabo_runner::LoadedSpec::load(Path::new(&self.spec()), false).unwrap();
-        let seed = cabo_runner::engine::problem_seed(&spec.spec.name, rep);
+        let seed = cabo_engine::problem_seed(&spec.spec.name, rep);
         spec.spec.problem.build(seed).unwrap()
     }
 

@@ -1,8 +1,9 @@
 //! # cabo
 //!
 //! Cost-aware Bayesian optimisation research in Rust. This facade re-exports the core
-//! vocabulary, the maths plugins share (`toolkit`), the plugin crates and the runner (with
-//! its ask/tell [`Session`], for programs that make the evaluations themselves), and — its
+//! vocabulary, the maths plugins share (`toolkit`), the plugin crates, the spec, engine,
+//! report and runner crates (with the engine's ask/tell [`Session`], for programs that make
+//! the evaluations themselves), and — its
 //! real job — adds every plugin crate's group (`plugins()`, declared by
 //! `cabo_core::plugin_group!`), which keeps the crate linked with its registrations: a
 //! plugin registered in a crate nothing references would silently vanish from the catalogue
@@ -19,15 +20,18 @@ pub use cabo_benchmarks as benchmarks;
 pub use cabo_bmsei as bmsei;
 pub use cabo_core as core;
 pub use cabo_cvs as cvs;
+pub use cabo_engine as engine;
+/// Ask/tell for programs that drive experiments themselves: see [`cabo_engine::session`].
+pub use cabo_engine::session::{Session, Suggested, Suggestion};
 pub use cabo_external as external;
 pub use cabo_gp as gp;
 pub use cabo_markov as markov;
 pub use cabo_optim as optim;
 pub use cabo_pbgi as pbgi;
+pub use cabo_report as report;
 pub use cabo_rfgp as rfgp;
 pub use cabo_runner as runner;
-/// Ask/tell for programs that drive experiments themselves: see [`cabo_runner::session`].
-pub use cabo_runner::session::{Session, Suggested, Suggestion};
+pub use cabo_spec as spec;
 pub use cabo_toolkit as toolkit;
 
 use cabo_core::registry::{self, Kind, PluginGroup};

@@ -61,27 +61,28 @@ pub fn check_example(info: &PluginInfo) -> Result<(), String> {
     check_type(&type_name)?;
     match info.kind {
         Kind::Problem => {
-            let mut s: Box<dyn ProblemSpec> = crate::error::parse_yaml(path, text).map_err(err)?;
+            let mut s: Box<dyn ProblemSpec> =
+                cabo_spec::error::parse_yaml(path, text).map_err(err)?;
             s.set_spec_dir(Path::new(EXAMPLE_SPEC_DIR));
             s.dim().map(|_| ()).map_err(|e| e.to_string())
         }
-        Kind::CostFunction => crate::error::parse_yaml::<Box<dyn CostFunctionSpec>>(path, text)
+        Kind::CostFunction => cabo_spec::error::parse_yaml::<Box<dyn CostFunctionSpec>>(path, text)
             .map(|_| ())
             .map_err(err),
-        Kind::Model => crate::error::parse_yaml::<Box<dyn ModelSpec>>(path, text)
+        Kind::Model => cabo_spec::error::parse_yaml::<Box<dyn ModelSpec>>(path, text)
             .map(|_| ())
             .map_err(err),
-        Kind::CostModel => crate::error::parse_yaml::<Box<dyn CostModelSpec>>(path, text)
+        Kind::CostModel => cabo_spec::error::parse_yaml::<Box<dyn CostModelSpec>>(path, text)
             .map(|_| ())
             .map_err(err),
-        Kind::Acquisition => crate::error::parse_yaml::<Box<dyn AcquisitionSpec>>(path, text)
+        Kind::Acquisition => cabo_spec::error::parse_yaml::<Box<dyn AcquisitionSpec>>(path, text)
             .map(|_| ())
             .map_err(err),
-        Kind::Policy => crate::error::parse_yaml::<Box<dyn PolicySpec>>(path, text)
+        Kind::Policy => cabo_spec::error::parse_yaml::<Box<dyn PolicySpec>>(path, text)
             .map(|_| ())
             .map_err(err),
         Kind::Study => {
-            let s: Box<dyn StudySpec> = crate::error::parse_yaml(path, text).map_err(err)?;
+            let s: Box<dyn StudySpec> = cabo_spec::error::parse_yaml(path, text).map_err(err)?;
             s.validate().map_err(|e| e.to_string())
         }
     }

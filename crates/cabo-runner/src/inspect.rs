@@ -4,14 +4,14 @@
 //! tree at given node points, with given standard-normal base samples or the policy's own,
 //! so that an independent implementation can check the tree value for value.
 
-use crate::error::{SpecError, parse_yaml};
-use crate::locate::Locator;
 use cabo_core::registry::{self, Kind};
 use cabo_core::{
     AcquisitionSpec, Budget, BudgetState, BuildContext, CostFunctionSpec, CostModelSpec, Dataset,
     DecisionContext, Error, LookaheadSpec, ModelSpec, Observation, OptimizerSettings, Outcome,
     PolicySpec, Problem, ProblemInfo, Query, TreeShape,
 };
+use cabo_spec::error::{SpecError, parse_yaml};
+use cabo_spec::locate::Locator;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -372,7 +372,7 @@ fn problem_info(input: &InspectInput) -> Result<ProblemInfo, String> {
     if let Some(c) = &input.cost {
         c.validate(input.dim).map_err(|e| format!("cost: {e}"))?;
     }
-    let cost = crate::engine::known_cost(input.cost.as_deref(), &cube, input.seed)
+    let cost = cabo_engine::known_cost(input.cost.as_deref(), &cube, input.seed)
         .map_err(|e| e.to_string())?;
     let mut info = cube.info;
     info.known_cost = cost;

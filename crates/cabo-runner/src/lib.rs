@@ -1,46 +1,28 @@
 //! # cabo-runner
 //!
-//! The run engine behind `cargo xtask run`: it reads spec files and validates all of them
-//! before anything runs, expands each into runs (policies × replications), executes the runs
-//! in parallel on a rayon pool ([`sweep`]; each run deterministic, so results do not depend
-//! on the thread count), writes results incrementally through each run's sinks ([`engine`]),
-//! skips runs a previous invocation completed, and summarises what was run.
+//! cabo's commands, behind `cargo xtask`: `run` reads spec files and validates all of them
+//! before anything runs ([`cabo_spec`]), expands each into runs (policies × replications),
+//! executes the runs in parallel on a rayon pool ([`sweep`]; each run deterministic
+//! through [`cabo_engine`], so results do not depend on the thread count), skips runs a
+//! previous invocation completed, and writes each spec's report ([`cabo_report`]). Beside it:
+//! studies ([`study`]), a sweep's progress ([`status`]), ask/tell from a file ([`suggest`]),
+//! `inspect` and the plugin catalogue ([`catalogue`]).
 //!
-//! It owns file I/O and parallelism; it must not contain any algorithm (those are plugins)
-//! and must not know any plugin by name (plugins are found through the registry).
+//! It owns parallelism; it must not contain any algorithm (those are plugins) and must not
+//! know any plugin by name (plugins are found through the registry).
 
 #![forbid(unsafe_code)]
 
 pub mod catalogue;
-pub mod checkpoint;
-pub mod cpu_time;
-pub mod engine;
-pub mod error;
-pub mod gallery;
 pub mod inspect;
-pub(crate) mod journal;
-pub mod layout;
-pub(crate) mod lifecycle;
-pub mod locate;
-pub mod report;
-pub mod session;
-pub(crate) mod sink;
-pub mod spec;
 pub mod status;
-mod step;
-pub mod store;
 pub mod study;
 pub mod suggest;
-pub mod summary;
 pub mod sweep;
-pub mod times;
 
-pub use engine::RunId;
-pub use error::SpecError;
-pub use session::{Session, Suggested, Suggestion};
-pub use spec::{LoadedSpec, Spec};
-pub use store::RunSummary;
-pub use summary::{PolicySummary, SpecSummary};
+pub use cabo_engine::{RunId, RunSummary, Session, Suggested, Suggestion};
+pub use cabo_report::summary::{PolicySummary, SpecSummary};
+pub use cabo_spec::{LoadedSpec, Spec, SpecError};
 
 pub use sweep::{SpecOutcome, run_specs};
 
@@ -77,7 +59,7 @@ pub struct RunOptions {
     /// interruption there would; the next invocation resumes it.
     pub pause_after: Option<usize>,
     /// Fail a run rather than run it unlocked where the file system cannot lock it (see
-    /// [`store::RunLock`]): for sweeps that share runs between machines.
+    /// [`cabo_engine::store::RunLock`]): for sweeps that share runs between machines.
     pub require_locks: bool,
 }
 
@@ -131,7 +113,7 @@ impl Default for RunOptions {
             bars: false,
             shard: None,
             report: true,
-            checkpoint_every: checkpoint::DEFAULT_INTERVAL,
+            checkpoint_every: cabo_engine::checkpoint::DEFAULT_INTERVAL,
             pause_after: None,
             require_locks: false,
         }
@@ -430,5 +412,5 @@ pub use std::sync::atomic::AtomicBool as CancelFlag;
 /// Path helper for tests and tools: the results directory of a spec (of its smoke variant
 /// with `smoke`).
 pub fn spec_dir(out: &Path, spec: &LoadedSpec, smoke: bool) -> PathBuf {
-    store::spec_dir(out, &spec.spec.name, smoke)
+    cabo_engine::store::spec_dir(out, &spec.spec.name, smoke)
 }

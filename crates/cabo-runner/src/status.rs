@@ -10,12 +10,13 @@
 //! sweeps on shared machines are resumed many times; this answers "what is left, and how
 //! long will it take" before deciding where to run it.
 
-use crate::checkpoint::{Checkpoint, RunIdentity};
-use crate::store::Completion;
+use crate::RunOptions;
 use crate::study::LoadedStudy;
 use crate::sweep::SpecPrints;
-use crate::times::{self, DecisionTimes};
-use crate::{LoadedSpec, RunOptions};
+use cabo_engine::checkpoint::{Checkpoint, RunIdentity};
+use cabo_engine::store::Completion;
+use cabo_engine::times::{self, DecisionTimes};
+use cabo_spec::LoadedSpec;
 use std::fmt::Write;
 use std::path::Path;
 

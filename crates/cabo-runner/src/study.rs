@@ -16,11 +16,11 @@
 //! machine) and the report: `report.md`, one `<figure>.svg`
 //! and `<figure>.png` per figure and one `<table>.csv` per table.
 
-use crate::error::SpecError;
-use crate::locate::Locator;
-use crate::store;
 use cabo_core::StudySpec;
 use cabo_core::study::{Cell, StudyContext, StudyOutput, Table};
+use cabo_engine::store;
+use cabo_spec::error::SpecError;
+use cabo_spec::locate::Locator;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -68,7 +68,7 @@ pub struct LoadedStudy {
 impl LoadedStudy {
     /// Parses and validates study text (`path` is used in messages).
     pub fn parse(path: &Path, text: &str, smoke: bool) -> Result<Self, SpecError> {
-        let mut file: StudyFile = crate::error::parse_yaml(path, text)?;
+        let mut file: StudyFile = cabo_spec::error::parse_yaml(path, text)?;
         let mut key = "study";
         if smoke {
             let Some(s) = file.smoke.take() else {
@@ -90,7 +90,7 @@ impl LoadedStudy {
             smoke,
             locator: Locator::new(text),
         };
-        crate::spec::check_name("study", &loaded.file.name)
+        cabo_spec::check_name("study", &loaded.file.name)
             .map_err(|m| loaded.error_at("name", m))?;
         if loaded.file.name.trim().is_empty() {
             return Err(loaded.error_at("name", "a study needs a non-empty name"));
@@ -192,7 +192,7 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
     if !done {
         let (started, cpu_before) = (
             std::time::Instant::now(),
-            crate::cpu_time::process_cpu_seconds(),
+            cabo_engine::cpu_time::process_cpu_seconds(),
         );
         let output = s
             .file
@@ -205,7 +205,9 @@ pub fn run_study(s: &LoadedStudy, out: &Path) -> Result<StudyOutcome, String> {
             .map(|(k, v)| (k.as_str(), *v))
             .collect();
         times.insert(STUDY_WALL, started.elapsed().as_secs_f64());
-        if let (Some(before), Some(after)) = (cpu_before, crate::cpu_time::process_cpu_seconds()) {
+        if let (Some(before), Some(after)) =
+            (cpu_before, cabo_engine::cpu_time::process_cpu_seconds())
+        {
             times.insert(STUDY_CPU, after - before);
         }
         let times = serde_json::to_vec_pretty(&times).map_err(|e| e.to_string())?;
@@ -283,11 +285,11 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, String> {
     for f in &stored.output.figures {
         write(
             &format!("{}.svg", f.name),
-            crate::report::plot::figure_svg(f)?.as_bytes(),
+            cabo_report::plot::figure_svg(f)?.as_bytes(),
         )?;
         write(
             &format!("{}.png", f.name),
-            &crate::report::plot::figure_png(f)?,
+            &cabo_report::plot::figure_png(f)?,
         )?;
     }
     for t in &stored.output.tables {
@@ -299,7 +301,7 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 fn cell_text(c: &Cell) -> String {
     match c {
-        Cell::Number(v) => crate::report::markdown::sig(*v),
+        Cell::Number(v) => cabo_report::markdown::sig(*v),
         Cell::Text(s) => s.clone(),
     }
 }

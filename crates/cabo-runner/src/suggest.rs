@@ -20,9 +20,9 @@
 //!
 //! Every error names the file, the line and, where one cell is at fault, its column.
 
-use crate::session::{Session, Suggested, Suggestion};
-use crate::spec::LoadedSpec;
 use cabo_core::{Error, Phase, Result};
+use cabo_engine::session::{Session, Suggested, Suggestion};
+use cabo_spec::LoadedSpec;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use std::collections::BTreeMap;

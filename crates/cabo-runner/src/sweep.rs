@@ -7,11 +7,15 @@
 //! `Progress`), then `collect_outcomes` (tally, write manifests and reports from what
 //! is on disk).
 
-use crate::checkpoint::Pacing;
-use crate::engine::{self, Executed};
-use crate::lifecycle::{self, Claim};
-use crate::{LoadedSpec, RunError, RunId, RunOptions, SpecSummary};
-use crate::{report, selected_runs, store, summary};
+use crate::{RunError, RunOptions, selected_runs};
+use cabo_engine::RunId;
+use cabo_engine::checkpoint::Pacing;
+use cabo_engine::lifecycle::{self, Claim};
+use cabo_engine::run_loop::{self, Executed};
+use cabo_engine::store;
+use cabo_report as report;
+use cabo_report::summary::{self, SpecSummary};
+use cabo_spec::LoadedSpec;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -153,7 +157,7 @@ fn run_job(sw: &Sweep<'_>, (si, id): Job) -> JobResult {
         Claim::Failed(e) => return (si, id, Err(e), Source::Ran),
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        engine::execute(
+        run_loop::execute(
             s,
             id,
             &sp.dir,

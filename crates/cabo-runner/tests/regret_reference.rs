@@ -3,7 +3,8 @@
 //! replication for every policy; where nothing beats it, the recorded regrets stand bit
 //! for bit.
 
-use cabo_runner::{LoadedSpec, RunOptions, report};
+use cabo_report as report;
+use cabo_runner::{LoadedSpec, RunOptions};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 

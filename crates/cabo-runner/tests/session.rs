@@ -4,8 +4,8 @@
 
 use cabo_benchmarks::bump_model::BumpScaledGpSpec;
 use cabo_core::{Phase, Posterior, Query, TrainingData};
+use cabo_engine::session::{Session, Suggested, Suggestion};
 use cabo_runner::LoadedSpec;
-use cabo_runner::session::{Session, Suggested, Suggestion};
 use std::path::Path;
 
 fn load_plugins() {

@@ -454,9 +454,9 @@ mod c4 {
     fn cpu_median(decide: impl Fn() -> Decision) -> Option<f64> {
         let mut secs = Vec::with_capacity(REPEATS);
         for _ in 0..REPEATS {
-            let start = cabo_runner::cpu_time::process_cpu_seconds()?;
+            let start = cabo_engine::cpu_time::process_cpu_seconds()?;
             std::hint::black_box(decide());
-            secs.push(cabo_runner::cpu_time::process_cpu_seconds()? - start);
+            secs.push(cabo_engine::cpu_time::process_cpu_seconds()? - start);
         }
         secs.sort_by(f64::total_cmp);
         Some(secs[REPEATS / 2])

@@ -32,7 +32,7 @@ pub fn result_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if !cabo_runner::times::varies_between_runs(&p) {
+            } else if !cabo_engine::times::varies_between_runs(&p) {
                 out.push((
                     p.strip_prefix(root).unwrap().to_path_buf(),
                     std::fs::read(&p).unwrap(),

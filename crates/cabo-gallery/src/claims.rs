@@ -8,31 +8,12 @@
 //! one side. Checks that read several specs' runs (a half-budget run against a full-budget
 //! one, an advantage from spec to spec, tallies over settings) are decided in the `across` module.
 
-use super::schema::{Check, Claim, Direction, GallerySpec, Settled, grid_share};
+use super::schema::{Check, Claim, Direction, GallerySpec, Settled, grid_share, metric_of};
 use super::values::RunValues;
 use super::{SpecResult, sig};
 pub(super) use across::plan_across;
 use cabo_evidence::{Comparison, Decision, Looks, Test};
 use std::fmt::Write;
-
-/// The metric name of a claim that names none: the spec's own.
-pub const DEFAULT_METRIC: &str = "default";
-
-/// The metric a claim reads, as the per-run values name it.
-pub fn metric_of(claim: &Claim) -> &str {
-    claim.metric.as_deref().unwrap_or(DEFAULT_METRIC)
-}
-
-/// The prefix of a claim metric that reads a run's mean time per decision (`time:acquisition_time`
-/// for seed 000's Fig. 9): runtime claims compare the runs of one machine, paired like regrets.
-pub const TIME_PREFIX: &str = "time:";
-
-/// The time a claim metric names, if it is one (`time:<decision_time | acquisition_time |
-/// fit_time | cpu_time>`), or why its name is wrong.
-pub fn time_metric(name: &str) -> Option<Result<crate::spec::TimeMetric, String>> {
-    name.strip_prefix(TIME_PREFIX)
-        .map(|t| crate::spec::TimeMetric::parse("metric", t))
-}
 
 /// What a claim's row says.
 #[derive(Debug)]
@@ -1022,7 +1003,8 @@ fn study_convex(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gallery::values::MetricInfo;
+    use crate::schema::DEFAULT_METRIC;
+    use crate::values::MetricInfo;
 
     /// Per-run values of A and B at the budget (the curve flat at that value).
     fn values(a: &[f64], b: &[f64]) -> RunValues {

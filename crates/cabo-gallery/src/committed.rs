@@ -195,7 +195,7 @@ fn cells(row: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Reads back a duration written by [`crate::status::duration`] (to its one decimal), for
+/// Reads back a duration written by [`cabo_runner::status::duration`] (to its one decimal), for
 /// pages written before the markers recorded seconds.
 fn seconds(text: &str) -> Option<f64> {
     let (value, unit) = text.trim().split_once(' ')?;

@@ -2,7 +2,7 @@
 //! budget and along it, and the runs that count nowhere.
 
 use super::{Report, Y};
-use crate::spec::XAxis;
+use cabo_spec::XAxis;
 use std::fmt::Write;
 
 /// Four significant digits in a fixed form, so tables are stable and readable; `—` for no

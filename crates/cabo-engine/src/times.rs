@@ -62,14 +62,23 @@ pub fn read_all(path: &Path) -> Vec<DecisionTimes> {
 
 /// Whether a file of a results directory holds times, which differ between equal runs: a
 /// run's `rep-<r>.times.jsonl` and the runtime view's files
-/// ([`crate::report::runtime::FILES`]). Every other result file is byte-identical across
+/// ([`RUNTIME_FILES`]). Every other result file is byte-identical across
 /// reruns, thread counts and shardings.
 pub fn varies_between_runs(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy());
-    name.is_some_and(|n| {
-        n.ends_with(".times.jsonl") || crate::report::runtime::FILES.contains(&n.as_ref())
-    })
+    name.is_some_and(|n| n.ends_with(".times.jsonl") || RUNTIME_FILES.contains(&n.as_ref()))
 }
+
+/// The files of the report's runtime view in a spec's results directory, made from
+/// `rep-<r>.times.jsonl`: like those, they differ between equal runs (see
+/// [`varies_between_runs`]).
+pub const RUNTIME_FILES: [&str; 5] = [
+    "runtime.md",
+    "runtime.csv",
+    "runtime-table.csv",
+    "runtime.svg",
+    "runtime.png",
+];
 
 #[cfg(test)]
 mod tests {

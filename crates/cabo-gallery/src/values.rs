@@ -11,7 +11,7 @@
 //! add up to one verdict.
 
 use super::schema::{GRID_INTERVALS, On};
-use crate::report::{Report, Runs, Y};
+use cabo_report::{Report, Runs, Y};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -119,8 +119,8 @@ impl RunValues {
             .map(|p| p.x)
             .fold(0.0, f64::max);
         let axis = match report.input.report.x {
-            crate::spec::XAxis::CumulativeCost => "cumulative_cost",
-            crate::spec::XAxis::Iteration => "iteration",
+            cabo_spec::XAxis::CumulativeCost => "cumulative_cost",
+            cabo_spec::XAxis::Iteration => "iteration",
         };
         self.axis = format!("{axis}, budget {end}");
         if !self.metrics.iter().any(|m| m.name == name) {
@@ -141,22 +141,22 @@ impl RunValues {
 
     /// Adds every counted run of `runs` by its mean `time` per decision (`times.jsonl`), the
     /// same value at the budget and at every share: a runtime claim compares whole runs.
-    pub fn add_mean_times(&mut self, name: &str, runs: &Runs, time: crate::spec::TimeMetric) {
+    pub fn add_mean_times(&mut self, name: &str, runs: &Runs, time: cabo_spec::TimeMetric) {
         if !self.metrics.iter().any(|m| m.name == name) {
             self.metrics.push(MetricInfo {
                 name: name.to_string(),
-                label: format!("mean {} per decision", crate::report::runtime::label(time)),
+                label: format!("mean {} per decision", cabo_report::runtime::label(time)),
                 lower_is_better: true,
             });
         }
         for (policy, rep, path) in runs.times_by_run() {
-            let decisions = crate::times::read_all(&path);
+            let decisions = cabo_engine::times::read_all(&path);
             if decisions.is_empty() {
                 continue;
             }
             let sum: f64 = decisions
                 .iter()
-                .map(|t| crate::report::runtime::value(t, time))
+                .map(|t| cabo_report::runtime::value(t, time))
                 .sum();
             let mean = Some(rounded(sum / decisions.len() as f64));
             let key = (policy.to_string(), rep, name.to_string());

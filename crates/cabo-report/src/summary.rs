@@ -2,8 +2,8 @@
 //! kept in `run.json` and snapshotted by the spec tests — read off the report, so that they
 //! are the numbers of `report.md`.
 
-use crate::report::{Report, Y};
-use crate::spec::LoadedSpec;
+use crate::{Report, Y};
+use cabo_spec::LoadedSpec;
 use serde::Serialize;
 
 /// Final numbers of one policy across replications.
@@ -36,19 +36,8 @@ pub struct SpecSummary {
     pub policies: Vec<PolicySummary>,
 }
 
-/// Linear-interpolation quantile (type 7, as numpy's default) of sorted values.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
-}
-
 /// The summary of a report: each policy's statistics at the budget, the same numbers as
-/// `report.md`'s table "At the budget" (see [`crate::report`] for the definition).
+/// `report.md`'s table "At the budget" (see [`crate`] for the definition).
 pub fn of_report(report: &Report) -> SpecSummary {
     let metric = match (&report.y, report.log10) {
         (Y::SimpleRegret, true) => "log10_simple_regret".to_string(),
@@ -62,7 +51,7 @@ pub fn of_report(report: &Report) -> SpecSummary {
         .iter()
         .map(|c| {
             let end = c.points.last();
-            let at = |f: fn(&crate::report::aggregate::Point) -> f64| end.map_or(f64::NAN, f);
+            let at = |f: fn(&crate::aggregate::Point) -> f64| end.map_or(f64::NAN, f);
             PolicySummary {
                 policy: c.policy.clone(),
                 replications: c.runs,

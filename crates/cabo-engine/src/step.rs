@@ -1,5 +1,5 @@
 //! The rules of a run, in one place for its two drivers: the run loop
-//! ([`crate::engine`]), which evaluates the problem itself, and ask/tell
+//! ([`crate::run_loop`]), which evaluates the problem itself, and ask/tell
 //! ([`crate::session`]), which is told what was evaluated elsewhere.
 //!
 //! A [`Step`] holds a run's observations, its budget and the count of its policy decisions,
@@ -15,7 +15,7 @@
 //! Neither driver repeats any of these; a session decides bit for bit as the loop does
 //! because both ask the same `Step`.
 
-use crate::engine::{Setup, decide};
+use crate::setup::{Setup, decide};
 use cabo_core::{
     BudgetState, CostFunction, Dataset, Decision, Diagnostics, Error, Observation, Phase, Result,
     derive_seed,

@@ -7,8 +7,8 @@
 //! the same on every machine.
 
 use super::{Report, Y};
-use crate::spec::XAxis;
 use cabo_core::study::Figure;
+use cabo_spec::XAxis;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;

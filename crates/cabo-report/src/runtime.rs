@@ -1,8 +1,8 @@
 //! The runtime view of a report: how long policies take to decide, from the counted runs'
-//! `rep-<r>.times.jsonl` (read by [`crate::times`]).
+//! `rep-<r>.times.jsonl` (read by [`cabo_engine::times`]).
 //!
 //! Asked for by a spec's `report: { runtime: <time> }` or by `cargo xtask report --times
-//! [<time>]`, where `<time>` is one of [`TIME_METRIC_NAMES`](crate::spec::TIME_METRIC_NAMES):
+//! [<time>]`, where `<time>` is one of [`TIME_METRIC_NAMES`](cabo_spec::TIME_METRIC_NAMES):
 //!
 //! - `runtime.svg` / `runtime.png` and `runtime.csv`: the chosen time against the policy
 //!   iteration (the k-th decision of a run, the initial design excluded), median and
@@ -21,10 +21,10 @@
 use super::aggregate::{Point, stats};
 use super::markdown::sig;
 use super::{Runs, csv_field, num};
-use crate::spec::TimeMetric;
-use crate::store;
-use crate::times::{self, DecisionTimes};
 use cabo_core::study::{Figure, Series, SeriesPoint};
+use cabo_engine::store;
+use cabo_engine::times::{self, DecisionTimes};
+use cabo_spec::TimeMetric;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -316,17 +316,7 @@ pub fn figure(rt: &Runtime) -> Figure {
     }
 }
 
-/// The files of the runtime view in a spec's results directory. Like `rep-<r>.times.jsonl`
-/// they differ between equal runs (see [`crate::times::varies_between_runs`]).
-pub const FILES: [&str; 5] = [
-    "runtime.md",
-    "runtime.csv",
-    "runtime-table.csv",
-    "runtime.svg",
-    "runtime.png",
-];
-
-/// Writes the runtime view into `dir` (the [`FILES`]); the paths written.
+/// Writes the runtime view into `dir` (the [`times::RUNTIME_FILES`]); the paths written.
 pub fn write(dir: &Path, rt: &Runtime) -> Result<Vec<PathBuf>, String> {
     let fig = figure(rt);
     let bytes: [Vec<u8>; 5] = [
@@ -336,7 +326,7 @@ pub fn write(dir: &Path, rt: &Runtime) -> Result<Vec<PathBuf>, String> {
         super::plot::times_svg(&fig)?.into_bytes(),
         super::plot::times_png(&fig)?,
     ];
-    let files = FILES.into_iter().zip(bytes);
+    let files = times::RUNTIME_FILES.into_iter().zip(bytes);
     let mut written = Vec::new();
     for (name, bytes) in files {
         let p = dir.join(name);

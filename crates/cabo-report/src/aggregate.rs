@@ -6,8 +6,7 @@
 //! the median with quartiles and the mean with its standard error over the replications that
 //! have a value there.
 
-use crate::spec::XAxis;
-use crate::summary::quantile;
+use cabo_spec::XAxis;
 
 /// One run's trace: `(x, y)` at each evaluation, in evaluation order (x never decreases).
 #[derive(Debug, Clone, PartialEq)]
@@ -120,6 +119,17 @@ pub fn aggregate(grid: &[f64], traces: &[&Trace]) -> Vec<Point> {
     grid.iter()
         .map(|&x| stats(x, traces.iter().filter_map(|t| t.at(x)).collect()))
         .collect()
+}
+
+/// Linear-interpolation quantile (type 7, as numpy's default) of sorted values.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 //! tests that exist. Every error names the file, the line, the claim and the key, with the
 //! closest valid name.
 
-use crate::error::{SpecError, parse_yaml_with};
-use crate::locate::Locator;
+use cabo_spec::error::{SpecError, parse_yaml_with};
+use cabo_spec::locate::Locator;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -231,7 +231,7 @@ impl Claim {
         let (Some(spec), Some(check)) = (self.spec.as_deref(), &self.check) else {
             return Vec::new();
         };
-        let metric = super::claims::metric_of(self);
+        let metric = metric_of(self);
         let read = |spec, policies, on, at| Read {
             spec,
             metric,
@@ -831,7 +831,7 @@ enum SpecShape {
 /// file as written: `policies[*].name`), or that it is a study.
 fn spec_shape(path: &Path) -> Result<SpecShape, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
-    if crate::study::is_study(&text) {
+    if cabo_runner::study::is_study(&text) {
         return Ok(SpecShape::Study);
     }
     #[derive(Deserialize)]
@@ -851,7 +851,7 @@ fn spec_shape(path: &Path) -> Result<SpecShape, String> {
 }
 
 /// The name the replications' seeds of the comparison spec at `path` derive from: its
-/// `seeds_from`, else its `name` (as [`crate::spec::Spec::seed_name`]).
+/// `seeds_from`, else its `name` (as [`cabo_spec::Spec::seed_name`]).
 fn seed_name(path: &Path) -> Result<String, String> {
     #[derive(Deserialize)]
     struct Seeds {
@@ -1020,18 +1020,18 @@ impl Ctx<'_> {
         };
         let mut errors = Vec::new();
         if let Some(m) = &c.metric {
-            match super::claims::time_metric(m) {
+            match time_metric(m) {
                 Some(Err(e)) => errors.push(self.claim_error(key, c, "metric", e)),
                 Some(Ok(_)) => {}
-                None if crate::spec::Metric::parse(m).is_none() => errors.push(self.claim_error(
+                None if cabo_spec::Metric::parse(m).is_none() => errors.push(self.claim_error(
                     key,
                     c,
                     "metric",
                     format!(
                         "unknown metric {m:?}: use one of {}, or time:<{}> for a run's mean \
                              time per decision",
-                        crate::spec::METRIC_NAMES.join(", "),
-                        crate::spec::TIME_METRIC_NAMES.join(" | ")
+                        cabo_spec::METRIC_NAMES.join(", "),
+                        cabo_spec::TIME_METRIC_NAMES.join(" | ")
                     ),
                 )),
                 None => {}
@@ -1123,8 +1123,8 @@ impl Ctx<'_> {
             ));
         }
         if !matches!(
-            crate::spec::Metric::parse(metric),
-            Some(crate::spec::Metric::Problem(_))
+            cabo_spec::Metric::parse(metric),
+            Some(cabo_spec::Metric::Problem(_))
         ) {
             errors.push(self.claim_error(
                 key,
@@ -1492,6 +1492,25 @@ fn hint(name: &str, names: &[&str]) -> String {
         .unwrap_or_default()
 }
 
+/// The metric name of a claim that names none: the spec's own.
+pub const DEFAULT_METRIC: &str = "default";
+
+/// The metric a claim reads, as the per-run values name it.
+pub fn metric_of(claim: &Claim) -> &str {
+    claim.metric.as_deref().unwrap_or(DEFAULT_METRIC)
+}
+
+/// The prefix of a claim metric that reads a run's mean time per decision (`time:acquisition_time`
+/// for seed 000's Fig. 9): runtime claims compare the runs of one machine, paired like regrets.
+pub const TIME_PREFIX: &str = "time:";
+
+/// The time a claim metric names, if it is one (`time:<decision_time | acquisition_time |
+/// fit_time | cpu_time>`), or why its name is wrong.
+pub fn time_metric(name: &str) -> Option<Result<cabo_spec::TimeMetric, String>> {
+    name.strip_prefix(TIME_PREFIX)
+        .map(|t| cabo_spec::TimeMetric::parse("metric", t))
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -1506,7 +1525,7 @@ pub(super) mod tests {
 
     /// A repository under a temp dir: `spec` as `specs/f.yaml`, a test file, and the index
     /// naming `paper` as `docs/reproductions/900-f.yaml`.
-    pub(in crate::gallery) fn write_repo(spec: &str, paper: &str) -> tempfile::TempDir {
+    pub(crate) fn write_repo(spec: &str, paper: &str) -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         for (path, text) in [

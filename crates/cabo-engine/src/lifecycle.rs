@@ -9,7 +9,7 @@
 //!    `superseded/<its fingerprint>/<policy>/` (results are never overwritten), the stale
 //!    completion marker goes, and half-written checkpoint files of a killed process are
 //!    removed.
-//! 3. **Resume or start**: the run loop ([`crate::engine`]) resumes from the run's
+//! 3. **Resume or start**: the run loop ([`crate::run_loop`]) resumes from the run's
 //!    checkpoint where it fits the run ([`crate::checkpoint`]), else starts afresh.
 //! 4. **Complete** ([`mark_complete`]): the completion marker `rep-<r>.json` is written
 //!    atomically, last, and the checkpoint removed; the lock is released by its holder.
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a sweep may do with one of its runs.
-pub(crate) enum Claim {
+pub enum Claim {
     /// Run it, holding its lock (released, and its file removed, once it completes).
     Run(store::RunLock, PathBuf),
     /// It is complete on disk.
@@ -41,7 +41,7 @@ pub(crate) enum Claim {
 
 /// Claims the run of `files` that must hold `slot` for this process (see the module
 /// documentation). `label` names the run in a warning about damaged results.
-pub(crate) fn claim(
+pub fn claim(
     files: &RunFiles,
     slot: &store::Slot,
     cancel: &AtomicBool,
@@ -77,7 +77,7 @@ pub(crate) fn claim(
 
 /// Readies a claimed run's files in `spec_dir` for this version's run (step 2 of the
 /// module documentation).
-pub(crate) fn prepare(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> Result<()> {
+pub fn prepare(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> Result<()> {
     let dir = files
         .records
         .parent()
@@ -86,12 +86,12 @@ pub(crate) fn prepare(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> 
     if let store::Completion::OtherVersion(old) = store::completion(files, slot) {
         let (policy, rep) = (slot.policy.as_str(), slot.replication);
         store::supersede(spec_dir, policy, rep, &old.spec_fingerprint)
-            .map_err(io_error(&spec_dir.join(crate::layout::SUPERSEDED)))?;
+            .map_err(io_error(&spec_dir.join(cabo_spec::layout::SUPERSEDED)))?;
         tracing::warn!(
             policy,
             rep,
             "a complete run of an earlier version of the spec was moved to {}/{}",
-            crate::layout::SUPERSEDED,
+            cabo_spec::layout::SUPERSEDED,
             old.spec_fingerprint
         );
     }
@@ -102,7 +102,7 @@ pub(crate) fn prepare(spec_dir: &Path, files: &RunFiles, slot: &store::Slot) -> 
 
 /// Marks the run complete: its summary written atomically to its marker, its checkpoint
 /// removed.
-pub(crate) fn mark_complete(files: &RunFiles, summary: &RunSummary) -> Result<()> {
+pub fn mark_complete(files: &RunFiles, summary: &RunSummary) -> Result<()> {
     let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::invalid(e.to_string()))?;
     store::write_atomic(&files.done, &json).map_err(io_error(&files.done))?;
     let _ = fs::remove_file(&files.checkpoint);
@@ -113,13 +113,13 @@ pub(crate) fn mark_complete(files: &RunFiles, summary: &RunSummary) -> Result<()
 /// or another run), to `superseded/<its fingerprint>/<its policy>/` of the spec directory
 /// `path` lies in, beside that version's other files. A journal already there is kept: this
 /// one then takes the first free name `rep-<r>.evaluations.<k>.jsonl`.
-pub(crate) fn set_aside_journal(path: &Path, run: &RunIdentity) -> Result<()> {
+pub fn set_aside_journal(path: &Path, run: &RunIdentity) -> Result<()> {
     let spec_dir = path
         .parent()
         .and_then(Path::parent)
         .expect("a journal lives in <spec dir>/<policy>/");
     let archive = spec_dir
-        .join(crate::layout::SUPERSEDED)
+        .join(cabo_spec::layout::SUPERSEDED)
         .join(&run.fingerprint);
     let to = RunFiles::new(&archive, &run.policy, run.replication).evaluations;
     tracing::warn!(

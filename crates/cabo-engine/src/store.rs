@@ -27,8 +27,8 @@
 //!                                        version reruns them
 //! ```
 
-use crate::layout::{SMOKE, SUPERSEDED, dir_name};
-use crate::spec::Spec;
+use cabo_spec::Spec;
+use cabo_spec::layout::{SMOKE, SUPERSEDED, dir_name};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File, TryLockError};
@@ -229,14 +229,14 @@ pub struct Slot {
 
 impl Slot {
     /// Replication `replication` of `policy` in a spec whose seeds derive from `seed_name`
-    /// ([`crate::spec::Spec::seed_name`]), with run fingerprint `fingerprint`.
+    /// ([`cabo_spec::Spec::seed_name`]), with run fingerprint `fingerprint`.
     pub fn new(seed_name: &str, fingerprint: &str, policy: &str, replication: usize) -> Self {
         Slot {
             fingerprint: fingerprint.to_string(),
             policy: policy.to_string(),
             replication,
-            problem_seed: crate::engine::problem_seed(seed_name, replication),
-            policy_seed: crate::engine::policy_seed(seed_name, policy, replication),
+            problem_seed: crate::seeds::problem_seed(seed_name, replication),
+            policy_seed: crate::seeds::policy_seed(seed_name, policy, replication),
         }
     }
 }

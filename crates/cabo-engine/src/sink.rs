@@ -1,6 +1,6 @@
 //! Where a run's events go.
 //!
-//! The run loop ([`crate::engine`]) decides, evaluates and keeps its state; everything it
+//! The run loop ([`crate::run_loop`]) decides, evaluates and keeps its state; everything it
 //! reports goes through [`Sink`]s: an evaluation recorded, a decision's times, a checkpoint
 //! due, the run complete. [`RecordFiles`] writes `rep-<r>.jsonl`, `rep-<r>.times.jsonl` and
 //! the checkpoint, [`ProgressBar`] moves the run's bar and [`Log`] writes the debug log. The

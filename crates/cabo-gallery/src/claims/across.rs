@@ -8,10 +8,11 @@
 //! in replication r, so their runs are compared as independent samples (Welch's interval).
 //! Every claim takes the planned looks of its own spec.
 
-use super::{Outcome, Paired, contiguous, looks_of, metric_of};
-use crate::gallery::schema::{Check, Claim, GallerySpec, SettingGroup, Shows, grid_share};
-use crate::gallery::values::RunValues;
-use crate::gallery::{Cap, PlanLine, SpecResult};
+use super::{Outcome, Paired, contiguous, looks_of};
+use crate::schema::metric_of;
+use crate::schema::{Check, Claim, GallerySpec, SettingGroup, Shows, grid_share};
+use crate::values::RunValues;
+use crate::{Cap, PlanLine, SpecResult};
 use cabo_evidence::tally::{self, RESAMPLES};
 use cabo_evidence::{Comparison, Contrast, Decision, Looks, Test, Verdict};
 
@@ -21,7 +22,7 @@ use cabo_evidence::{Comparison, Contrast, Decision, Looks, Test, Verdict};
 const SHOWN: usize = 6;
 
 /// A claim across specs decided on the per-run values of every spec it reads.
-pub(in crate::gallery) fn decide(
+pub(crate) fn decide(
     claim: &Claim,
     check: &Check,
     own: &GallerySpec,
@@ -155,7 +156,7 @@ impl<'a> Ctx<'a> {
     fn across(
         &self,
         policy: &str,
-        a: &crate::gallery::schema::Across,
+        a: &crate::schema::Across,
         test: Test,
     ) -> Result<Outcome, String> {
         let share =
@@ -516,8 +517,8 @@ fn seed_of(id: &str) -> u64 {
 /// The runs the claims across specs still need: for each undecided one, the policies it
 /// reads on each spec, up to the next planned look of the claim's spec (at most each spec's
 /// cap).
-pub(in crate::gallery) fn plan_across(
-    paper: &crate::gallery::Paper,
+pub(crate) fn plan_across(
+    paper: &crate::Paper,
     results: &[SpecResult],
     cap: Cap,
 ) -> Result<Vec<PlanLine>, String> {
@@ -565,9 +566,9 @@ pub(in crate::gallery) fn plan_across(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gallery::schema::Paper;
-    use crate::gallery::values::MetricInfo;
-    use crate::gallery::{Claim, GallerySpec};
+    use crate::schema::Paper;
+    use crate::values::MetricInfo;
+    use crate::{Claim, GallerySpec};
 
     /// Per-run values of `spec`: per policy, per replication a row whose budget value is
     /// `finals[r]` and whose grid values are `finals[r] + grid` (so a read at the wrong place
@@ -575,7 +576,7 @@ mod tests {
     fn values(spec: &str, rows: &[(&str, Vec<f64>)], grid: f64) -> RunValues {
         let mut v = RunValues::new(spec, "fp");
         v.metrics.push(MetricInfo {
-            name: super::super::DEFAULT_METRIC.into(),
+            name: crate::schema::DEFAULT_METRIC.into(),
             label: "log10 simple regret".into(),
             lower_is_better: true,
         });

@@ -1,3 +1,5 @@
+//! # cabo-report
+//!
 //! Reports: `summary.csv`, `report.md` and a figure (`report.svg`, `report.png`) per results
 //! directory, built from the result files alone so that a report of merged shards is
 //! byte-identical to the report of one local run.
@@ -34,15 +36,18 @@
 //! cost budget is recorded but counts nowhere — not in the figure, the tables, `run.json`
 //! or the console summary, which are all computed here.
 
+#![forbid(unsafe_code)]
+
 pub mod aggregate;
 pub mod markdown;
 pub mod plot;
 pub mod reference;
 pub mod runtime;
+pub mod summary;
 
-use crate::spec::{Bands, Metric, ReportSpec, XAxis};
-use crate::store::{self, RunFiles};
 use aggregate::{Point, Trace};
+use cabo_engine::store::{self, RunFiles};
+use cabo_spec::spec::{Bands, Metric, ReportSpec, XAxis};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -67,7 +72,7 @@ pub struct ReportInput {
     /// The run fingerprint of each policy (see [`store::run_fingerprint_of`]).
     pub fingerprints: Vec<String>,
     /// The name the runs' seeds derive from (`seeds_from`, else `name`; see
-    /// [`crate::spec::Spec::seed_name`]).
+    /// [`cabo_spec::Spec::seed_name`]).
     pub seed_name: String,
 }
 
@@ -229,7 +234,7 @@ pub fn check_version(dir: &Path, spec: &serde_json::Value) -> Result<(), String>
         return Ok(());
     }
     let kept = dir
-        .join(crate::layout::SUPERSEDED)
+        .join(cabo_spec::layout::SUPERSEDED)
         .join(format!("spec-{}", store::fingerprint(&recorded)));
     let report = dir.join("report.md");
     let theirs = if report.is_file() {
@@ -642,7 +647,7 @@ impl Runs {
                 let median_of = |f: &dyn Fn(&Vec<Line>) -> f64| {
                     let mut v: Vec<f64> = my_lines.iter().map(|l| f(l)).collect();
                     v.sort_by(f64::total_cmp);
-                    crate::summary::quantile(&v, 0.5)
+                    aggregate::quantile(&v, 0.5)
                 };
                 Curve {
                     policy: name.clone(),
@@ -756,7 +761,7 @@ pub fn write(dir: &Path, runs: &Runs, report: &Report) -> Result<Written, String
     let mut md = markdown::render(report);
     for m in &report.input.report.also {
         let extra = runs.report(Some(m))?;
-        let stem = format!("report-{}", crate::layout::dir_name(&m.name()));
+        let stem = format!("report-{}", cabo_spec::layout::dir_name(&m.name()));
         for (ext, bytes) in [
             ("svg", plot::svg(&extra)?.into_bytes()),
             ("png", plot::png(&extra)?),

@@ -1,12 +1,12 @@
 //! Ask/tell: a run whose evaluations are made outside cabo (an experiment run by hand, a
 //! program that embeds cabo), one at a time.
 //!
-//! A [`Session`] is the run loop of [`crate::engine`] turned inside out. It builds the
+//! A [`Session`] is the run loop of [`crate::run_loop`] turned inside out. It builds the
 //! problem, the known cost, the models and the policy of one (policy, replication) of a spec
 //! exactly as a run does, with the same seeds; [`Session::tell`] hands it an observation, and
 //! [`Session::ask`] returns the query the run loop would evaluate next given the same
 //! observations: decisions go through the loop's own decision function
-//! (`engine::decide`), with the same iteration number and so the same decision seed.
+//! (`setup::decide`), with the same iteration number and so the same decision seed.
 //!
 //! **Phases.** The first observations told are the initial design: as many as the spec's
 //! `initial_design.points` (fewer where a finite domain has fewer candidates). While the
@@ -53,13 +53,14 @@
 //! after the first chosen with the earlier ones pending, fantasised at the posterior mean
 //! (the constant-liar heuristic); see there.
 
-use crate::engine::{self, Setup, problem_seed};
-use crate::spec::{LoadedSpec, PolicyEntry};
+use crate::seeds::{policy_seed, problem_seed};
+use crate::setup::{self, Setup};
 use crate::step::{Rules, Step};
 use cabo_core::{
     BudgetState, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Observation,
     Outcome, Phase, Query, Result, derive_seed,
 };
+use cabo_spec::spec::{LoadedSpec, PolicyEntry};
 use std::cell::RefCell;
 
 /// What to do next.
@@ -146,8 +147,8 @@ impl Session {
             ))
         })?;
         let pseed = problem_seed(s.seed_name(), replication);
-        let qseed = engine::policy_seed(s.seed_name(), &s.policies[entry].name, replication);
-        let setup = engine::build(spec, &s.policies[entry], replication, (pseed, qseed))?;
+        let qseed = policy_seed(s.seed_name(), &s.policies[entry].name, replication);
+        let setup = setup::build(spec, &s.policies[entry], replication, (pseed, qseed))?;
         if !setup.info.control_sets.is_empty() {
             return Err(Error::unsupported(format!(
                 "{} has control sets: its queries fix some inputs and the environment draws \
@@ -156,7 +157,7 @@ impl Session {
                 setup.info.name
             )));
         }
-        let design = engine::initial_points(spec, &setup.info, pseed)?;
+        let design = setup::initial_points(spec, &setup.info, pseed)?;
         let rules = Rules {
             problem_seed: pseed,
             policy_seed: qseed,
@@ -255,7 +256,7 @@ impl Session {
 
     /// `x` (the problem's own units) in the unit cube, or the index of the first bad
     /// coordinate and what is wrong with it.
-    pub(crate) fn unit_point(&self, x: &[f64]) -> std::result::Result<Vec<f64>, (usize, String)> {
+    pub fn unit_point(&self, x: &[f64]) -> std::result::Result<Vec<f64>, (usize, String)> {
         let d = self.dim();
         if x.len() != d {
             return Err((
@@ -279,7 +280,7 @@ impl Session {
     }
 
     /// [`Session::tell`] with the point already in the unit cube.
-    pub(crate) fn tell_unit(&mut self, unit: Vec<f64>, y: f64, cost: Option<f64>) -> Result<()> {
+    pub fn tell_unit(&mut self, unit: Vec<f64>, y: f64, cost: Option<f64>) -> Result<()> {
         if !y.is_finite() {
             return Err(Error::invalid(format!("y = {y} is not a finite number")));
         }
@@ -339,7 +340,7 @@ impl Session {
         if self.decided.is_none() {
             let (decision, diagnostics, _) = self.step.decide(&mut self.setup)?;
             if let Decision::Evaluate(q) = &decision {
-                engine::check_query(q, &self.setup.info)?;
+                setup::check_query(q, &self.setup.info)?;
             }
             self.decided = Some((decision, diagnostics));
         }

@@ -1,3 +1,5 @@
+//! # cabo-gallery
+//!
 //! The reproduction gallery: each paper's claims, decided on cabo's results by paired
 //! statistics, written as one Markdown page per paper under `docs/reproductions/` with the
 //! per-run values, figures and summaries behind them.
@@ -18,6 +20,8 @@
 //! [`stale_pages`] finds them (a test fails on one) unless the page carries the marker
 //! [`mark_stale`] writes.
 
+#![forbid(unsafe_code)]
+
 pub mod claims;
 mod committed;
 pub mod plan;
@@ -30,9 +34,9 @@ pub use schema::{
 };
 pub use values::RunValues;
 
-use crate::report::{self, Report};
-use crate::spec::LoadedSpec;
-use crate::store;
+use cabo_engine::store;
+use cabo_report::{self as report, Report};
+use cabo_spec::LoadedSpec;
 use claims::{DecisionTime, Outcome};
 use committed::{CommittedPage, KeptSpec, Marker};
 use std::fmt::Write;
@@ -109,14 +113,16 @@ fn spec_result(
     let fingerprint = loaded.fingerprint()?;
     let s = match loaded {
         Loaded::Study(s) => {
-            let dir = crate::study::result_dir(&s, out);
-            let complete = crate::study::is_complete(&s, out);
+            let dir = cabo_runner::study::result_dir(&s, out);
+            let complete = cabo_runner::study::is_complete(&s, out);
             let (cpu_seconds, wall_seconds) = study_seconds(&dir);
             return Ok(SpecResult {
                 spec: spec.clone(),
                 name: s.file.name.clone(),
                 fingerprint,
-                study: crate::study::read_output(&dir).ok().filter(|_| complete),
+                study: cabo_runner::study::read_output(&dir)
+                    .ok()
+                    .filter(|_| complete),
                 dir,
                 report: None,
                 runs_complete: usize::from(complete),
@@ -153,14 +159,14 @@ fn spec_result(
         add_values(&mut fresh, paper, spec, runs, report)?;
         for (policy, rep) in runs.counted() {
             let times = store::RunFiles::new(&dir, policy, rep).times;
-            let (cpu, wall) = crate::status::run_times(&times);
+            let (cpu, wall) = cabo_runner::status::run_times(&times);
             cpu_seconds += cpu;
             wall_seconds += wall;
             match policy_cpu.iter_mut().find(|(p, _, _)| p == policy) {
                 Some((_, total, n)) => (*total, *n) = (*total + cpu, *n + 1),
                 None => policy_cpu.push((policy.to_string(), cpu, 1)),
             }
-            let (decisions, seconds) = crate::status::decision_times(&times);
+            let (decisions, seconds) = cabo_runner::status::decision_times(&times);
             match decision_seconds.iter_mut().find(|(p, _)| p == policy) {
                 Some((_, t)) => t.add(decisions, seconds),
                 None => {
@@ -207,16 +213,16 @@ fn add_values(
     report: &Report,
 ) -> Result<(), String> {
     for (name, _) in metrics_read(paper, &spec.path) {
-        if name == claims::DEFAULT_METRIC {
+        if name == schema::DEFAULT_METRIC {
             fresh.add_report(&name, runs, report);
             continue;
         }
-        if let Some(time) = claims::time_metric(&name) {
+        if let Some(time) = schema::time_metric(&name) {
             let time = time.map_err(|e| format!("{}: {e}", spec.path))?;
             fresh.add_mean_times(&name, runs, time);
             continue;
         }
-        let metric = crate::spec::Metric::parse(&name)
+        let metric = cabo_spec::Metric::parse(&name)
             .ok_or_else(|| format!("{}: unknown metric {name:?}", spec.path))?;
         let other = runs
             .report(Some(&metric))
@@ -324,8 +330,8 @@ fn hours_at_policy_means(
     (seconds / 3600.0, unmeasured)
 }
 
-/// A study's CPU and wall seconds: as the runner measured them ([`crate::study::STUDY_CPU`],
-/// [`crate::study::STUDY_WALL`]), or for results written before it did, the sum of the
+/// A study's CPU and wall seconds: as the runner measured them ([`cabo_runner::study::STUDY_CPU`],
+/// [`cabo_runner::study::STUDY_WALL`]), or for results written before it did, the sum of the
 /// seconds the plugin measured (its wall times, as both).
 fn study_seconds(dir: &Path) -> (f64, f64) {
     let Some(m) = std::fs::read_to_string(dir.join("study.times.json"))
@@ -334,8 +340,11 @@ fn study_seconds(dir: &Path) -> (f64, f64) {
     else {
         return (0.0, 0.0);
     };
-    if let Some(&wall) = m.get(crate::study::STUDY_WALL) {
-        let cpu = m.get(crate::study::STUDY_CPU).copied().unwrap_or(wall);
+    if let Some(&wall) = m.get(cabo_runner::study::STUDY_WALL) {
+        let cpu = m
+            .get(cabo_runner::study::STUDY_CPU)
+            .copied()
+            .unwrap_or(wall);
         return (cpu, wall);
     }
     let measured = m
@@ -355,7 +364,7 @@ pub fn spec_fingerprint(path: &Path) -> Result<String, String> {
 /// A gallery spec file, loaded as `run` would load it.
 enum Loaded {
     /// A study file.
-    Study(crate::study::LoadedStudy),
+    Study(cabo_runner::study::LoadedStudy),
     /// A comparison spec.
     Comparison(Box<LoadedSpec>),
 }
@@ -364,9 +373,10 @@ enum Loaded {
 fn load_spec(path: &Path) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    Ok(if crate::study::is_study(&text) {
+    Ok(if cabo_runner::study::is_study(&text) {
         Loaded::Study(
-            crate::study::LoadedStudy::parse(path, &text, false).map_err(|e| e.to_string())?,
+            cabo_runner::study::LoadedStudy::parse(path, &text, false)
+                .map_err(|e| e.to_string())?,
         )
     } else {
         Loaded::Comparison(Box::new(
@@ -1019,8 +1029,8 @@ fn how_to_run_section(out: &mut String, paper: &Paper, results: &[SpecResult], c
             r.fingerprint,
             r.runs_complete,
             r.runs_total,
-            crate::status::duration(r.cpu_seconds),
-            crate::status::duration(r.wall_seconds)
+            cabo_runner::status::duration(r.cpu_seconds),
+            cabo_runner::status::duration(r.wall_seconds)
         );
     }
     let _ = writeln!(
@@ -1028,8 +1038,8 @@ fn how_to_run_section(out: &mut String, paper: &Paper, results: &[SpecResult], c
         "\nIn all {} of CPU time on the runs' own threads and {} of wall time, summed over the \
          complete runs' `times.jsonl` (GP linear algebra a run hands to the thread pool counts in \
          its wall time only; the wall time of runs sharing cores with other work is inflated).\n",
-        crate::status::duration(cpu),
-        crate::status::duration(wall)
+        cabo_runner::status::duration(cpu),
+        cabo_runner::status::duration(wall)
     );
     kept_note(out, results);
     dropped_note(out, results);
@@ -1415,15 +1425,15 @@ beyond_the_paper:
 
     /// Runs replications 0 … n−1 of the fixture spec into `out`.
     fn run(root: &Path, out: &Path, n: usize) {
-        let opts = crate::RunOptions {
+        let opts = cabo_runner::RunOptions {
             replications: Some(n),
             out: out.to_path_buf(),
             report: false,
-            ..crate::RunOptions::default()
+            ..cabo_runner::RunOptions::default()
         };
-        let specs = crate::load_specs(&[root.join("specs/f.yaml")], &opts).expect("the spec");
+        let specs = cabo_runner::load_specs(&[root.join("specs/f.yaml")], &opts).expect("the spec");
         let cancel = std::sync::atomic::AtomicBool::new(false);
-        crate::run_specs(&specs, &opts, &cancel).expect("runs");
+        cabo_runner::run_specs(&specs, &opts, &cancel).expect("runs");
     }
 
     #[test]
