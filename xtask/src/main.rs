@@ -351,63 +351,8 @@ fn main() -> ExitCode {
         return ExitCode::from(3);
     }
     match cli.command {
-        Command::Run {
-            sweep,
-            threads,
-            shard,
-            no_report,
-            checkpoint_every,
-            require_locks,
-            pause_after,
-        } => {
-            let Ok(checkpoint_every) = std::time::Duration::try_from_secs_f64(checkpoint_every)
-            else {
-                eprintln!(
-                    "--checkpoint-every: expected a number of seconds ≥ 0, got {checkpoint_every}"
-                );
-                return ExitCode::from(2);
-            };
-            let (specs, base) = sweep.into_options();
-            let opts = RunOptions {
-                threads,
-                checkpoint_every,
-                // Bars on a terminal; plain lines in logs and pipes.
-                progress: !bars,
-                bars,
-                shard,
-                report: !no_report,
-                require_locks,
-                pause_after,
-                ..base
-            };
-            run(&specs, &opts)
-        }
-        Command::Reproduce {
-            paper,
-            full,
-            replications,
-            out,
-            threads,
-            pages_only,
-            pages_out,
-            list,
-            mark_stale,
-        } => {
-            let r = Reproduction {
-                full,
-                replications,
-                out,
-                threads,
-                pages: pages_out,
-            };
-            if list {
-                list_gallery(&paper, &r)
-            } else if mark_stale {
-                mark_gallery_stale()
-            } else {
-                reproduce(&paper, &r, pages_only)
-            }
-        }
+        command @ Command::Run { .. } => run_command(command, bars),
+        command @ Command::Reproduce { .. } => reproduce_command(command),
         Command::Status { sweep } => {
             let (specs, opts) = sweep.into_options();
             status(&specs, &opts)
@@ -463,6 +408,72 @@ fn main() -> ExitCode {
             };
             suggest(&spec, smoke, &opts)
         }
+    }
+}
+
+/// `run`: the sweep's options from its arguments, then the sweep.
+fn run_command(command: Command, bars: bool) -> ExitCode {
+    let Command::Run {
+        sweep,
+        threads,
+        shard,
+        no_report,
+        checkpoint_every,
+        require_locks,
+        pause_after,
+    } = command
+    else {
+        unreachable!("called with another command")
+    };
+    let Ok(checkpoint_every) = std::time::Duration::try_from_secs_f64(checkpoint_every) else {
+        eprintln!("--checkpoint-every: expected a number of seconds ≥ 0, got {checkpoint_every}");
+        return ExitCode::from(2);
+    };
+    let (specs, base) = sweep.into_options();
+    let opts = RunOptions {
+        threads,
+        checkpoint_every,
+        // Bars on a terminal; plain lines in logs and pipes.
+        progress: !bars,
+        bars,
+        shard,
+        report: !no_report,
+        require_locks,
+        pause_after,
+        ..base
+    };
+    run(&specs, &opts)
+}
+
+/// `reproduce`: lists the plan, marks stale pages, or runs the batches and writes the pages.
+fn reproduce_command(command: Command) -> ExitCode {
+    let Command::Reproduce {
+        paper,
+        full,
+        replications,
+        out,
+        threads,
+        pages_only,
+        pages_out,
+        list,
+        mark_stale,
+    } = command
+    else {
+        unreachable!("called with another command")
+    };
+    let r = Reproduction {
+        full,
+        replications,
+        out,
+        threads,
+        pages: pages_out,
+    };
+    if list {
+        list_gallery(&paper, &r)
+    } else if mark_stale {
+        mark_gallery_stale()
+    } else {
+        reproduce(&paper, &r, pages_only)
     }
 }
 
@@ -592,43 +603,7 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
     match swept {
         Ok(outcomes) => {
             for (o, s) in outcomes.iter().zip(specs) {
-                let resumed = match o.resumed {
-                    0 => String::new(),
-                    k => format!(" ({k} resumed from a checkpoint)"),
-                };
-                let elsewhere = match o.elsewhere {
-                    0 => String::new(),
-                    k => format!(", {k} running in another process"),
-                };
-                eprintln!(
-                    "{}: {} run(s) executed{resumed}, {} already complete{elsewhere}; results in {}",
-                    o.name,
-                    o.executed,
-                    o.skipped,
-                    o.dir.display()
-                );
-                if let Some(r) = &o.report {
-                    eprintln!("{}: report in {}", o.name, r.markdown.display());
-                } else if !o.complete {
-                    let total = s.spec.policies.len() * s.spec.replications;
-                    let complete: usize = o
-                        .summary
-                        .iter()
-                        .flat_map(|m| &m.policies)
-                        .map(|p| p.replications)
-                        .sum();
-                    eprintln!(
-                        "{}: {} of the spec's {total} runs are still missing (runs this \
-                         command did not select, or other shards'); the report is written \
-                         once all of them are complete",
-                        o.name,
-                        total.saturating_sub(complete)
-                    );
-                }
-                if let Some(summary) = &o.summary {
-                    eprintln!("{}", cabo_report::summary::heading(s, summary));
-                    eprint!("{}", cabo_report::summary::render_table(summary));
-                }
+                print_outcome(o, s);
             }
         }
         Err(e) => return fail(&e),
@@ -650,6 +625,48 @@ fn run(args: &[String], opts: &RunOptions) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
+    }
+}
+
+/// Says what a sweep did with one spec: runs executed, resumed and skipped, and its report
+/// or what it still lacks, then its summary table.
+fn print_outcome(o: &cabo_runner::SpecOutcome, s: &cabo_runner::LoadedSpec) {
+    let resumed = match o.resumed {
+        0 => String::new(),
+        k => format!(" ({k} resumed from a checkpoint)"),
+    };
+    let elsewhere = match o.elsewhere {
+        0 => String::new(),
+        k => format!(", {k} running in another process"),
+    };
+    eprintln!(
+        "{}: {} run(s) executed{resumed}, {} already complete{elsewhere}; results in {}",
+        o.name,
+        o.executed,
+        o.skipped,
+        o.dir.display()
+    );
+    if let Some(r) = &o.report {
+        eprintln!("{}: report in {}", o.name, r.markdown.display());
+    } else if !o.complete {
+        let total = s.spec.policies.len() * s.spec.replications;
+        let complete: usize = o
+            .summary
+            .iter()
+            .flat_map(|m| &m.policies)
+            .map(|p| p.replications)
+            .sum();
+        eprintln!(
+            "{}: {} of the spec's {total} runs are still missing (runs this \
+                 command did not select, or other shards'); the report is written \
+                 once all of them are complete",
+            o.name,
+            total.saturating_sub(complete)
+        );
+    }
+    if let Some(summary) = &o.summary {
+        eprintln!("{}", cabo_report::summary::heading(s, summary));
+        eprint!("{}", cabo_report::summary::render_table(summary));
     }
 }
 
@@ -687,16 +704,8 @@ fn install_interrupt_handler() {
     }
 }
 
-/// A results directory to report, with the spec to check its runs against when the target
-/// was a spec file (the spec as it is now, not the `spec.json` of the last run).
-struct ReportTarget {
-    dir: PathBuf,
-    spec: Option<serde_json::Value>,
-    /// The spec file's directory, where the target was a spec file (its problem's relative
-    /// data paths resolve against it).
-    spec_dir: Option<PathBuf>,
-}
-
+/// `cargo xtask report`: writes each target's report again and prints what it wrote, then
+/// one table of the runtime views.
 fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<&str>) -> ExitCode {
     let times = match times
         .map(|t| cabo_spec::TimeMetric::parse("--times", t))
@@ -708,49 +717,15 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<
             return ExitCode::from(2);
         }
     };
-    let mut found = Vec::new();
-    for t in targets {
-        let p = PathBuf::from(t);
-        if p.is_dir() {
-            found.push(ReportTarget {
-                dir: p,
-                spec: None,
-                spec_dir: None,
-            });
-            continue;
-        }
-        // A spec file: its results are under `<out>/<name>/` (`…/smoke` with --smoke).
-        let paths = match cabo_runner::resolve_spec_paths(std::slice::from_ref(t)) {
-            Ok(p) => p,
-            Err(e) => return fail(&e),
-        };
-        let opts = RunOptions {
-            smoke,
-            ..RunOptions::default()
-        };
-        match cabo_runner::load_experiments(&paths, &opts) {
-            Ok(experiments) => {
-                for s in &experiments.comparisons {
-                    found.push(ReportTarget {
-                        dir: cabo_runner::spec_dir(out, s, smoke),
-                        spec: serde_json::to_value(&s.spec).ok(),
-                        spec_dir: s.path.parent().map(std::path::Path::to_path_buf),
-                    });
-                }
-                found.extend(experiments.studies.iter().map(|s| ReportTarget {
-                    dir: cabo_runner::study::result_dir(s, out),
-                    spec: None,
-                    spec_dir: None,
-                }));
-            }
-            Err(e) => return fail(&e),
-        }
-    }
+    let found = match cabo_runner::report_target::report_targets(targets, out, smoke) {
+        Ok(found) => found,
+        Err(e) => return fail(&e),
+    };
     let mut ok = true;
     let mut views = Vec::new();
     for target in found {
-        match report_one(&target, times) {
-            Ok(view) => views.extend(view),
+        match cabo_runner::report_target::report_one(&target, times) {
+            Ok(reported) => views.extend(print_reported(&target.dir, reported, times.is_some())),
             Err(e) => {
                 eprintln!("error: {e}");
                 ok = false;
@@ -772,64 +747,52 @@ fn report(targets: &[String], out: &std::path::Path, smoke: bool, times: Option<
     }
 }
 
-/// Writes one results directory's report and says what it wrote; with `times`, its runtime
-/// view too, which is returned.
-fn report_one(
-    target: &ReportTarget,
-    times: Option<cabo_spec::TimeMetric>,
-) -> Result<Option<cabo_report::runtime::Runtime>, String> {
-    let d = &target.dir;
-    if cabo_runner::study::is_study_dir(d) {
-        let files = cabo_runner::study::write_report(d)?;
-        eprintln!("{}: wrote {} report file(s)", d.display(), files.len());
-        if times.is_some() {
+/// Says what reporting `dir` wrote; its runtime view, if any, is returned for the table of
+/// every target.
+fn print_reported(
+    dir: &std::path::Path,
+    reported: cabo_runner::report_target::Reported,
+    times_asked: bool,
+) -> Option<cabo_report::runtime::Runtime> {
+    use cabo_runner::report_target::Reported;
+    let d = dir.display();
+    match reported {
+        Reported::Study { files } => {
+            eprintln!("{d}: wrote {files} report file(s)");
+            if times_asked {
+                eprintln!("{d}: a study records no decision times (see study.times.json)");
+            }
+            None
+        }
+        Reported::Spec {
+            written: w,
+            left_out: (left_out, which),
+            runtime,
+        } => {
             eprintln!(
-                "{}: a study records no decision times (see study.times.json)",
-                d.display()
+                "{d}: wrote {}, {}, {} and {}",
+                file_name(&w.markdown),
+                file_name(&w.csv),
+                file_name(&w.svg),
+                file_name(&w.png)
             );
+            if left_out > 0 {
+                eprintln!(
+                    "{d}: {left_out} run(s) of the spec are not in the report{which}; they are \
+                     listed in {}",
+                    file_name(&w.markdown)
+                );
+            }
+            if let Some(md) = w.runtime.first() {
+                eprintln!(
+                    "{d}: wrote the runtime view ({} and {} more)",
+                    file_name(md),
+                    w.runtime.len() - 1
+                );
+            }
+            runtime
         }
-        return Ok(None);
     }
-    let spec = match &target.spec {
-        Some(spec) => {
-            // A spec edited since its last run: the report there is the other version's.
-            cabo_report::check_version(d, spec)?;
-            spec.clone()
-        }
-        None => cabo_report::read_spec_json(d)?,
-    };
-    let runs = cabo_report::load(d, &spec, target.spec_dir.as_deref())?;
-    let mut built = runs.report(None)?;
-    if times.is_some() {
-        built.input.report.runtime = times;
-    }
-    let w = cabo_report::write(d, &runs, &built)?;
-    eprintln!(
-        "{}: wrote {}, {}, {} and {}",
-        d.display(),
-        file_name(&w.markdown),
-        file_name(&w.csv),
-        file_name(&w.svg),
-        file_name(&w.png)
-    );
-    if !built.left_out.is_empty() {
-        eprintln!(
-            "{}: {} run(s) of the spec are not in the report{}; they are listed in {}",
-            d.display(),
-            built.left_out.len(),
-            cabo_report::describe_left_out(&built.left_out),
-            file_name(&w.markdown)
-        );
-    }
-    if let Some(md) = w.runtime.first() {
-        eprintln!(
-            "{}: wrote the runtime view ({} and {} more)",
-            d.display(),
-            file_name(md),
-            w.runtime.len() - 1
-        );
-    }
-    Ok(built.input.report.runtime.map(|m| runs.runtime(m)))
 }
 
 /// The folder of the reproduction gallery's pages, and its gallery file.
@@ -904,46 +867,38 @@ fn mark_gallery_stale() -> ExitCode {
     }
 }
 
-/// Runs the batches the claims of `papers` still need until none is left: after each batch
-/// the decisions are made again on the pooled results, so a decided claim's policies stop
-/// running.
+/// Runs the batches the claims of `papers` still need until none is left, printing each.
 fn run_batches(papers: &[cabo_gallery::Paper], r: &Reproduction) -> ExitCode {
     let root = std::path::Path::new(".");
-    let mut last: Option<Vec<cabo_gallery::PlanLine>> = None;
-    loop {
-        let plan = match cabo_gallery::run_plan(root, papers, &r.out, &r.pages, r.cap()) {
-            Ok(p) => p,
-            Err(e) => return fail(&RunError::Setup(e)),
+    let run_batch = |line: &cabo_gallery::PlanLine| {
+        eprintln!("batch: {}", line.line());
+        let opts = RunOptions {
+            replications: line.replications,
+            only: line.only.clone(),
+            out: r.out.clone(),
+            threads: r.threads,
+            progress: true,
+            ..RunOptions::default()
         };
-        if plan.is_empty() {
-            return ExitCode::SUCCESS;
+        match run(std::slice::from_ref(&line.spec), &opts) {
+            ExitCode::SUCCESS => Ok(()),
+            code => Err(code),
         }
-        if last.as_ref() == Some(&plan) {
-            // The runs did not move any decision's data: running them again would loop.
+    };
+    use cabo_gallery::BatchesStopped;
+    match cabo_gallery::run_batches(root, papers, &r.out, &r.pages, r.cap(), run_batch) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(BatchesStopped::Plan(e)) => fail(&RunError::Setup(e)),
+        Err(BatchesStopped::Unchanged(plan)) => {
             let lines: Vec<String> = plan.iter().map(|l| l.line()).collect();
             eprintln!(
                 "error: this batch ran but the plan is unchanged (are its runs failing or left \
                  out of the report?):\n{}",
                 lines.join("\n")
             );
-            return ExitCode::from(1);
+            ExitCode::from(1)
         }
-        for line in &plan {
-            eprintln!("batch: {}", line.line());
-            let opts = RunOptions {
-                replications: line.replications,
-                only: line.only.clone(),
-                out: r.out.clone(),
-                threads: r.threads,
-                progress: true,
-                ..RunOptions::default()
-            };
-            let code = run(std::slice::from_ref(&line.spec), &opts);
-            if code != ExitCode::SUCCESS {
-                return code;
-            }
-        }
-        last = Some(plan);
+        Err(BatchesStopped::Batch(code)) => code,
     }
 }
 

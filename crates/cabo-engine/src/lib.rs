@@ -34,6 +34,6 @@ pub mod store;
 pub mod times;
 
 pub use seeds::{RunId, policy_seed, problem_seed};
-pub use setup::known_cost;
 pub use session::{Session, Suggested, Suggestion};
+pub use setup::known_cost;
 pub use store::RunSummary;

@@ -99,6 +99,79 @@ fn values_path(assets: &Path, name: &str) -> PathBuf {
     assets.join(format!("{name}.runs.csv"))
 }
 
+/// A study spec's result: its output once complete, and the times it took.
+fn study_result(
+    spec: &GallerySpec,
+    s: &cabo_runner::study::LoadedStudy,
+    fingerprint: String,
+    out: &Path,
+) -> SpecResult {
+    let dir = cabo_runner::study::result_dir(s, out);
+    let complete = cabo_runner::study::is_complete(s, out);
+    let (cpu_seconds, wall_seconds) = study_seconds(&dir);
+    SpecResult {
+        spec: spec.clone(),
+        name: s.file.name.clone(),
+        fingerprint,
+        study: cabo_runner::study::read_output(&dir)
+            .ok()
+            .filter(|_| complete),
+        dir,
+        report: None,
+        runs_complete: usize::from(complete),
+        runs_total: 1,
+        spec_replications: None,
+        seed_name: None,
+        decision_seconds: Vec::new(),
+        policy_cpu: Vec::new(),
+        cpu_seconds,
+        wall_seconds,
+        kept: None,
+        values: None,
+        dropped: 0,
+        values_changed: false,
+        lacking: Vec::new(),
+    }
+}
+
+/// The times a spec's counted runs took, from their `rep-<r>.times.jsonl`.
+#[derive(Default)]
+struct RunTimes {
+    /// CPU seconds of every run.
+    cpu_seconds: f64,
+    /// Wall seconds of every run.
+    wall_seconds: f64,
+    /// Per policy: its decisions and the seconds they took.
+    decisions: Vec<(String, DecisionTime)>,
+    /// Per policy: CPU seconds and runs.
+    policy_cpu: Vec<(String, f64, usize)>,
+}
+
+impl RunTimes {
+    /// Sums the times of the runs `runs` counts, in its order, under `dir`.
+    fn of(dir: &Path, runs: &report::Runs) -> RunTimes {
+        let mut t = RunTimes::default();
+        for (policy, rep) in runs.counted() {
+            let times = store::RunFiles::new(dir, policy, rep).times;
+            let (cpu, wall) = cabo_runner::status::run_times(&times);
+            t.cpu_seconds += cpu;
+            t.wall_seconds += wall;
+            match t.policy_cpu.iter_mut().find(|(p, _, _)| p == policy) {
+                Some((_, total, n)) => (*total, *n) = (*total + cpu, *n + 1),
+                None => t.policy_cpu.push((policy.to_string(), cpu, 1)),
+            }
+            let (decisions, seconds) = cabo_runner::status::decision_times(&times);
+            match t.decisions.iter_mut().find(|(p, _)| p == policy) {
+                Some((_, d)) => d.add(decisions, seconds),
+                None => t
+                    .decisions
+                    .push((policy.to_string(), DecisionTime { decisions, seconds })),
+            }
+        }
+        t
+    }
+}
+
 /// Loads a gallery spec (comparison or study) as `run` would, reads its results under `out`
 /// and pools their per-run values with the committed CSV under `assets`.
 fn spec_result(
@@ -112,34 +185,7 @@ fn spec_result(
     let loaded = load_spec(&root.join(&spec.path))?;
     let fingerprint = loaded.fingerprint()?;
     let s = match loaded {
-        Loaded::Study(s) => {
-            let dir = cabo_runner::study::result_dir(&s, out);
-            let complete = cabo_runner::study::is_complete(&s, out);
-            let (cpu_seconds, wall_seconds) = study_seconds(&dir);
-            return Ok(SpecResult {
-                spec: spec.clone(),
-                name: s.file.name.clone(),
-                fingerprint,
-                study: cabo_runner::study::read_output(&dir)
-                    .ok()
-                    .filter(|_| complete),
-                dir,
-                report: None,
-                runs_complete: usize::from(complete),
-                runs_total: 1,
-                spec_replications: None,
-                seed_name: None,
-                decision_seconds: Vec::new(),
-                policy_cpu: Vec::new(),
-                cpu_seconds,
-                wall_seconds,
-                kept: None,
-                values: None,
-                dropped: 0,
-                values_changed: false,
-                lacking: Vec::new(),
-            });
-        }
+        Loaded::Study(s) => return Ok(study_result(spec, &s, fingerprint, out)),
         Loaded::Comparison(s) => s,
     };
     let dir = store::spec_dir(out, &s.spec.name, false);
@@ -147,9 +193,7 @@ fn spec_result(
     let runs = report::load(&dir, &value, s.path.parent()).ok();
     let report = runs.as_ref().map(|r| r.report(None)).transpose()?;
     let mut fresh = RunValues::new(&spec.path, &fingerprint);
-    let (mut cpu_seconds, mut wall_seconds) = (0.0, 0.0);
-    let mut decision_seconds: Vec<(String, DecisionTime)> = Vec::new();
-    let mut policy_cpu: Vec<(String, f64, usize)> = Vec::new();
+    let mut times = RunTimes::default();
     if let (Some(runs), Some(report)) = (&runs, &report) {
         // The figure on the page must be the one of these numbers, so the report is
         // written anew (for an incomplete spec too: it lists what is missing).
@@ -157,23 +201,7 @@ fn spec_result(
             report::write(&dir, runs, report)?;
         }
         add_values(&mut fresh, paper, spec, runs, report)?;
-        for (policy, rep) in runs.counted() {
-            let times = store::RunFiles::new(&dir, policy, rep).times;
-            let (cpu, wall) = cabo_runner::status::run_times(&times);
-            cpu_seconds += cpu;
-            wall_seconds += wall;
-            match policy_cpu.iter_mut().find(|(p, _, _)| p == policy) {
-                Some((_, total, n)) => (*total, *n) = (*total + cpu, *n + 1),
-                None => policy_cpu.push((policy.to_string(), cpu, 1)),
-            }
-            let (decisions, seconds) = cabo_runner::status::decision_times(&times);
-            match decision_seconds.iter_mut().find(|(p, _)| p == policy) {
-                Some((_, t)) => t.add(decisions, seconds),
-                None => {
-                    decision_seconds.push((policy.to_string(), DecisionTime { decisions, seconds }))
-                }
-            }
-        }
+        times = RunTimes::of(&dir, runs);
     }
     let curve: Vec<String> = metrics_read(paper, &spec.path)
         .into_iter()
@@ -185,10 +213,10 @@ fn spec_result(
         spec: spec.clone(),
         name: s.spec.name.clone(),
         fingerprint,
-        decision_seconds,
-        policy_cpu,
-        cpu_seconds,
-        wall_seconds,
+        decision_seconds: times.decisions,
+        policy_cpu: times.policy_cpu,
+        cpu_seconds: times.cpu_seconds,
+        wall_seconds: times.wall_seconds,
         dir,
         report,
         study: None,
@@ -1141,47 +1169,87 @@ fn what_remains_section(
                 Some((c, have, of, runs, only, remaining))
             }));
         for (c, have, of, runs, only, remaining) in rows {
-            let spec = c.spec.as_deref().unwrap_or_default();
-            let hours = results
-                .iter()
-                .find(|r| r.spec.path == spec)
-                .and_then(|r| r.remaining_hours(&remaining, runs))
-                .map_or("—".to_string(), |(h, unmeasured)| match unmeasured[..] {
-                    [] => sig(h),
-                    _ => format!(
-                        "{} ({} at the spec's mean: no counted run yet)",
-                        sig(h),
-                        unmeasured.join(", ")
-                    ),
-                });
-            let line = PlanLine {
-                spec: spec.to_string(),
-                replications: Some(of),
+            let row = RemainingRow {
+                have,
+                of,
+                runs,
                 only,
+                remaining,
             };
-            let _ = writeln!(
-                out,
-                "| {} | {have} → {of} | {runs} | {hours} | `cargo xtask slurm {} --workers` |",
-                c.id,
-                claims::cell(&line.line())
-            );
+            remaining_row(out, c, row, results);
         }
         out.push('\n');
     }
-    if !paper.remaining.is_empty() {
+    paper_remaining_table(out, paper);
+}
+
+/// One undecided claim's row of "What remains", before its CPU-hours are priced.
+struct RemainingRow {
+    /// Replications now.
+    have: usize,
+    /// Replications at most.
+    of: usize,
+    /// Runs still needed.
+    runs: usize,
+    /// The policies the claim reads.
+    only: Vec<String>,
+    /// Per policy, the runs it still needs.
+    remaining: Vec<(String, usize)>,
+}
+
+/// Writes one claim's row of "What remains": its runs, their CPU-hours at the policies'
+/// measured means and the command that runs them.
+fn remaining_row(out: &mut String, c: &Claim, row: RemainingRow, results: &[SpecResult]) {
+    let RemainingRow {
+        have,
+        of,
+        runs,
+        only,
+        remaining,
+    } = row;
+    let spec = c.spec.as_deref().unwrap_or_default();
+    let hours = results
+        .iter()
+        .find(|r| r.spec.path == spec)
+        .and_then(|r| r.remaining_hours(&remaining, runs))
+        .map_or("—".to_string(), |(h, unmeasured)| match unmeasured[..] {
+            [] => sig(h),
+            _ => format!(
+                "{} ({} at the spec's mean: no counted run yet)",
+                sig(h),
+                unmeasured.join(", ")
+            ),
+        });
+    let line = PlanLine {
+        spec: spec.to_string(),
+        replications: Some(of),
+        only,
+    };
+    let _ = writeln!(
+        out,
+        "| {} | {have} → {of} | {runs} | {hours} | `cargo xtask slurm {} --workers` |",
+        c.id,
+        claims::cell(&line.line())
+    );
+}
+
+/// The paper's own list of runs no claim's rule asks for yet, as a table.
+fn paper_remaining_table(out: &mut String, paper: &Paper) {
+    if paper.remaining.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Runs no claim's rule asks for yet:\n\n| runs | CPU-hours (estimate) | command |\n|---|---:|---|"
+    );
+    for rem in &paper.remaining {
         let _ = writeln!(
             out,
-            "Runs no claim's rule asks for yet:\n\n| runs | CPU-hours (estimate) | command |\n|---|---:|---|"
+            "| {} | {} | `{}` |",
+            rem.what, rem.cpu_hours, rem.command
         );
-        for rem in &paper.remaining {
-            let _ = writeln!(
-                out,
-                "| {} | {} | `{}` |",
-                rem.what, rem.cpu_hours, rem.command
-            );
-        }
-        out.push('\n');
     }
+    out.push('\n');
 }
 
 /// A claim not run yet, as a row of what remains: (claim, 0, the paper's replications, the
@@ -1242,6 +1310,45 @@ impl Cap {
     }
 }
 
+/// Why [`run_batches`] stopped before every claim had its runs.
+#[derive(Debug)]
+pub enum BatchesStopped<E> {
+    /// The plan could not be made (the message says why).
+    Plan(String),
+    /// A batch ran but the plan after it is the same: its runs moved no decision's data
+    /// (failing, or left out of the report), so running it again would loop.
+    Unchanged(Vec<PlanLine>),
+    /// Running a batch failed.
+    Batch(E),
+}
+
+/// Runs the batches the claims of `papers` still need until none is left, each through
+/// `run_batch`: after each batch the plan is made again from the pooled results, so a
+/// decided claim's policies stop running.
+pub fn run_batches<E>(
+    root: &Path,
+    papers: &[Paper],
+    out: &Path,
+    pages_dir: &Path,
+    cap: Cap,
+    mut run_batch: impl FnMut(&PlanLine) -> Result<(), E>,
+) -> Result<(), BatchesStopped<E>> {
+    let mut last: Option<Vec<PlanLine>> = None;
+    loop {
+        let plan = run_plan(root, papers, out, pages_dir, cap).map_err(BatchesStopped::Plan)?;
+        if plan.is_empty() {
+            return Ok(());
+        }
+        if last.as_ref() == Some(&plan) {
+            return Err(BatchesStopped::Unchanged(plan));
+        }
+        for line in &plan {
+            run_batch(line).map_err(BatchesStopped::Batch)?;
+        }
+        last = Some(plan);
+    }
+}
+
 /// The runs the claims of `papers` still need, pooled over the results under `out` and the
 /// per-run values beside the pages under `pages_dir`: per spec, the policies of its undecided
 /// paired claims up to the next planned look (at most the cap), and every policy up to the
@@ -1262,6 +1369,61 @@ pub fn run_plan(
         lines.extend(claims::plan_across(paper, &results, cap)?);
     }
     Ok(plan::merge(lines))
+}
+
+/// The plan line one claim on `r`'s spec needs, if any: its policies up to the next look
+/// of its sequential rule (at most `cap_n` of the spec's `own` replications).
+fn claim_plan(
+    c: &Claim,
+    r: &SpecResult,
+    cap_n: usize,
+    own: usize,
+) -> Result<Option<PlanLine>, String> {
+    let Some(check) = &c.check else {
+        return Ok(None);
+    };
+    if check.across_specs() {
+        return Ok(None); // planned on every spec it reads, by `claims::plan_across`
+    }
+    if let Some(study) = &r.study {
+        // A study check naming a table or column the study lacks is an error here too,
+        // so that `--list` does not plan around a claim no run can decide.
+        claims::study_names(check, study).map_err(|e| format!("claim {}: {e}", c.id))?;
+    }
+    let Some((policy, others)) = check.runs_read() else {
+        // Runtimes and the slowest policy read every policy's runs.
+        let short = r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none();
+        return Ok(short.then(|| PlanLine {
+            spec: r.spec.path.clone(),
+            replications: Some(cap_n),
+            only: Vec::new(),
+        }));
+    };
+    let policies: Vec<String> = std::iter::once(policy)
+        .chain(others.iter().map(String::as_str))
+        .map(str::to_string)
+        .collect();
+    let outcome = match &r.values {
+        Some(v) => claims::decide_runs(c, check, &r.spec, v)?,
+        None => Outcome::NotRun,
+    };
+    let have = match &outcome {
+        Outcome::NotRun => 0,
+        o => match o.undecided() {
+            Some(p) => p.have,
+            None => return Ok(None),
+        },
+    };
+    let looks = claims::looks_of(&r.spec);
+    let Some(next) = looks.next(have) else {
+        return Ok(None);
+    };
+    let target = next.min(cap_n);
+    Ok((target > have).then(|| PlanLine {
+        spec: r.spec.path.clone(),
+        replications: Some(target),
+        only: policies,
+    }))
 }
 
 /// One spec's lines of the plan.
@@ -1286,53 +1448,7 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
         .chain(&paper.beyond_the_paper)
         .filter(on_spec)
     {
-        let Some(check) = &c.check else { continue };
-        if check.across_specs() {
-            continue; // planned on every spec it reads, by `claims::plan_across`
-        }
-        if let Some(study) = &r.study {
-            // A study check naming a table or column the study lacks is an error here too,
-            // so that `--list` does not plan around a claim no run can decide.
-            claims::study_names(check, study).map_err(|e| format!("claim {}: {e}", c.id))?;
-        }
-        let Some((policy, others)) = check.runs_read() else {
-            // Runtimes and the slowest policy read every policy's runs.
-            if r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none() {
-                lines.push(PlanLine {
-                    spec: r.spec.path.clone(),
-                    replications: Some(cap_n),
-                    only: Vec::new(),
-                });
-            }
-            continue;
-        };
-        let policies: Vec<String> = std::iter::once(policy)
-            .chain(others.iter().map(String::as_str))
-            .map(str::to_string)
-            .collect();
-        let outcome = match &r.values {
-            Some(v) => claims::decide_runs(c, check, &r.spec, v)?,
-            None => Outcome::NotRun,
-        };
-        let have = match &outcome {
-            Outcome::NotRun => 0,
-            o => match o.undecided() {
-                Some(p) => p.have,
-                None => continue,
-            },
-        };
-        let looks = claims::looks_of(&r.spec);
-        let Some(next) = looks.next(have) else {
-            continue;
-        };
-        let target = next.min(cap_n);
-        if target > have {
-            lines.push(PlanLine {
-                spec: r.spec.path.clone(),
-                replications: Some(target),
-                only: policies,
-            });
-        }
+        lines.extend(claim_plan(c, r, cap_n, own)?);
     }
     // The paper's runtime table reads every policy's decisions.
     let timed = paper

@@ -1179,7 +1179,9 @@ impl Ctx<'_> {
         ))
     }
 
-    /// What is wrong with the checks that read several specs' runs.
+    /// What is wrong with the checks that read several specs' runs. One match, an arm per
+    /// check kind, because the arms share the `fail` collector, which names this claim and
+    /// its key; the error lists stay in the order a reader meets the fields.
     fn check_across(&self, key: &str, c: &Claim, spec: &str, check: &Check) -> Vec<String> {
         let mut errors = Vec::new();
         let mut fail = |field: &str, m: String| errors.push(self.claim_error(key, c, field, m));

@@ -110,6 +110,19 @@ pub fn render(report: &Report) -> String {
     out.push_str(&end_table(report));
     out.push_str(&left_out_table(report));
 
+    out.push_str(&along_the_way(report, &metric, quartiles));
+    let _ = writeln!(
+        out,
+        "\nEvery grid point of every policy is in `summary.csv` (columns policy, x, n, median, \
+         q25, q75, mean, stderr); the figure is also in `report.png`."
+    );
+    out
+}
+
+/// The "Along the way" table: each policy's median (or mean) at a quarter, half, three
+/// quarters and all of the x range; empty for curves of two points or fewer.
+fn along_the_way(report: &Report, metric: &str, quartiles: bool) -> String {
+    let mut out = String::new();
     // Medians at a quarter, half, three quarters and all of the x range show how fast each
     // policy gets there, which the final numbers alone hide.
     let len = report.curves.first().map_or(0, |c| c.points.len());
@@ -138,11 +151,6 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out);
         }
     }
-    let _ = writeln!(
-        out,
-        "\nEvery grid point of every policy is in `summary.csv` (columns policy, x, n, median, \
-         q25, q75, mean, stderr); the figure is also in `report.png`."
-    );
     out
 }
 

@@ -358,6 +358,10 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Resu
     root.present().map_err(err)
 }
 
+/// Draws a chart into its prepared coordinates: the mesh, then each series' band, line,
+/// legend entry and marker, then the legend. One function because every step draws on the
+/// same plotters `ChartContext`, whose type (generic in the backend and the y coordinate)
+/// each helper would have to restate with its bounds; the body reads in drawing order.
 fn finish<'a, DB, Y>(
     mut plot: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     chart: &Chart,

@@ -191,7 +191,11 @@ pub fn inspect_file(path: &Path) -> Result<String, String> {
     serde_json::to_string_pretty(&report).map_err(|e| e.to_string())
 }
 
-/// Evaluates an [`InspectInput`].
+/// Evaluates an [`InspectInput`]. One function because what it builds borrows in a chain:
+/// the decision context borrows the data, budget and models, the posterior, cost belief
+/// and prepared acquisition borrow the context, and each point reads all three; helpers
+/// would have to name those borrowed plugin types. The body follows the order a decision
+/// builds them in.
 pub fn inspect(input: &InspectInput) -> Result<InspectReport, String> {
     check_input(input).map_err(|(key, message)| format!("`{key}`: {message}"))?;
     let d = input.dim;

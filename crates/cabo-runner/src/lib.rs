@@ -15,6 +15,7 @@
 
 pub mod catalogue;
 pub mod inspect;
+pub mod report_target;
 pub mod status;
 pub mod study;
 pub mod suggest;

@@ -187,22 +187,7 @@ pub fn render(specs: &[SpecStatus], studies: &[(&LoadedStudy, bool)]) -> String 
         let d: usize = s.policies.iter().map(|p| p.complete).sum();
         let t: usize = s.policies.iter().map(|p| p.total).sum();
         let _ = writeln!(out, "{:width$}  {:>9}", s.name, format!("{d}/{t}"));
-        let old: usize = s.policies.iter().map(|p| p.other_version).sum();
-        let damaged: usize = s.policies.iter().map(|p| p.damaged).sum();
-        if old > 0 {
-            notes.push(format!(
-                "{}: {old} run(s) of an earlier version of this spec (not counted; `run` makes \
-                 them again and keeps the old ones under superseded/)",
-                s.name
-            ));
-        }
-        if damaged > 0 {
-            notes.push(format!(
-                "{}: {damaged} run(s) damaged: their completion marker is another run's, or \
-                 their records disagree with it (not counted; `run` makes them again)",
-                s.name
-            ));
-        }
+        notes.extend(spec_notes(s));
         for p in &s.policies {
             let mean = (p.complete > 0).then(|| p.seconds / p.complete as f64);
             let remaining = p.remaining_seconds();
@@ -251,6 +236,29 @@ pub fn render(specs: &[SpecStatus], studies: &[(&LoadedStudy, bool)]) -> String 
         let _ = writeln!(out, "{n}");
     }
     out
+}
+
+/// What `status` says under the table about a spec's runs it does not count: those of an
+/// earlier version of the spec and damaged ones.
+fn spec_notes(s: &SpecStatus) -> Vec<String> {
+    let mut notes = Vec::new();
+    let old: usize = s.policies.iter().map(|p| p.other_version).sum();
+    let damaged: usize = s.policies.iter().map(|p| p.damaged).sum();
+    if old > 0 {
+        notes.push(format!(
+            "{}: {old} run(s) of an earlier version of this spec (not counted; `run` makes \
+             them again and keeps the old ones under superseded/)",
+            s.name
+        ));
+    }
+    if damaged > 0 {
+        notes.push(format!(
+            "{}: {damaged} run(s) damaged: their completion marker is another run's, or \
+             their records disagree with it (not counted; `run` makes them again)",
+            s.name
+        ));
+    }
+    notes
 }
 
 /// `s` seconds as seconds, minutes, hours or days, three significant figures at most.

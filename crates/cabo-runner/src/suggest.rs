@@ -168,31 +168,12 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
         let mut y = f64::NAN;
         let mut cost = None;
         for (j, (field, column)) in fields.iter().zip(&columns).enumerate() {
-            if field.is_empty() {
-                if *column == Column::Cost && session.cost_is_known() {
-                    continue;
-                }
-                let why = if *column == Column::Cost {
-                    ": the spec has no known cost (`cost:`), so every observation needs its cost"
-                } else {
-                    ""
-                };
-                return Err(at(j, format!("the cell is empty{why}")));
-            }
-            let v: f64 = field
-                .parse()
-                .map_err(|_| at(j, format!("expected a number, found {field:?}")))?;
-            if !v.is_finite() {
-                return Err(at(j, format!("{field} is not a finite number")));
-            }
-            if matches!(column, Column::Y | Column::Cost) {
-                check_magnitude(v).map_err(|m| at(j, format!("{field}: {m}")))?;
-            }
+            let cell = read_cell(field, *column, session.cost_is_known()).map_err(|m| at(j, m))?;
+            let Some(v) = cell else { continue };
             match column {
                 Column::Input(i) => x[*i] = v,
                 Column::Y => y = v,
-                Column::Cost if v > 0.0 => cost = Some(v),
-                Column::Cost => return Err(at(j, format!("{v}: a cost must be positive"))),
+                Column::Cost => cost = Some(v),
             }
         }
         let unit = session.unit_point(&x).map_err(|(i, msg)| {
@@ -208,6 +189,39 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
         rows += 1;
     }
     Ok(rows)
+}
+
+/// A cell's number; `None` for an empty cost cell where the spec's cost is known (the run
+/// charges it); or what is wrong with the cell.
+fn read_cell(
+    field: &str,
+    column: Column,
+    cost_known: bool,
+) -> std::result::Result<Option<f64>, String> {
+    if field.is_empty() {
+        if column == Column::Cost && cost_known {
+            return Ok(None);
+        }
+        let why = if column == Column::Cost {
+            ": the spec has no known cost (`cost:`), so every observation needs its cost"
+        } else {
+            ""
+        };
+        return Err(format!("the cell is empty{why}"));
+    }
+    let v: f64 = field
+        .parse()
+        .map_err(|_| format!("expected a number, found {field:?}"))?;
+    if !v.is_finite() {
+        return Err(format!("{field} is not a finite number"));
+    }
+    if matches!(column, Column::Y | Column::Cost) {
+        check_magnitude(v).map_err(|m| format!("{field}: {m}"))?;
+    }
+    if column == Column::Cost && v <= 0.0 {
+        return Err(format!("{v}: a cost must be positive"));
+    }
+    Ok(Some(v))
 }
 
 /// The error for a file without a header line: nothing in it says that it is an experiment

@@ -391,6 +391,8 @@ enum Source {
 /// A job's outcome: the spec's index, the run, what became of it and where that came from.
 type JobResult = (usize, RunId, cabo_core::Result<Option<Executed>>, Source);
 
+/// What became of each spec of the sweep: counts of its runs by source, the failures, and
+/// the summaries and reports of the specs whose runs are all complete.
 fn collect_outcomes(
     specs: &[LoadedSpec],
     prints: &[SpecPrints],
@@ -443,37 +445,48 @@ fn collect_outcomes(
         }
     }
     for (si, o) in outcomes.iter_mut().enumerate() {
-        // Read back from disk rather than using this invocation's runs: with shards, the
-        // invocation that completes the last run writes the manifest and the report, and
-        // their bytes must not depend on which one it was.
-        let spec_json =
-            serde_json::to_value(&specs[si].spec).map_err(|e| RunError::Setup(e.to_string()))?;
-        let runs = report::load(&o.dir, &spec_json, specs[si].path.parent());
-        let built = runs
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|r| r.report(None));
-        o.summary = built.as_ref().ok().map(summary::of_report);
-        let runs = match runs {
-            Ok(runs) if runs.complete() && !incomplete[si] => runs,
-            _ => continue,
-        };
-        let built = built.map_err(|e| RunError::Setup(format!("report: {e}")))?;
-        o.complete = true;
-        let summary = summary::of_report(&built);
-        let run_json = summary::run_manifest(&specs[si], &prints[si].whole, runs.len(), summary);
-        store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
-            .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
-        if opts.report {
-            let written = report::write(&o.dir, &runs, &built)
-                .map_err(|e| RunError::Setup(format!("report: {e}")))?;
-            tracing::info!(report = %written.markdown.display(), "report written");
-            o.report = Some(written);
-        }
+        finish_spec(o, &specs[si], &prints[si], incomplete[si], opts)?;
     }
     if failures.is_empty() {
         Ok(outcomes)
     } else {
         Err(RunError::Runs(failures))
     }
+}
+
+/// A spec's summary, and where all its runs are complete, its manifest and report.
+fn finish_spec(
+    o: &mut SpecOutcome,
+    spec: &LoadedSpec,
+    prints: &SpecPrints,
+    incomplete: bool,
+    opts: &RunOptions,
+) -> Result<(), RunError> {
+    // Read back from disk rather than using this invocation's runs: with shards, the
+    // invocation that completes the last run writes the manifest and the report, and
+    // their bytes must not depend on which one it was.
+    let spec_json = serde_json::to_value(&spec.spec).map_err(|e| RunError::Setup(e.to_string()))?;
+    let runs = report::load(&o.dir, &spec_json, spec.path.parent());
+    let built = runs
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|r| r.report(None));
+    o.summary = built.as_ref().ok().map(summary::of_report);
+    let runs = match runs {
+        Ok(runs) if runs.complete() && !incomplete => runs,
+        _ => return Ok(()),
+    };
+    let built = built.map_err(|e| RunError::Setup(format!("report: {e}")))?;
+    o.complete = true;
+    let summary = summary::of_report(&built);
+    let run_json = summary::run_manifest(spec, &prints.whole, runs.len(), summary);
+    store::write_atomic(&o.dir.join("run.json"), run_json.as_bytes())
+        .map_err(|e| RunError::Setup(format!("{}: {e}", o.dir.display())))?;
+    if opts.report {
+        let written = report::write(&o.dir, &runs, &built)
+            .map_err(|e| RunError::Setup(format!("report: {e}")))?;
+        tracing::info!(report = %written.markdown.display(), "report written");
+        o.report = Some(written);
+    }
+    Ok(())
 }

@@ -651,6 +651,8 @@ impl LoadedSpec {
         limits::check_observations(s, &work, rows)
     }
 
+    /// Checks the whole spec against its problem's dimension and the plugins' own checks,
+    /// in the order a reader fixes them; the dimension.
     fn validate(&self) -> Result<usize, SpecError> {
         let s = &self.spec;
         let at = |key: &str, e: cabo_core::Error| self.error_at(key, e.to_string());
@@ -713,6 +715,19 @@ impl LoadedSpec {
                 "the policy list is empty: name at least one policy to run",
             ));
         }
+        let (raw_samples, restart_iterations) = self.validate_policies(dim, initial)?;
+        self.check_report_metrics()?;
+        let work = limits::decision_work(s, dim, raw_samples, restart_iterations);
+        let estimate = limits::estimate(s, dim, initial, raw_samples, &work);
+        limits::check(s, &estimate).map_err(|m| self.error_at("budget", m))?;
+        Ok(dim)
+    }
+
+    /// Checks every policy entry and that their names and result directories are distinct;
+    /// the largest raw-sample count and restart iterations among them, which size a
+    /// decision's work.
+    fn validate_policies(&self, dim: usize, initial: usize) -> Result<(usize, usize), SpecError> {
+        let s = &self.spec;
         let mut names = BTreeSet::new();
         let mut dirs = std::collections::BTreeMap::new();
         let (mut raw_samples, mut restart_iterations) = (0, 0);
@@ -743,11 +758,7 @@ impl LoadedSpec {
                 ));
             }
         }
-        self.check_report_metrics()?;
-        let work = limits::decision_work(s, dim, raw_samples, restart_iterations);
-        let estimate = limits::estimate(s, dim, initial, raw_samples, &work);
-        limits::check(s, &estimate).map_err(|m| self.error_at("budget", m))?;
-        Ok(dim)
+        Ok((raw_samples, restart_iterations))
     }
 
     /// A policy that needs an incumbent from its first decision needs an initial point.
