@@ -15,8 +15,10 @@
 //! portable builds, since SSE2 has no fused multiply-add (see [`crate::simd`]).
 
 #[cfg(target_arch = "x86_64")]
-use crate::simd::allows;
-use crate::simd::{Isa, avx2_dispatch};
+use crate::simd::{AVX2, AVX512, Vector};
+use crate::simd::{avx2_dispatch, avx512_dispatch};
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::{__m256d, __m512d};
 
 /// Offset of row `i` in a row-packed lower triangle (rows `0..i` hold `i(i+1)/2` entries),
 /// which is also the packed length of an order-`i` factor.
@@ -60,13 +62,6 @@ fn sub_mul(x: f64, a: f64, b: f64) -> f64 {
     (-a).mul_add(b, x)
 }
 
-/// The builds of the kernels that take their level as a const parameter.
-const PORTABLE: u8 = Isa::Portable as u8;
-#[cfg(target_arch = "x86_64")]
-const AVX2: u8 = Isa::Avx2 as u8;
-#[cfg(target_arch = "x86_64")]
-const AVX512: u8 = Isa::Avx512 as u8;
-
 /// Four dot products of `x` with `r[0..4]` (each at least `x.len()` long), in the build
 /// `ISA`. Sharing the loads of `x` and keeping a four-lane accumulator per product (lane l
 /// sums the indices ≡ l mod 4 with fused multiply-adds; lanes are added pairwise at the end,
@@ -75,53 +70,20 @@ const AVX512: u8 = Isa::Avx512 as u8;
 /// operations, each the [`dot_fused`] of its row.
 ///
 /// # Safety
-/// The processor must support the instructions of `ISA`: AVX and FMA at [`Isa::Avx2`] and
-/// above; the other levels need nothing beyond the target's baseline.
+/// The processor must support the instructions of `ISA`: AVX and FMA at
+/// [`Isa::Avx2`](crate::simd::Isa::Avx2) and above; the other levels need nothing beyond the
+/// target's baseline.
 #[inline(always)]
 pub(crate) unsafe fn dot4<const ISA: u8>(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
     #[cfg(target_arch = "x86_64")]
     if ISA >= AVX2 {
         // SAFETY: the caller guarantees AVX and FMA (this function's contract).
-        return unsafe { dot4_avx(x, r) };
+        return unsafe { dot4xk_avx([x], r) }[0];
     }
     let n = x.len();
     let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
     let body = n - n % 4;
     finish_dot4(dot4_lanes_portable(&x[..body], r), x, r, body)
-}
-
-/// [`dot4`] in AVX code: one 256-bit accumulator per product, updated by `vfmadd`.
-///
-/// # Safety
-/// The processor must support AVX and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,fma")]
-#[inline]
-unsafe fn dot4_avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
-    use std::arch::x86_64::{
-        _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
-    let n = x.len();
-    let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
-    let body = n - n % 4;
-    let mut acc = [[0.0f64; 4]; 4];
-    // SAFETY: every load reads indices k..k + 4 with k + 4 ≤ body ≤ n, inside `x` and each
-    // `r[i]` (sliced to n above); AVX and FMA are available by this function's contract.
-    unsafe {
-        let mut v = [_mm256_setzero_pd(); 4];
-        let mut k = 0;
-        while k < body {
-            let xv = _mm256_loadu_pd(x.as_ptr().add(k));
-            for (a, ri) in v.iter_mut().zip(&r) {
-                *a = _mm256_fmadd_pd(xv, _mm256_loadu_pd(ri.as_ptr().add(k)), *a);
-            }
-            k += 4;
-        }
-        for (o, a) in acc.iter_mut().zip(v) {
-            _mm256_storeu_pd(o.as_mut_ptr(), a);
-        }
-    }
-    finish_dot4(acc, x, r, body)
 }
 
 /// Sums each product's lanes pairwise, then adds the indices `body..` in order.
@@ -136,8 +98,8 @@ fn finish_dot4(acc: [[f64; 4]; 4], x: &[f64], r: [&[f64]; 4], body: usize) -> [f
     out
 }
 
-/// Portable lanes of [`dot4`], with the same operations as the AVX ones: the build off
-/// x86-64, and on it at the baseline level and under
+/// Portable lanes of [`dot4`], with the same operations as the AVX ones ([`dot4xk_avx`]):
+/// the build off x86-64, and on it at the baseline level and under
 /// [`crate::simd::limit`]`(Isa::Portable)`.
 #[inline(always)]
 fn dot4_lanes_portable(x: &[f64], r: [&[f64]; 4]) -> [[f64; 4]; 4] {
@@ -184,37 +146,23 @@ pub fn factor(a: &[f64], n: usize, jitter: f64, packed: &mut [f64]) -> bool {
     factor_from(a, n, 0, jitter, packed)
 }
 
+avx2_dispatch! {
 /// Continues a factorisation of `A + jitter·I` of order `n` whose rows `0..first` are
 /// already in `packed` (as [`factor`] with the same jitter left them): `rows` holds rows
 /// `first..n` of `A` (row-major `(n − first) × n`, entries `0..=i` of row i read), and rows
 /// `first..n` of the factor are written — bitwise the rows [`factor`] of the whole matrix
 /// computes, since each row depends only on `A`'s row and the rows above it. False as soon as
 /// a pivot is not positive and finite.
-pub fn factor_from(rows: &[f64], n: usize, first: usize, jitter: f64, packed: &mut [f64]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if allows(Isa::Avx2) {
-            /// [`factor_rows`] compiled for AVX2 and FMA.
-            ///
-            /// # Safety
-            /// The processor must support AVX2 and FMA.
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(
-                rows: &[f64],
-                n: usize,
-                first: usize,
-                jitter: f64,
-                packed: &mut [f64],
-            ) -> bool {
-                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
-                unsafe { factor_rows::<AVX2>(rows, n, first, jitter, packed) }
-            }
-            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
-            return unsafe { avx2(rows, n, first, jitter, packed) };
-        }
-    }
-    // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { factor_rows::<PORTABLE>(rows, n, first, jitter, packed) }
+pub fn factor_from<const ISA: u8>(
+    rows: &[f64],
+    n: usize,
+    first: usize,
+    jitter: f64,
+    packed: &mut [f64],
+) -> bool {
+    // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+    unsafe { factor_rows::<ISA>(rows, n, first, jitter, packed) }
+}
 }
 
 /// The body of [`factor_from`] in the build `ISA` (of its [`dot4`]).
@@ -285,29 +233,15 @@ unsafe fn factor_rows<const ISA: u8>(
     true
 }
 
+avx2_dispatch! {
 /// Solves `L z = b` in place (forward substitution) for the row-packed factor `packed` of
 /// order `b.len()`. Rows are taken four at a time: the four dot products against the solved
 /// prefix share its loads, and the small triangle inside the block is finished by hand.
 /// Runs with 256-bit vectors where the processor has AVX2, with bitwise identical results.
-pub fn solve_lower(packed: &[f64], b: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if allows(Isa::Avx2) {
-            /// [`forward_substitution`] compiled for AVX2 and FMA.
-            ///
-            /// # Safety
-            /// The processor must support AVX2 and FMA.
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(packed: &[f64], b: &mut [f64]) {
-                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
-                unsafe { forward_substitution::<AVX2>(packed, b) }
-            }
-            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
-            return unsafe { avx2(packed, b) };
-        }
-    }
-    // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { forward_substitution::<PORTABLE>(packed, b) }
+pub fn solve_lower<const ISA: u8>(packed: &[f64], b: &mut [f64]) {
+    // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+    unsafe { forward_substitution::<ISA>(packed, b) }
+}
 }
 
 /// The body of [`solve_lower`] in the build `ISA` (of its [`dot4`]).
@@ -409,19 +343,16 @@ unsafe fn lower_block4_isa<const ISA: u8>(
     lower_block4(r, i, s, b)
 }
 
-/// [`lower_block4`] in AVX code: lane l of each vector is right-hand side l, and
-/// `x − c·z` is one `vfnmadd`.
+/// [`lower_block4`] in AVX code: lane l of each 256-bit vector is right-hand side l, and
+/// `x − c·z` is one `vfnmadd`. The vectors have four lanes in every build, one per
+/// right-hand side.
 ///
 /// # Safety
 /// The processor must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,fma")]
-#[inline]
+#[inline(always)]
 unsafe fn lower_block4_avx(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f64]; 4]) {
-    use std::arch::x86_64::{
-        _mm256_div_pd, _mm256_fnmadd_pd, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd,
-        _mm256_sub_pd,
-    };
+    type V = __m256d;
     let s = &s[..4];
     let x: [Lanes; 4] = std::array::from_fn(|k| lanes(|l| b[l][i + k]));
     let sk: [Lanes; 4] = std::array::from_fn(|k| lanes(|l| s[l][k]));
@@ -430,33 +361,21 @@ unsafe fn lower_block4_avx(r: [&[f64]; 4], i: usize, s: &[[f64; 4]], b: [&mut [f
     // SAFETY: AVX and FMA are available by this function's contract; every load and store
     // reads or writes the four entries of a local array.
     unsafe {
-        let c = |q: usize, j: usize| _mm256_set1_pd(l[q][j]);
-        let (b0, b1) = (
-            _mm256_loadu_pd(x[0].as_ptr()),
-            _mm256_loadu_pd(x[1].as_ptr()),
-        );
-        let (b2, b3) = (
-            _mm256_loadu_pd(x[2].as_ptr()),
-            _mm256_loadu_pd(x[3].as_ptr()),
-        );
-        let (s0, s1) = (
-            _mm256_loadu_pd(sk[0].as_ptr()),
-            _mm256_loadu_pd(sk[1].as_ptr()),
-        );
-        let (s2, s3) = (
-            _mm256_loadu_pd(sk[2].as_ptr()),
-            _mm256_loadu_pd(sk[3].as_ptr()),
-        );
-        let z0 = _mm256_div_pd(_mm256_sub_pd(b0, s0), c(0, 0));
-        let t1 = _mm256_fnmadd_pd(c(1, 0), z0, _mm256_sub_pd(b1, s1));
-        let z1 = _mm256_div_pd(t1, c(1, 1));
-        let t2 = _mm256_fnmadd_pd(c(2, 0), z0, _mm256_sub_pd(b2, s2));
-        let z2 = _mm256_div_pd(_mm256_fnmadd_pd(c(2, 1), z1, t2), c(2, 2));
-        let t3 = _mm256_fnmadd_pd(c(3, 0), z0, _mm256_sub_pd(b3, s3));
-        let t3 = _mm256_fnmadd_pd(c(3, 2), z2, _mm256_fnmadd_pd(c(3, 1), z1, t3));
-        let z3 = _mm256_div_pd(t3, c(3, 3));
+        let c = |q: usize, j: usize| V::splat(l[q][j]);
+        let (b0, b1) = (V::load(x[0].as_ptr()), V::load(x[1].as_ptr()));
+        let (b2, b3) = (V::load(x[2].as_ptr()), V::load(x[3].as_ptr()));
+        let (s0, s1) = (V::load(sk[0].as_ptr()), V::load(sk[1].as_ptr()));
+        let (s2, s3) = (V::load(sk[2].as_ptr()), V::load(sk[3].as_ptr()));
+        let z0 = b0.sub(s0).div(c(0, 0));
+        let t1 = c(1, 0).neg_mul_add(z0, b1.sub(s1));
+        let z1 = t1.div(c(1, 1));
+        let t2 = c(2, 0).neg_mul_add(z0, b2.sub(s2));
+        let z2 = c(2, 1).neg_mul_add(z1, t2).div(c(2, 2));
+        let t3 = c(3, 0).neg_mul_add(z0, b3.sub(s3));
+        let t3 = c(3, 2).neg_mul_add(z2, c(3, 1).neg_mul_add(z1, t3));
+        let z3 = t3.div(c(3, 3));
         for (o, v) in z.iter_mut().zip([z0, z1, z2, z3]) {
-            _mm256_storeu_pd(o.as_mut_ptr(), v);
+            v.store(o.as_mut_ptr());
         }
     }
     for (lane, b) in b.into_iter().enumerate() {
@@ -480,6 +399,7 @@ fn rhs_count(n: usize, bs: &[f64]) -> usize {
     bs.len() / n
 }
 
+avx512_dispatch! {
 /// Solves `L z = b` in place for every row `b` of the row-major `m × n` matrix `bs`
 /// (`m = bs.len() / n` right-hand sides of order `n`) with the row-packed factor `packed`:
 /// each row ends up bitwise equal to what [`solve_lower`] makes of it. The right-hand sides
@@ -491,47 +411,17 @@ fn rhs_count(n: usize, bs: &[f64]) -> usize {
 /// triangles of a block for four right-hand sides side by side in one vector. For orders
 /// whose factor does not fit in the core's level-2 cache this is about twice as fast per
 /// right-hand side as solving them one at a time.
-pub fn solve_lower_many(packed: &[f64], n: usize, bs: &mut [f64]) {
+pub fn solve_lower_many<const ISA: u8>(packed: &[f64], n: usize, bs: &mut [f64]) {
     rhs_count(n, bs);
-    #[cfg(target_arch = "x86_64")]
-    {
-        if allows(Isa::Avx512) && std::arch::is_x86_feature_detected!("avx512vl") {
-            /// [`forward_substitution_many`] compiled for AVX-512F with AVX-512VL (and
-            /// AVX2): the same 256-bit operations, with 32 vector registers.
-            ///
-            /// # Safety
-            /// The processor must support AVX-512F, AVX-512VL, AVX2 and FMA.
-            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-            unsafe fn avx512(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: this build requires AVX2, which includes AVX, FMA and AVX-512VL.
-                unsafe { forward_substitution_many::<AVX512>(packed, n, bs) }
-            }
-            // SAFETY: the processor supports AVX-512F, AVX2, FMA (`allows` checks them) and
-            // AVX-512VL (checked just now).
-            return unsafe { avx512(packed, n, bs) };
-        }
-        if allows(Isa::Avx2) {
-            /// [`forward_substitution_many`] compiled for AVX2 and FMA.
-            ///
-            /// # Safety
-            /// The processor must support AVX2 and FMA.
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
-                unsafe { forward_substitution_many::<AVX2>(packed, n, bs) }
-            }
-            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
-            return unsafe { avx2(packed, n, bs) };
-        }
-    }
-    // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { forward_substitution_many::<PORTABLE>(packed, n, bs) }
+    // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+    unsafe { forward_substitution_many::<ISA>(packed, n, bs) }
+}
 }
 
 /// The body of [`solve_lower_many`] in the build `ISA` (of its [`dot4`], [`dot4x2`] and
 /// [`lower_block4_isa`]): [`forward_substitution`]'s operations for each right-hand side,
-/// block by block of L. At [`Isa::Avx512`] four right-hand sides share each pass
-/// ([`dot4xk_avx`]; the caller's build provides the registers).
+/// block by block of L. At [`Isa::Avx512`](crate::simd::Isa::Avx512) four right-hand sides
+/// share each pass ([`dot4xk_avx`]; the build's AVX-512VL provides the registers).
 ///
 /// # Safety
 /// The processor must support the instructions of `ISA` (see [`dot4`]).
@@ -619,20 +509,19 @@ unsafe fn dot4x2<const ISA: u8>(x: [&[f64]; 2], r: [&[f64]; 4]) -> [[f64; 4]; 2]
 }
 
 /// [`dot4`] of `K` vectors `x[0..K]` of equal length with the same four rows `r`, in AVX
-/// code: `4·K` 256-bit accumulators, one per product, each exactly the one [`dot4_avx`]
-/// keeps for it, so each result is bitwise the one [`dot4`] gives. With `K = 4` the
-/// accumulators, the vectors' loads and a row's load take 21 vector registers: that caller
-/// is compiled with AVX-512VL, which provides 32; `K = 2` fits AVX2's 16.
+/// code: `4·K` 256-bit accumulators, one per product, each holding exactly the lanes of
+/// [`dot4`]'s portable build, so each result is bitwise the one [`dot4`] gives ([`dot4`]'s
+/// AVX build is this with `K = 1`). The vectors have four lanes in every build: they are the
+/// lanes of the sums. With `K = 4` the accumulators, the vectors' loads and a row's load take
+/// 21 vector registers: that caller is an AVX-512 build, whose AVX-512VL provides 32; `K = 2`
+/// fits AVX2's 16.
 ///
 /// # Safety
 /// The processor must support AVX and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,fma")]
-#[inline]
+#[inline(always)]
 unsafe fn dot4xk_avx<const K: usize>(x: [&[f64]; K], r: [&[f64]; 4]) -> [[f64; 4]; K] {
-    use std::arch::x86_64::{
-        _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
+    type V = __m256d;
     let n = x[0].len();
     let x = x.map(|xt| &xt[..n]);
     let r = [&r[0][..n], &r[1][..n], &r[2][..n], &r[3][..n]];
@@ -642,24 +531,24 @@ unsafe fn dot4xk_avx<const K: usize>(x: [&[f64]; K], r: [&[f64]; 4]) -> [[f64; 4
     // and each `r[i]` (all sliced to n above); AVX and FMA are available by this function's
     // contract.
     unsafe {
-        let mut v = [[_mm256_setzero_pd(); 4]; K];
+        let mut v = [[V::zero(); 4]; K];
         let mut k = 0;
         while k < body {
-            let mut xv = [_mm256_setzero_pd(); K];
+            let mut xv = [V::zero(); K];
             for (xvt, xt) in xv.iter_mut().zip(&x) {
-                *xvt = _mm256_loadu_pd(xt.as_ptr().add(k));
+                *xvt = V::load(xt.as_ptr().add(k));
             }
             for (i, ri) in r.iter().enumerate() {
-                let rv = _mm256_loadu_pd(ri.as_ptr().add(k));
+                let rv = V::load(ri.as_ptr().add(k));
                 for (vt, xt) in v.iter_mut().zip(&xv) {
-                    vt[i] = _mm256_fmadd_pd(*xt, rv, vt[i]);
+                    vt[i] = xt.mul_add(rv, vt[i]);
                 }
             }
             k += 4;
         }
         for (o, a) in acc.iter_mut().zip(v) {
             for (oi, ai) in o.iter_mut().zip(a) {
-                _mm256_storeu_pd(oi.as_mut_ptr(), ai);
+                ai.store(oi.as_mut_ptr());
             }
         }
     }
@@ -728,57 +617,28 @@ fn sub4x2(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64], w: &mut [f64]
     }
 }
 
+avx512_dispatch! {
 /// Solves `Lᵀ z = b` in place for every row `b` of the row-major `m × n` matrix `bs`
 /// (`m = bs.len() / n` right-hand sides of order `n`) with the row-packed factor `packed`:
 /// each row ends up bitwise equal to what [`solve_upper`] makes of it. Each block of four
 /// rows of L is applied to all right-hand sides while it is in cache, two right-hand sides
 /// per pass over the block, so the loads of L are shared among them. Runs with 512-bit
-/// vectors where the processor has AVX-512F and with 256-bit vectors where it has AVX2, with
-/// bitwise identical results (the updates are elementwise). For orders whose factor does
-/// not fit in the core's level-2 cache this is about twice as fast per right-hand side as
-/// solving them one at a time.
-pub fn solve_upper_many(packed: &[f64], n: usize, bs: &mut [f64]) {
+/// vectors where the processor has AVX-512F and AVX-512VL and with 256-bit vectors where it
+/// has AVX2 (the same source at two widths), with bitwise identical results (the updates are
+/// elementwise). For orders whose factor does not fit in the core's level-2 cache this is
+/// about twice as fast per right-hand side as solving them one at a time.
+pub fn solve_upper_many<const ISA: u8>(packed: &[f64], n: usize, bs: &mut [f64]) {
     rhs_count(n, bs);
-    #[cfg(target_arch = "x86_64")]
-    {
-        if allows(Isa::Avx512) {
-            /// [`backward_substitution_many`] compiled for AVX-512F (and AVX2, FMA).
-            ///
-            /// # Safety
-            /// The processor must support AVX-512F, AVX2 and FMA.
-            #[target_feature(enable = "avx512f,avx2,fma")]
-            unsafe fn avx512(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: this build requires AVX-512F and FMA.
-                unsafe { backward_substitution_many::<AVX512>(packed, n, bs) }
-            }
-            // SAFETY: the processor supports AVX-512F, AVX2 and FMA (`allows` checks them).
-            return unsafe { avx512(packed, n, bs) };
-        }
-        if allows(Isa::Avx2) {
-            /// [`backward_substitution_many`] compiled for AVX2 and FMA.
-            ///
-            /// # Safety
-            /// The processor must support AVX2 and FMA.
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(packed: &[f64], n: usize, bs: &mut [f64]) {
-                // SAFETY: at the AVX2 level the body needs nothing beyond the baseline.
-                unsafe { backward_substitution_many::<AVX2>(packed, n, bs) }
-            }
-            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
-            return unsafe { avx2(packed, n, bs) };
-        }
-    }
-    // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { backward_substitution_many::<PORTABLE>(packed, n, bs) }
+    // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+    unsafe { backward_substitution_many::<ISA>(packed, n, bs) }
+}
 }
 
 /// The body of [`solve_upper_many`] in the build `ISA` (of its [`sub4x2_isa`]): the
 /// operations of [`solve_upper`] for each right-hand side, block by block of L.
 ///
 /// # Safety
-/// The processor must support AVX-512F and FMA at [`Isa::Avx512`]; the other levels need
-/// nothing beyond the target's baseline (their fused multiply-adds are `mul_add`, which
-/// the compiler turns into FMA instructions in the AVX2 build).
+/// The processor must support the instructions of `ISA` (see [`sub4x2_isa`]).
 #[inline(always)]
 unsafe fn backward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs: &mut [f64]) {
     if n == 0 {
@@ -820,11 +680,16 @@ unsafe fn backward_substitution_many<const ISA: u8>(packed: &[f64], n: usize, bs
     }
 }
 
-/// [`sub4x2`] in the build `ISA`: 512-bit vectors at [`Isa::Avx512`], otherwise the plain
-/// loop (which the compiler vectorises for the build it is compiled into).
+/// [`sub4x2`] in the build `ISA`: 512-bit vectors at
+/// [`Isa::Avx512`](crate::simd::Isa::Avx512), 256-bit ones at
+/// [`Isa::Avx2`](crate::simd::Isa::Avx2) ([`sub4x2_vec`] either way), otherwise the plain
+/// loop.
 ///
 /// # Safety
-/// The processor must support AVX-512F and FMA at [`Isa::Avx512`].
+/// The processor must support the instructions of `ISA`: AVX-512F at
+/// [`Isa::Avx512`](crate::simd::Isa::Avx512), AVX and FMA at
+/// [`Isa::Avx2`](crate::simd::Isa::Avx2) and above; the other levels need nothing beyond the
+/// target's baseline.
 #[inline(always)]
 unsafe fn sub4x2_isa<const ISA: u8>(
     a: [f64; 4],
@@ -834,28 +699,39 @@ unsafe fn sub4x2_isa<const ISA: u8>(
     w: &mut [f64],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if ISA >= AVX512 {
-        // SAFETY: the caller guarantees AVX-512F and FMA (this function's contract).
-        return unsafe { sub4x2_avx512(a, c, x, y, w) };
+    {
+        if ISA >= AVX512 {
+            // SAFETY: the caller guarantees AVX-512F (this function's contract).
+            return unsafe { sub4x2_vec::<__m512d>(a, c, x, y, w) };
+        }
+        if ISA >= AVX2 {
+            // SAFETY: the caller guarantees AVX and FMA (this function's contract).
+            return unsafe { sub4x2_vec::<__m256d>(a, c, x, y, w) };
+        }
     }
     sub4x2(a, c, x, y, w)
 }
 
-/// [`sub4x2`] in AVX-512F code (`y − a·x` one `vfnmadd`): the plain loop up to the first entry of `y` on a 64-byte
-/// boundary (so that the vector stores of `y` do not straddle cache lines), then eight
-/// entries per vector, then the entries past the last whole eight with the plain loop.
+/// [`sub4x2`] with vectors `V` (`y − a·x` one `vfnmadd`): the plain loop up to the first
+/// entry of `y` on a boundary of the vector's size (so that the vector stores of `y` do not
+/// straddle cache lines), then `V::LANES` entries per vector, then the entries past the last
+/// whole vector with the plain loop. Each entry gets [`sub4x2`]'s operations in its order.
 ///
 /// # Safety
-/// The processor must support AVX-512F and FMA.
+/// The processor must support the instructions of `V` (see [`Vector`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-#[inline]
-unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64], w: &mut [f64]) {
-    use std::arch::x86_64::{_mm512_fnmadd_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_storeu_pd};
+#[inline(always)]
+unsafe fn sub4x2_vec<V: Vector>(
+    a: [f64; 4],
+    c: [f64; 4],
+    x: [&[f64]; 4],
+    y: &mut [f64],
+    w: &mut [f64],
+) {
     let n = y.len();
     let w = &mut w[..n];
     let x = [&x[0][..n], &x[1][..n], &x[2][..n], &x[3][..n]];
-    let head = (y.as_ptr().align_offset(64)).min(n);
+    let head = (y.as_ptr().align_offset(size_of::<V>())).min(n);
     sub4x2(
         a,
         c,
@@ -863,25 +739,25 @@ unsafe fn sub4x2_avx512(a: [f64; 4], c: [f64; 4], x: [&[f64]; 4], y: &mut [f64],
         &mut y[..head],
         &mut w[..head],
     );
-    let body = head + (n - head) / 8 * 8;
-    // SAFETY: AVX-512F and FMA are available by this function's contract; every load and
-    // store touches indices k..k + 8 with k + 8 ≤ body ≤ n, inside `y`, `w` and each `x[l]` (all
-    // sliced to n above).
+    let body = head + (n - head) / V::LANES * V::LANES;
+    // SAFETY: the instructions of `V` are available by this function's contract; every load
+    // and store touches indices k..k + LANES with k + LANES ≤ body ≤ n, inside `y`, `w` and
+    // each `x[l]` (all sliced to n above).
     unsafe {
-        let av = a.map(|v| _mm512_set1_pd(v));
-        let cv = c.map(|v| _mm512_set1_pd(v));
+        let av = a.map(|v| V::splat(v));
+        let cv = c.map(|v| V::splat(v));
         let mut k = head;
         while k < body {
-            let xv = x.map(|xl| _mm512_loadu_pd(xl.as_ptr().add(k)));
-            let mut yv = _mm512_loadu_pd(y.as_ptr().add(k));
-            let mut wv = _mm512_loadu_pd(w.as_ptr().add(k));
+            let xv = x.map(|xl| V::load(xl.as_ptr().add(k)));
+            let mut yv = V::load(y.as_ptr().add(k));
+            let mut wv = V::load(w.as_ptr().add(k));
             for l in 0..4 {
-                yv = _mm512_fnmadd_pd(av[l], xv[l], yv);
-                wv = _mm512_fnmadd_pd(cv[l], xv[l], wv);
+                yv = av[l].neg_mul_add(xv[l], yv);
+                wv = cv[l].neg_mul_add(xv[l], wv);
             }
-            _mm512_storeu_pd(y.as_mut_ptr().add(k), yv);
-            _mm512_storeu_pd(w.as_mut_ptr().add(k), wv);
-            k += 8;
+            yv.store(y.as_mut_ptr().add(k));
+            wv.store(w.as_mut_ptr().add(k));
+            k += V::LANES;
         }
     }
     sub4x2(
@@ -905,6 +781,7 @@ const TILED_ORDER: usize = 32;
 /// in the core's cache while a block of four rows of L is applied to all its tiles.
 const PANEL_TILES: usize = 8;
 
+avx512_dispatch! {
 /// Solves `L Z = B` in place for the row-packed factor `packed` of order `n` and a
 /// row-major `n × m` right-hand side `b`. Every entry gets the operations of the plain
 /// row-by-row loop in its order — `b[i][k] − L[i][j]·b[j][k]` for `j = 0, 1, …, i − 1`, then
@@ -913,52 +790,26 @@ const PANEL_TILES: usize = 8;
 /// columns; each tile keeps four rows of running values in registers while the solved rows
 /// above stream past, so each load of a solved value serves four rows and each load of an
 /// entry of L serves a whole tile. Runs with 512-bit vectors where the processor has
-/// AVX-512F and with 256-bit vectors where it has AVX2, with bitwise identical results.
-pub fn solve_lower_rows(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
+/// AVX-512F and AVX-512VL and with 256-bit vectors where it has AVX2 (the same source at two
+/// widths), with bitwise identical results.
+pub fn solve_lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     assert!(
         b.len() >= n * m,
         "solve_lower_rows: {} values for {n} × {m}",
         b.len()
     );
-    #[cfg(target_arch = "x86_64")]
-    {
-        if allows(Isa::Avx512) {
-            /// [`lower_rows`] compiled for AVX-512F (and AVX2, FMA).
-            ///
-            /// # Safety
-            /// The processor must support AVX-512F, AVX2 and FMA.
-            #[target_feature(enable = "avx512f,avx2,fma")]
-            unsafe fn avx512(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-                // SAFETY: this build requires AVX-512F, FMA and AVX2, which includes AVX.
-                unsafe { lower_rows::<AVX512>(packed, n, b, m) }
-            }
-            // SAFETY: the processor supports AVX-512F, AVX2 and FMA (`allows` checks them).
-            return unsafe { avx512(packed, n, b, m) };
-        }
-        if allows(Isa::Avx2) {
-            /// [`lower_rows`] compiled for AVX2 and FMA.
-            ///
-            /// # Safety
-            /// The processor must support AVX2 and FMA.
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
-                // SAFETY: this build requires AVX2, which includes AVX, and FMA.
-                unsafe { lower_rows::<AVX2>(packed, n, b, m) }
-            }
-            // SAFETY: the processor supports AVX2 and FMA (`allows` checks both).
-            return unsafe { avx2(packed, n, b, m) };
-        }
-    }
-    // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { lower_rows::<PORTABLE>(packed, n, b, m) }
+    // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+    unsafe { lower_rows::<ISA>(packed, n, b, m) }
+}
 }
 
 /// The body of [`solve_lower_rows`] in the build `ISA` (of its [`lower_rows_tile`]).
 ///
 /// # Safety
 /// The processor must support the instructions of `ISA`: AVX-512F, AVX and FMA at
-/// [`Isa::Avx512`], AVX and FMA at [`Isa::Avx2`]; the other levels need nothing beyond the
-/// target's baseline.
+/// [`Isa::Avx512`](crate::simd::Isa::Avx512), AVX and FMA at
+/// [`Isa::Avx2`](crate::simd::Isa::Avx2); the other levels need nothing beyond the target's
+/// baseline.
 #[inline(always)]
 unsafe fn lower_rows<const ISA: u8>(packed: &[f64], n: usize, b: &mut [f64], m: usize) {
     if n == 0 || m == 0 {
@@ -1079,12 +930,12 @@ unsafe fn lower_rows_tile<const ISA: u8, const R: usize>(
     #[cfg(target_arch = "x86_64")]
     {
         if ISA >= AVX512 {
-            // SAFETY: the caller guarantees AVX-512F and FMA (this function's contract).
-            return unsafe { lower_rows_tile_avx512(r, i, done, cur) };
+            // SAFETY: the caller guarantees AVX-512F (this function's contract).
+            return unsafe { lower_rows_tile_vec::<__m512d, R, 1>(r, i, done, cur) };
         }
         if ISA >= AVX2 {
             // SAFETY: the caller guarantees AVX and FMA (this function's contract).
-            return unsafe { lower_rows_tile_avx(r, i, done, cur) };
+            return unsafe { lower_rows_tile_vec::<__m256d, R, 2>(r, i, done, cur) };
         }
     }
     lower_rows_tile_portable(r, i, done, cur)
@@ -1128,112 +979,66 @@ fn lower_rows_tile_portable<const R: usize>(
     }
 }
 
-/// [`lower_rows_tile`] in AVX code: two 256-bit vectors of running values per row, each
-/// update one `vfnmadd`.
+/// [`lower_rows_tile`] in vector code: `C` vectors `V` of running values per row (`C` times
+/// `V::LANES` is [`TILE`]), each update one `vfnmadd`. The AVX2 build runs it with two
+/// 256-bit vectors per row, the AVX-512 build with one 512-bit vector, so that a row's eight
+/// updates by one solved row are one instruction (the processor's instruction throughput,
+/// not its arithmetic, limits the 256-bit build).
 ///
 /// # Safety
-/// The processor must support AVX and FMA.
+/// The processor must support the instructions of `V` (see [`Vector`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,fma")]
-#[inline]
-unsafe fn lower_rows_tile_avx<const R: usize>(
+#[inline(always)]
+unsafe fn lower_rows_tile_vec<V: Vector, const R: usize, const C: usize>(
     r: [&[f64]; R],
     i: usize,
     done: &[f64],
     cur: &mut [f64],
 ) {
-    use std::arch::x86_64::{
-        _mm256_fnmadd_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_setzero_pd,
-        _mm256_storeu_pd,
-    };
-    assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
+    const { assert!(C * V::LANES == TILE) };
+    assert!(done.len() >= i * TILE && cur.len() >= R * TILE);
     assert!((0..R).all(|q| r[q].len() > i + q));
-    // SAFETY: AVX and FMA are available by this function's contract. The loads of `done`
-    // read row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores read
-    // and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of `r[q]` read are at
-    // j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked above).
+    // SAFETY: the instructions of `V` are available by this function's contract. The loads
+    // of `done` read row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and
+    // the stores read and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of
+    // `r[q]` read are at j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked
+    // above).
     unsafe {
-        let mut lo = [_mm256_setzero_pd(); R];
-        let mut hi = [_mm256_setzero_pd(); R];
-        for q in 0..R {
-            lo[q] = _mm256_loadu_pd(cur.as_ptr().add(q * TILE));
-            hi[q] = _mm256_loadu_pd(cur.as_ptr().add(q * TILE + 4));
-        }
-        let x = done.as_ptr();
-        for j in 0..i {
-            let x0 = _mm256_loadu_pd(x.add(j * TILE));
-            let x1 = _mm256_loadu_pd(x.add(j * TILE + 4));
-            for q in 0..R {
-                let l = _mm256_set1_pd(*r[q].as_ptr().add(j));
-                lo[q] = _mm256_fnmadd_pd(l, x0, lo[q]);
-                hi[q] = _mm256_fnmadd_pd(l, x1, hi[q]);
-            }
-        }
-        for q in 0..R {
-            for p in 0..q {
-                let l = _mm256_set1_pd(*r[q].as_ptr().add(i + p));
-                lo[q] = _mm256_fnmadd_pd(l, lo[p], lo[q]);
-                hi[q] = _mm256_fnmadd_pd(l, hi[p], hi[q]);
-            }
-            let inv = _mm256_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
-            lo[q] = _mm256_mul_pd(lo[q], inv);
-            hi[q] = _mm256_mul_pd(hi[q], inv);
-        }
-        for q in 0..R {
-            _mm256_storeu_pd(cur.as_mut_ptr().add(q * TILE), lo[q]);
-            _mm256_storeu_pd(cur.as_mut_ptr().add(q * TILE + 4), hi[q]);
-        }
-    }
-}
-
-/// [`lower_rows_tile`] in AVX-512F code: one 512-bit vector of running values per row, so
-/// a row's eight updates by one solved row are one instruction each (the processor's
-/// instruction throughput, not its arithmetic, limits the 256-bit build).
-///
-/// # Safety
-/// The processor must support AVX-512F and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-#[inline]
-unsafe fn lower_rows_tile_avx512<const R: usize>(
-    r: [&[f64]; R],
-    i: usize,
-    done: &[f64],
-    cur: &mut [f64],
-) {
-    use std::arch::x86_64::{
-        _mm512_fnmadd_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_setzero_pd,
-        _mm512_storeu_pd,
-    };
-    assert!(TILE == 8 && done.len() >= i * TILE && cur.len() >= R * TILE);
-    assert!((0..R).all(|q| r[q].len() > i + q));
-    // SAFETY: AVX-512F and FMA are available by this function's contract. The loads of
-    // `done` read row j < i, indices j·8 .. j·8 + 8 ≤ i·8 ≤ done.len(); those of `cur` and the stores
-    // read and write indices q·8 .. q·8 + 8 ≤ R·8 ≤ cur.len(); the entries of `r[q]` read are
-    // at j < i or i + p ≤ i + q, inside its i + q + 1 entries (all checked above).
-    unsafe {
-        let mut acc = [_mm512_setzero_pd(); R];
+        let mut acc = [[V::zero(); C]; R];
         for (q, a) in acc.iter_mut().enumerate() {
-            *a = _mm512_loadu_pd(cur.as_ptr().add(q * TILE));
+            for (h, v) in a.iter_mut().enumerate() {
+                *v = V::load(cur.as_ptr().add(q * TILE + h * V::LANES));
+            }
         }
         let x = done.as_ptr();
         for j in 0..i {
-            let xj = _mm512_loadu_pd(x.add(j * TILE));
+            let mut xj = [V::zero(); C];
+            for (h, v) in xj.iter_mut().enumerate() {
+                *v = V::load(x.add(j * TILE + h * V::LANES));
+            }
             for q in 0..R {
-                let l = _mm512_set1_pd(*r[q].as_ptr().add(j));
-                acc[q] = _mm512_fnmadd_pd(l, xj, acc[q]);
+                let l = V::splat(*r[q].as_ptr().add(j));
+                for h in 0..C {
+                    acc[q][h] = l.neg_mul_add(xj[h], acc[q][h]);
+                }
             }
         }
         for q in 0..R {
             for p in 0..q {
-                let l = _mm512_set1_pd(*r[q].as_ptr().add(i + p));
-                acc[q] = _mm512_fnmadd_pd(l, acc[p], acc[q]);
+                let (l, solved) = (V::splat(*r[q].as_ptr().add(i + p)), acc[p]);
+                for (v, s) in acc[q].iter_mut().zip(solved) {
+                    *v = l.neg_mul_add(s, *v);
+                }
             }
-            let inv = _mm512_set1_pd(1.0 / *r[q].as_ptr().add(i + q));
-            acc[q] = _mm512_mul_pd(acc[q], inv);
+            let inv = V::splat(1.0 / *r[q].as_ptr().add(i + q));
+            for v in acc[q].iter_mut() {
+                *v = v.mul(inv);
+            }
         }
         for (q, a) in acc.iter().enumerate() {
-            _mm512_storeu_pd(cur.as_mut_ptr().add(q * TILE), *a);
+            for (h, v) in a.iter().enumerate() {
+                v.store(cur.as_mut_ptr().add(q * TILE + h * V::LANES));
+            }
         }
     }
 }

@@ -13,9 +13,12 @@
 //! random-feature model computes the same dot products with [`dot`] in code compiled for the
 //! x86-64 baseline, and its products must have their bits.
 
+use crate::simd::avx2_dispatch;
 #[cfg(target_arch = "x86_64")]
-use crate::simd::{Isa, allows};
+use crate::simd::{AVX2, Vector};
 use crate::vector::dot;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::__m256d;
 use std::ops::Range;
 
 /// Rows of the right factor kept hot in the cache while every left row passes over them.
@@ -57,17 +60,15 @@ fn tile_portable(a: [&[f64]; 4], b: [&[f64]; 2]) -> [[f64; 2]; 4] {
     finish(acc, a, b, body)
 }
 
-/// [`tile_portable`] with 256-bit vectors: the same operations per lane.
+/// [`tile_portable`] with 256-bit vectors: the same operations per lane (four lanes in
+/// every build: they are the lanes of [`dot`]'s sums).
 ///
 /// # Safety
 /// The processor must support AVX.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-#[inline]
+#[inline(always)]
 unsafe fn tile_avx(a: [&[f64]; 4], b: [&[f64]; 2]) -> [[f64; 2]; 4] {
-    use std::arch::x86_64::{
-        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
+    type V = __m256d;
     let n = b[0].len();
     let a = a.map(|r| &r[..n]);
     let b = [b[0], &b[1][..n]];
@@ -76,35 +77,37 @@ unsafe fn tile_avx(a: [&[f64]; 4], b: [&[f64]; 2]) -> [[f64; 2]; 4] {
     // SAFETY: every load reads indices c..c + 4 with c + 4 ≤ body ≤ n, inside each row
     // (all sliced to n above); AVX is available by this function's contract.
     unsafe {
-        let mut v: [[__m256d; 2]; 4] = [[_mm256_setzero_pd(); 2]; 4];
+        let mut v = [[V::zero(); 2]; 4];
         let mut c = 0;
         while c < body {
-            let b0 = _mm256_loadu_pd(b[0].as_ptr().add(c));
-            let b1 = _mm256_loadu_pd(b[1].as_ptr().add(c));
+            let b0 = V::load(b[0].as_ptr().add(c));
+            let b1 = V::load(b[1].as_ptr().add(c));
             for (vr, ar) in v.iter_mut().zip(&a) {
-                let x = _mm256_loadu_pd(ar.as_ptr().add(c));
-                vr[0] = _mm256_add_pd(vr[0], _mm256_mul_pd(x, b0));
-                vr[1] = _mm256_add_pd(vr[1], _mm256_mul_pd(x, b1));
+                let x = V::load(ar.as_ptr().add(c));
+                vr[0] = vr[0].add(x.mul(b0));
+                vr[1] = vr[1].add(x.mul(b1));
             }
             c += 4;
         }
         for (acc_r, vr) in acc.iter_mut().zip(&v) {
             for (o, x) in acc_r.iter_mut().zip(vr) {
-                _mm256_storeu_pd(o.as_mut_ptr(), *x);
+                x.store(o.as_mut_ptr());
             }
         }
     }
     finish(acc, a, b, body)
 }
 
-/// [`tile_portable`], in its AVX build when `AVX`: the same bits either way.
+/// [`tile_portable`] in the build `ISA`: the same bits in every build.
 ///
 /// # Safety
-/// With `AVX`, the processor must support AVX (the caller is compiled for it).
+/// The processor must support the instructions of `ISA`: AVX at
+/// [`Isa::Avx2`](crate::simd::Isa::Avx2) and above; the other levels need nothing beyond the
+/// target's baseline.
 #[inline(always)]
-unsafe fn tile<const AVX: bool>(a: [&[f64]; 4], b: [&[f64]; 2]) -> [[f64; 2]; 4] {
+unsafe fn tile<const ISA: u8>(a: [&[f64]; 4], b: [&[f64]; 2]) -> [[f64; 2]; 4] {
     #[cfg(target_arch = "x86_64")]
-    if AVX {
+    if ISA >= AVX2 {
         // SAFETY: the caller guarantees AVX (this function's contract).
         return unsafe { tile_avx(a, b) };
     }
@@ -116,10 +119,10 @@ unsafe fn tile<const AVX: bool>(a: [&[f64]; 4], b: [&[f64]; 2]) -> [[f64; 2]; 4]
 /// only the entries on and below the diagonal (k ≤ i) are written.
 ///
 /// # Safety
-/// With `AVX`, the processor must support AVX.
+/// The processor must support the instructions of `ISA` (see [`tile`]).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn product_rows_with<const AVX: bool>(
+unsafe fn product_rows_with<const ISA: u8>(
     a: &[f64],
     b: &[f64],
     len: usize,
@@ -145,7 +148,7 @@ unsafe fn product_rows_with<const AVX: bool>(
             let mut k = kb;
             while k + 2 <= end {
                 // SAFETY: passed on from this function's contract.
-                let v = unsafe { tile::<AVX>(left, [col(k), col(k + 1)]) };
+                let v = unsafe { tile::<ISA>(left, [col(k), col(k + 1)]) };
                 for (r, vr) in v.iter().enumerate() {
                     put(i + r, k, vr[0]);
                     put(i + r, k + 1, vr[1]);
@@ -168,6 +171,7 @@ unsafe fn product_rows_with<const AVX: bool>(
     }
 }
 
+avx2_dispatch! {
 /// Rows `rows` of `A Bᵀ` into `out` (row-major, `rows.len() × q`, starting at the first row
 /// of `rows`), for `a` row-major with rows of length `len` and `b` row-major `q × len`. With
 /// `lower`, only the entries on and below the diagonal (k ≤ i) are written; the others are
@@ -179,7 +183,7 @@ unsafe fn product_rows_with<const AVX: bool>(
 /// # Panics
 /// When `a` has fewer than `rows.end` rows, `b` fewer than `q`, or `out` is too short.
 #[allow(clippy::too_many_arguments)]
-pub fn product_rows(
+pub fn product_rows<const ISA: u8>(
     a: &[f64],
     b: &[f64],
     len: usize,
@@ -188,25 +192,7 @@ pub fn product_rows(
     lower: bool,
     out: &mut [f64],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if allows(Isa::Avx2) {
-        #[target_feature(enable = "avx2")]
-        #[allow(clippy::too_many_arguments)]
-        fn avx2(
-            a: &[f64],
-            b: &[f64],
-            len: usize,
-            q: usize,
-            rows: Range<usize>,
-            lower: bool,
-            out: &mut [f64],
-        ) {
-            // SAFETY: compiled for AVX2, which implies AVX.
-            unsafe { product_rows_with::<true>(a, b, len, q, rows, lower, out) }
-        }
-        // SAFETY: the processor supports AVX2 (`allows` checks it).
-        return unsafe { avx2(a, b, len, q, rows, lower, out) };
-    }
-    // SAFETY: the baseline path uses no AVX.
-    unsafe { product_rows_with::<false>(a, b, len, q, rows, lower, out) }
+    // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+    unsafe { product_rows_with::<ISA>(a, b, len, q, rows, lower, out) }
+}
 }

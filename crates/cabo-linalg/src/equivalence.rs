@@ -201,26 +201,12 @@ fn dot_and_axpy() {
     });
 }
 
-/// [`cholesky::dot4`] in the build of the active level.
-fn dot4_active(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        avx2_dispatch! {
-            fn avx(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
-                // SAFETY: the AVX2 build runs only where AVX2 (hence AVX) and FMA are
-                // available.
-                unsafe { cholesky::dot4::<{ Isa::Avx2 as u8 }>(x, r) }
-            }
-        }
-        match simd::active() {
-            Isa::Avx2 | Isa::Avx512 => return avx(x, r),
-            // SAFETY: the baseline build needs only the x86-64 baseline.
-            Isa::Baseline => return unsafe { cholesky::dot4::<{ Isa::Baseline as u8 }>(x, r) },
-            Isa::Portable => {}
-        }
+avx2_dispatch! {
+    /// [`cholesky::dot4`] in the build of the active level.
+    fn dot4_active<const ISA: u8>(x: &[f64], r: [&[f64]; 4]) -> [f64; 4] {
+        // SAFETY: the processor supports the instructions of `ISA` (the body's contract).
+        unsafe { cholesky::dot4::<ISA>(x, r) }
     }
-    // SAFETY: the portable build needs nothing beyond the target's baseline.
-    unsafe { cholesky::dot4::<{ Isa::Portable as u8 }>(x, r) }
 }
 
 /// The fused plain-loop dot product of the triangular kernels: lane l sums the indices

@@ -15,11 +15,13 @@
 //! - [`profile`]: stationary kernel profiles and the `exp` they use; [`gram`]: the row blocks
 //!   of a GP's MAP objective (Gram matrix and likelihood gradient);
 //! - [`lu`]: LU with partial pivoting; [`rows`]: L-BFGS-B's sums over rows;
-//! - [`simd`]: the instruction-set levels and the run-time dispatch.
+//! - [`simd`]: the instruction-set levels and the run-time dispatch every kernel goes
+//!   through.
 //!
 //! **Same bits on every machine.** Each kernel has several builds (portable, x86-64
-//! baseline, AVX2 with FMA, for the panel products and some triangular solves AVX-512F) and
-//! takes the widest the processor supports. All builds perform the same IEEE operations per
+//! baseline, AVX2 with FMA and, for the panel products, some triangular solves and the
+//! kernel profiles, AVX-512F with AVX-512VL), generated and chosen by [`simd`]'s one
+//! dispatch, and takes the widest the processor supports. All builds perform the same IEEE operations per
 //! output element in the same order — reductions in explicit lanes added in a fixed order,
 //! and each multiply-add either fused in every build (the triangular kernels and the panel
 //! products: FMA instructions, or `f64::mul_add` where there are none) or separate in every

@@ -5,12 +5,13 @@
 //! `L` is cut once into the *panels* the products stream ([`Panels`]), and each product keeps
 //! a few output rows × columns of running sums in registers while the rows of the operand
 //! stream past: this register blocking is what makes the two products run at arithmetic
-//! rather than load/store speed. Every build — portable, AVX2, AVX-512F — performs the same
+//! rather than load/store speed. Every build — portable, AVX2, AVX-512 — performs the same
 //! fused multiply-adds per output element in the same order (`vfmadd` in the vector builds,
 //! [`f64::mul_add`] in the portable one, each rounded once), so all agree to the bit; they
-//! differ in vector width and in how many output rows share one pass over the operand. The
-//! x86-64 baseline runs the portable build: SSE2 has no fused multiply-add, and with
-//! separate instructions it would give other bits.
+//! differ in vector width and in how many output rows share one pass over the operand (the
+//! two vector builds are one generic source at two widths). The x86-64 baseline runs the
+//! portable build: SSE2 has no fused multiply-add, and with separate instructions it would
+//! give other bits.
 //!
 //! A panel also multiplies the zeros above the diagonal of `L` by operand entries, which
 //! changes no bit while the operand is finite (`fma(0, y, x) = x`). An infinite operand entry
@@ -21,9 +22,11 @@
 // Dense small-matrix kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::simd::Isa;
 #[cfg(target_arch = "x86_64")]
-use crate::simd::allows;
+use crate::simd::{AVX2, AVX512, Vector, allows};
+use crate::simd::{Isa, avx512_dispatch};
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::{__m256d, __m512d};
 
 /// Columns per block of the products' operands and results, which is also their row stride:
 /// keeps the `n × BLOCK` working matrices in cache.
@@ -33,15 +36,16 @@ pub const BLOCK: usize = 64;
 pub const PANEL_ROWS: usize = 8;
 
 /// A panel row: the coefficients of one `k` for every output row of a panel — four, each
-/// stored twice (the layout keeps each coefficient at an even index), or eight for
-/// AVX-512F.
+/// stored twice (the layout keeps each coefficient at an even index), or eight in the
+/// AVX-512 build.
 type PanelRow = [f64; 8];
 
 /// An explicit lower-triangular `L` (`n × n`) cut into the panels its products stream:
 /// panel `p` of `L` holds output rows `p·R … p·R + R − 1` (`R` the build's rows per panel)
 /// for every `k` that can be non-zero in them, and likewise for `Lᵀ`. Building a panel
 /// gathers strided entries, so it is done once per matrix rather than per product. The
-/// build (vector width) is chosen here, from [`crate::simd::active`].
+/// build (vector width) is chosen here, as every kernel's is (the widest the processor and
+/// [`crate::simd::limit`] allow), and kept: the panels are laid out for it.
 #[derive(Debug, Clone)]
 pub struct Panels {
     kernel: PanelKernel,
@@ -140,213 +144,164 @@ impl Panels {
     }
 }
 
-/// The panel-product build, chosen when the panels are built. Its variants exist only where
-/// the processor supports their instructions ([`PanelKernel::detect`] is the one
-/// constructor), which is what makes [`PanelKernel::product`] sound.
+/// The panel-product build, chosen when the panels are built: the panels' layout (output
+/// rows per panel, see [`PanelRow`]) is that build's, so their products run it whatever the
+/// [`crate::simd::limit`] is by then ([`panel_product`] checks that the processor supports
+/// it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PanelKernel {
-    /// Eight rows, sixteen columns per pass, 512-bit vectors.
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-    /// Four rows, eight columns per pass, 256-bit vectors.
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    /// Four rows, four columns per pass, plain Rust with `mul_add`: off x86-64, and on it
-    /// at the baseline level and below.
-    Portable,
-}
+struct PanelKernel(Isa);
 
 impl PanelKernel {
+    /// The widest build allowed now: AVX-512 (eight rows, sixteen columns per pass, 512-bit
+    /// vectors), AVX2 (four rows, eight columns per pass, 256-bit vectors) or the portable
+    /// one (four rows, four columns per pass, plain Rust with `mul_add`: off x86-64, and on
+    /// it at the baseline level and below).
     fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
-        {
-            if allows(Isa::Avx512) {
-                return PanelKernel::Avx512;
-            }
-            if allows(Isa::Avx2) {
-                return PanelKernel::Avx2;
+        for isa in [Isa::Avx512, Isa::Avx2] {
+            if allows(isa) {
+                return PanelKernel(isa);
             }
         }
-        PanelKernel::Portable
+        PanelKernel(Isa::Portable)
     }
 
+    /// The build's level.
     fn isa(self) -> Isa {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Avx512 => Isa::Avx512,
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Avx2 => Isa::Avx2,
-            PanelKernel::Portable => Isa::Portable,
-        }
+        self.0
     }
 
+    /// Output rows per panel: eight in the AVX-512 build, four in the others.
     fn rows(self) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if self == PanelKernel::Avx512 {
-            return 8;
-        }
-        4
+        if self.0 == Isa::Avx512 { 8 } else { 4 }
     }
 
     /// The stored panel row for the coefficients `c` (the first [`PanelKernel::rows`] used).
     fn row(self, c: [f64; 8]) -> PanelRow {
-        #[cfg(target_arch = "x86_64")]
-        if self == PanelKernel::Avx512 {
+        if self.0 == Isa::Avx512 {
             return c;
         }
         [c[0], c[0], c[1], c[1], c[2], c[2], c[3], c[3]]
     }
 
-    /// `out[r][c] = Σ_k panel[k][r] · src[k][c]` for the panel's output rows (row stride
-    /// [`BLOCK`]), a few columns at a time so that the running sums stay in registers while
-    /// the rows of `src` stream past. Sums run in ascending k, so the result is the same as
-    /// the plain loop's.
+    /// [`panel_product`] in this build.
     fn product(self, panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
-        assert!(width <= BLOCK && width.is_multiple_of(4));
-        assert!(src.len() >= panel.len() * BLOCK && out.len() >= self.rows() * BLOCK);
-        match self {
-            // SAFETY: the processor supports AVX-512F, AVX2 and FMA (`detect` made this
-            // variant only then), and the bounds were asserted above.
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Avx512 => unsafe { panel_product_avx512(panel, src, out, width) },
-            // SAFETY: the processor supports AVX2 and FMA (`detect`); bounds asserted above.
-            #[cfg(target_arch = "x86_64")]
-            PanelKernel::Avx2 => unsafe { panel_product_avx(panel, src, out, width) },
-            PanelKernel::Portable => panel_product_portable(panel, src, out, width),
-        }
+        panel_product(self.0, panel, src, out, width)
     }
 }
 
-/// The AVX2 panel product: four rows, eight columns (two 256-bit registers per row) per pass,
-/// then four. Each output element gets the same fused multiply-adds in the same order as in
-/// the portable build, so the results are bitwise equal.
+avx512_dispatch! {
+    /// `out[r][c] = Σ_k panel[k][r] · src[k][c]` for the output rows of a panel laid out for
+    /// the build `level` (row stride [`BLOCK`]), a few columns at a time so that the running
+    /// sums stay in registers while the rows of `src` stream past. Sums run in ascending k,
+    /// so the result is the same as the plain loop's.
+    fn panel_product<const ISA: u8>(
+        level: Isa,
+        panel: &[PanelRow],
+        src: &[f64],
+        out: &mut [f64],
+        width: usize,
+    ) {
+        assert!(width <= BLOCK && width.is_multiple_of(4));
+        assert!(src.len() >= panel.len() * BLOCK);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if ISA >= AVX512 {
+                assert!(out.len() >= 8 * BLOCK);
+                // SAFETY: the processor supports AVX-512F, AVX and FMA (the body's contract at
+                // this level), and the bounds were asserted above.
+                return unsafe { panel_product_vec::<__m512d, 8, 1>(panel, src, out, width) };
+            }
+            if ISA >= AVX2 {
+                assert!(out.len() >= 4 * BLOCK);
+                // SAFETY: the processor supports AVX and FMA (the body's contract at this
+                // level), and the bounds were asserted above.
+                return unsafe { panel_product_vec::<__m256d, 4, 2>(panel, src, out, width) };
+            }
+        }
+        panel_product_portable(panel, src, out, width)
+    }
+}
+
+/// The vector panel product: `ROWS` output rows, whose coefficients sit every `STEP` entries
+/// of a panel row, `2·V::LANES` columns (two vectors per row) per pass, then `V::LANES`, then
+/// four (one 256-bit vector). The AVX2 build runs it with four rows (pairs) and 256-bit
+/// vectors — eight columns per pass, then four — and the AVX-512 build with eight rows
+/// (plain coefficients) and 512-bit vectors — sixteen, eight, then four: sharing each load
+/// of `src` among eight rows halves the traffic per multiply of the four-row build. Each
+/// output element gets the same fused multiply-adds in the same order as in the portable
+/// build, so the results are bitwise equal.
 ///
 /// # Safety
 /// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long, `out`
-/// at least `4·BLOCK` long, and the processor must support AVX2 and FMA.
+/// at least `ROWS·BLOCK` long, `STEP·(ROWS − 1) < 8`, and the processor must support the
+/// instructions of `V` and of `__m256d` (see [`Vector`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn panel_product_avx(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
-    use std::arch::x86_64::{
-        _mm256_broadcast_sd, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
+#[inline(always)]
+unsafe fn panel_product_vec<V: Vector, const ROWS: usize, const STEP: usize>(
+    panel: &[PanelRow],
+    src: &[f64],
+    out: &mut [f64],
+    width: usize,
+) {
+    let lanes = V::LANES;
     let mut c0 = 0;
-    // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
-    // c0 + lanes ≤ width ≤ BLOCK, inside `src`; broadcasts read panel entries 2r < 8; stores
-    // write out[r·BLOCK + c0 .. + lanes] with r < 4, inside `out` (the contract); AVX2 and
-    // FMA are available by the contract.
+    // SAFETY: every pass covers columns c0 .. c0 + its width ≤ width ≤ BLOCK (the last one
+    // four, as widths are multiples of 4); the rest is this function's contract.
     unsafe {
-        while c0 + 8 <= width {
-            let mut acc = [_mm256_setzero_pd(); 8];
-            for (k, p) in panel.iter().enumerate() {
-                let base = src.as_ptr().add(k * BLOCK + c0);
-                let (s0, s4) = (_mm256_loadu_pd(base), _mm256_loadu_pd(base.add(4)));
-                for r in 0..4 {
-                    let c = _mm256_broadcast_sd(&p[2 * r]);
-                    acc[2 * r] = _mm256_fmadd_pd(c, s0, acc[2 * r]);
-                    acc[2 * r + 1] = _mm256_fmadd_pd(c, s4, acc[2 * r + 1]);
-                }
-            }
-            for r in 0..4 {
-                let o = out.as_mut_ptr().add(r * BLOCK + c0);
-                _mm256_storeu_pd(o, acc[2 * r]);
-                _mm256_storeu_pd(o.add(4), acc[2 * r + 1]);
-            }
-            c0 += 8;
+        while c0 + 2 * lanes <= width {
+            columns::<V, ROWS, STEP, 2>(panel, src, out, c0);
+            c0 += 2 * lanes;
+        }
+        if c0 + lanes <= width {
+            columns::<V, ROWS, STEP, 1>(panel, src, out, c0);
+            c0 += lanes;
         }
         if c0 < width {
-            four_columns_avx::<4, 2>(panel, src, out, c0);
+            columns::<__m256d, ROWS, STEP, 1>(panel, src, out, c0);
         }
     }
 }
 
-/// The last four columns `c0 .. c0 + 4` of a panel product with 256-bit vectors, for `ROWS`
-/// output rows whose coefficients sit every `STEP` entries of a panel row (pairs: 2).
+/// Columns `c0 .. c0 + C·V::LANES` of a panel product with `C` vectors `V` per output row, for
+/// `ROWS` output rows whose coefficients sit every `STEP` entries of a panel row: the running
+/// sums stay in registers, each updated by one fused multiply-add per coefficient.
 ///
 /// # Safety
-/// As [`panel_product_avx`] with `c0 + 4 ≤ width`, `out` at least `ROWS·BLOCK` long, and
-/// `STEP·(ROWS − 1) < 8`.
+/// `c0 + C·V::LANES ≤ BLOCK`, `src` at least `panel.len()·BLOCK` long, `out` at least
+/// `ROWS·BLOCK` long, `STEP·(ROWS − 1) < 8`, and the processor must support the instructions
+/// of `V` (see [`Vector`]).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn four_columns_avx<const ROWS: usize, const STEP: usize>(
+#[inline(always)]
+unsafe fn columns<V: Vector, const ROWS: usize, const STEP: usize, const C: usize>(
     panel: &[PanelRow],
     src: &[f64],
     out: &mut [f64],
     c0: usize,
 ) {
-    use std::arch::x86_64::{
-        _mm256_broadcast_sd, _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
-    // SAFETY: loads read src[k·BLOCK + c0 .. + 4] with k < panel.len() and c0 + 4 ≤ BLOCK,
-    // inside `src`; stores write out[r·BLOCK + c0 .. + 4] with r < ROWS, inside `out`; AVX2
-    // and FMA are available (the contract).
+    // SAFETY: loads read src[k·BLOCK + c0 .. + C·LANES] with k < panel.len() and
+    // c0 + C·LANES ≤ BLOCK, inside `src`; stores write out[r·BLOCK + c0 .. + C·LANES] with
+    // r < ROWS, inside `out`; the instructions of `V` are available (the contract).
     unsafe {
-        let mut acc = [_mm256_setzero_pd(); ROWS];
+        let mut acc = [[V::zero(); C]; ROWS];
         for (k, p) in panel.iter().enumerate() {
-            let s0 = _mm256_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
+            let base = src.as_ptr().add(k * BLOCK + c0);
+            let mut s = [V::zero(); C];
+            for (h, v) in s.iter_mut().enumerate() {
+                *v = V::load(base.add(h * V::LANES));
+            }
             for (r, a) in acc.iter_mut().enumerate() {
-                *a = _mm256_fmadd_pd(_mm256_broadcast_sd(&p[STEP * r]), s0, *a);
+                let c = V::splat(p[STEP * r]);
+                for h in 0..C {
+                    a[h] = c.mul_add(s[h], a[h]);
+                }
             }
         }
         for (r, a) in acc.iter().enumerate() {
-            _mm256_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
-        }
-    }
-}
-
-/// The AVX-512F panel product: eight output rows (plain coefficients, not pairs), sixteen
-/// columns (two 512-bit registers per row) per pass, then eight, then four with AVX2.
-/// Sharing each load of `src` among eight rows halves the traffic per multiply of the
-/// four-row kernels.
-///
-/// # Safety
-/// `width ≤ BLOCK`, `width` a multiple of 4, `src` at least `panel.len()·BLOCK` long, `out`
-/// at least `8·BLOCK` long, and the processor must support AVX-512F, AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn panel_product_avx512(panel: &[PanelRow], src: &[f64], out: &mut [f64], width: usize) {
-    use std::arch::x86_64::{
-        _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
-    };
-    let mut c0 = 0;
-    // SAFETY: loads read src[k·BLOCK + c0 .. + lanes] with k < panel.len() and
-    // c0 + lanes ≤ width ≤ BLOCK, inside `src`; panel rows hold 8 values; stores write
-    // out[r·BLOCK + c0 .. + lanes] with r < 8, inside `out`; AVX-512F, AVX2 (for the last
-    // four columns) and FMA are available (the contract).
-    unsafe {
-        while c0 + 16 <= width {
-            let mut acc = [_mm512_setzero_pd(); 16];
-            for (k, p) in panel.iter().enumerate() {
-                let base = src.as_ptr().add(k * BLOCK + c0);
-                let (s0, s8) = (_mm512_loadu_pd(base), _mm512_loadu_pd(base.add(8)));
-                for r in 0..8 {
-                    let c = _mm512_set1_pd(p[r]);
-                    acc[2 * r] = _mm512_fmadd_pd(c, s0, acc[2 * r]);
-                    acc[2 * r + 1] = _mm512_fmadd_pd(c, s8, acc[2 * r + 1]);
-                }
+            let o = out.as_mut_ptr().add(r * BLOCK + c0);
+            for (h, v) in a.iter().enumerate() {
+                v.store(o.add(h * V::LANES));
             }
-            for r in 0..8 {
-                let o = out.as_mut_ptr().add(r * BLOCK + c0);
-                _mm512_storeu_pd(o, acc[2 * r]);
-                _mm512_storeu_pd(o.add(8), acc[2 * r + 1]);
-            }
-            c0 += 16;
-        }
-        if c0 + 8 <= width {
-            let mut acc = [_mm512_setzero_pd(); 8];
-            for (k, p) in panel.iter().enumerate() {
-                let s0 = _mm512_loadu_pd(src.as_ptr().add(k * BLOCK + c0));
-                for (r, a) in acc.iter_mut().enumerate() {
-                    *a = _mm512_fmadd_pd(_mm512_set1_pd(p[r]), s0, *a);
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                _mm512_storeu_pd(out.as_mut_ptr().add(r * BLOCK + c0), *a);
-            }
-            c0 += 8;
-        }
-        if c0 < width {
-            four_columns_avx::<8, 1>(panel, src, out, c0);
         }
     }
 }

@@ -63,8 +63,9 @@ avx512_dispatch! {
     /// In place over `k`: each `r²` becomes `s·κ(r²)`, and `2s·dκ/d(r²)` goes to the same
     /// entry of `c` — the kernel values and gradient weights of one point against many, as
     /// one vectorised loop (the values are those of a [`Profile::value`] call per entry).
-    /// Runs with 512-bit vectors where the processor has AVX-512F and with 256-bit ones where
-    /// it has AVX2, with bitwise identical results (the loop is elementwise): the profiles'
+    /// Runs with 512-bit vectors where the processor has AVX-512F and AVX-512VL and with
+    /// 256-bit ones where it has AVX2, with bitwise identical results (the loop is
+    /// elementwise): the profiles'
     /// square roots, division and `exp` polynomial are long dependent chains, and wider
     /// vectors put twice as many entries in flight.
     pub fn scaled_profiles(profile: Profile, s: f64, k: &mut [f64], c: &mut [f64]) {
