@@ -880,6 +880,41 @@ fn panel_products() {
     }
 }
 
+/// Panels built at one level keep their build (their layout is that build's) when the
+/// level is lowered afterwards, and give the same bits under every later level.
+#[test]
+fn panels_keep_their_build() {
+    let mut rng = Gen(14);
+    let n = 41;
+    let mut l = rng.awkward_finite(n * n);
+    for i in 0..n {
+        l[i * n + i] = 1.0 + rng.uniform().abs();
+        l[i * n + i + 1..(i + 1) * n].fill(0.0);
+    }
+    let src = rng.awkward_finite(n * BLOCK);
+    let rows = n.next_multiple_of(PANEL_ROWS);
+    let _turn = LEVEL.lock().unwrap_or_else(|e| e.into_inner());
+    let _unlimit = Unlimit;
+    for built in Isa::ALL.into_iter().filter(|&l| l <= simd::detected()) {
+        simd::limit(built);
+        let panels = Panels::new(&l, n);
+        let isa = panels.isa();
+        let mut want = vec![f64::NAN; rows * BLOCK];
+        panels.lower_product(&src, &mut want, BLOCK);
+        for later in Isa::ALL {
+            simd::limit(later);
+            let mut got = vec![f64::NAN; rows * BLOCK];
+            panels.lower_product(&src, &mut got, BLOCK);
+            assert_eq!(panels.isa(), isa, "built at {built:?}, run under {later:?}");
+            assert_same(
+                &got[..n * BLOCK],
+                &want[..n * BLOCK],
+                &format!("panels built at {built:?}, run under {later:?}"),
+            );
+        }
+    }
+}
+
 #[test]
 fn kernel_profiles() {
     same_bits_on_every_level("profile::scaled_profiles", || {
