@@ -171,24 +171,7 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
         ));
     };
     check_name(name)?;
-    let type_name = name.replace('-', "_");
-    let registry_kind = match kind {
-        "acquisition" => cabo::core::Kind::Acquisition,
-        "problem" => cabo::core::Kind::Problem,
-        _ => cabo::core::Kind::Policy,
-    };
-    // Two spec types under one `type` name would make every spec using it ambiguous.
-    if cabo::core::registry::names(registry_kind).contains(&type_name.as_str()) {
-        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
-            "an"
-        } else {
-            "a"
-        };
-        return Err(format!(
-            "{article} {registry_kind} plugin named `{type_name}` is already registered \
-             (`cargo xtask list`); choose another name"
-        ));
-    }
+    check_unregistered(kind, name)?;
     let facade_lib = workspace.join("app/cabo/src/lib.rs");
     let facade_toml = workspace.join("app/cabo/Cargo.toml");
     if !facade_lib.is_file() || !facade_toml.is_file() {
@@ -214,9 +197,54 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
             "the workspace already has a package `{package}`; choose another name"
         ));
     }
-    let lib = std::fs::read_to_string(&facade_lib)
+    let (new_lib, new_toml) = facade_edits(&facade_lib, &facade_toml, &package, name)?;
+    // Everything that could refuse has been checked: from here on it only writes.
+    write_crate(template, kind, name, &crate_dir, &spec)?;
+    std::fs::write(&facade_lib, new_lib).map_err(|e| format!("{}: {e}", facade_lib.display()))?;
+    std::fs::write(&facade_toml, new_toml)
+        .map_err(|e| format!("{}: {e}", facade_toml.display()))?;
+    Ok(Scaffolded {
+        crate_dir,
+        spec,
+        package,
+    })
+}
+
+/// Refuses a name whose plugin `type` is already registered for the kind: two spec types
+/// under one `type` name would make every spec using it ambiguous.
+fn check_unregistered(kind: &str, name: &str) -> Result<(), String> {
+    let type_name = name.replace('-', "_");
+    let registry_kind = match kind {
+        "acquisition" => cabo::core::Kind::Acquisition,
+        "problem" => cabo::core::Kind::Problem,
+        _ => cabo::core::Kind::Policy,
+    };
+    if cabo::core::registry::names(registry_kind).contains(&type_name.as_str()) {
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        return Err(format!(
+            "{article} {registry_kind} plugin named `{type_name}` is already registered \
+             (`cargo xtask list`); choose another name"
+        ));
+    }
+    Ok(())
+}
+
+/// The facade's `lib.rs` with the crate added to `PLUGIN_GROUPS`, and its `Cargo.toml` with
+/// the crate as a dependency. Computed before anything is written, so a facade they do not
+/// fit is refused with nothing written.
+fn facade_edits(
+    facade_lib: &Path,
+    facade_toml: &Path,
+    package: &str,
+    name: &str,
+) -> Result<(String, String), String> {
+    let lib = std::fs::read_to_string(facade_lib)
         .map_err(|e| format!("{}: {e}", facade_lib.display()))?;
-    let toml = std::fs::read_to_string(&facade_toml)
+    let toml = std::fs::read_to_string(facade_toml)
         .map_err(|e| format!("{}: {e}", facade_toml.display()))?;
     let ident = package.replace('-', "_");
     let anchor = "const PLUGIN_GROUPS: &[fn() -> PluginGroup] = &[\n";
@@ -240,7 +268,18 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
         new_toml,
         "\n{package} = {{ path = \"../../plugins/{name}\" }}"
     );
+    Ok((new_lib, new_toml))
+}
 
+/// Writes the template's crate to `crate_dir` and its smoke spec to `spec`, with the
+/// template's names replaced by `name`'s.
+fn write_crate(
+    template: &Template,
+    kind: &str,
+    name: &str,
+    crate_dir: &Path,
+    spec: &Path,
+) -> Result<(), String> {
     let files = [
         ("Cargo.toml", template.manifest),
         ("src/lib.rs", template.lib),
@@ -261,16 +300,9 @@ pub fn scaffold(workspace: &Path, kind: &str, name: &str) -> Result<Scaffolded, 
     if let Some(d) = spec.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
-    std::fs::write(&spec, instantiate(template.smoke, kind, name))
+    std::fs::write(spec, instantiate(template.smoke, kind, name))
         .map_err(|e| format!("{}: {e}", spec.display()))?;
-    std::fs::write(&facade_lib, new_lib).map_err(|e| format!("{}: {e}", facade_lib.display()))?;
-    std::fs::write(&facade_toml, new_toml)
-        .map_err(|e| format!("{}: {e}", facade_toml.display()))?;
-    Ok(Scaffolded {
-        crate_dir,
-        spec,
-        package,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -185,20 +185,10 @@ fn check_values(args: &Args) -> syn::Result<()> {
     Ok(())
 }
 
-/// The whole expansion, or the first error in the attribute or the item.
-fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let args: Args = syn::parse2(args)?;
-    check_values(&args)?;
-    let mut item: ItemImpl = syn::parse2(item).map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            format!(
-                "`#[cabo_core::plugin]` goes on an `impl` of a plugin spec trait ({}) for the \
-                 plugin's spec type",
-                traits_list()
-            ),
-        )
-    })?;
+/// The spec trait `item` implements, as written there, with its name and the catalogue
+/// `Kind` variant it registers as; or the error for an `impl` that is not of one of cabo's
+/// spec traits, or that already carries a typetag attribute.
+fn spec_trait(item: &ItemImpl) -> syn::Result<(syn::Path, &'static str, &'static str)> {
     let Some((trait_path, _)) = item
         .trait_
         .as_ref()
@@ -219,7 +209,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         .last()
         .map(|s| s.ident.to_string())
         .unwrap_or_default();
-    let Some((trait_name, variant)) = SPEC_TRAITS.iter().find(|(t, _)| *t == last) else {
+    let Some(&(trait_name, variant)) = SPEC_TRAITS.iter().find(|(t, _)| *t == last) else {
         return Err(syn::Error::new_spanned(
             &trait_path,
             format!(
@@ -243,6 +233,24 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
             "remove this attribute: `#[cabo_core::plugin]` registers the type with typetag itself",
         ));
     }
+    Ok((trait_path, trait_name, variant))
+}
+
+/// The whole expansion, or the first error in the attribute or the item.
+fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let args: Args = syn::parse2(args)?;
+    check_values(&args)?;
+    let mut item: ItemImpl = syn::parse2(item).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!(
+                "`#[cabo_core::plugin]` goes on an `impl` of a plugin spec trait ({}) for the \
+                 plugin's spec type",
+                traits_list()
+            ),
+        )
+    })?;
+    let (trait_path, trait_name, variant) = spec_trait(&item)?;
     let trait_ident = format_ident!("{trait_name}");
     let variant = format_ident!("{variant}");
     let Args {

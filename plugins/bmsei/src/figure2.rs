@@ -377,13 +377,31 @@ fn side(instance: &Instance, x: f64) -> &'static str {
     }
 }
 
+/// The study's output: the best-value figure, the three tables, the findings on the paper's
+/// claims, and the runs and initial grid as data.
 fn output(
     spec: &Figure2StudySpec,
     instance: &Instance,
     runs: &[Run],
     grid: &[GridPoint],
 ) -> StudyOutput {
-    let evaluations = Table {
+    StudyOutput {
+        figures: vec![figure(runs)],
+        tables: vec![
+            evaluations_table(spec, instance, runs),
+            summary_table(instance, runs),
+            initial_table(instance, grid),
+        ],
+        findings: findings(spec, instance, runs, grid),
+        data: serde_json::json!({ "runs": runs, "initial_posterior": grid }),
+        measurements: Vec::new(),
+    }
+}
+
+/// Every evaluation of each run, in order, with the side of the cost's step it falls on and
+/// the spend so far.
+fn evaluations_table(spec: &Figure2StudySpec, instance: &Instance, runs: &[Run]) -> Table {
+    Table {
         name: "figure2-evaluations".into(),
         title: format!(
             "Every evaluation of each policy until its budget {} is spent",
@@ -416,9 +434,13 @@ fn output(
                 })
             })
             .collect(),
-    };
+    }
+}
+
+/// Each run's best value within the budget and its regret against the maximum of f.
+fn summary_table(instance: &Instance, runs: &[Run]) -> Table {
     let maximum = instance.maximum();
-    let summary = Table {
+    Table {
         name: "figure2-summary".into(),
         title: format!(
             "Best value within the budget (the maximum of f is {maximum:.4}; the initial design's best is {:.4})",
@@ -448,8 +470,12 @@ fn output(
                 ]
             })
             .collect(),
-    };
-    let initial = Table {
+    }
+}
+
+/// The initial posterior and both one-step acquisitions on the grid.
+fn initial_table(instance: &Instance, grid: &[GridPoint]) -> Table {
+    Table {
         name: "figure2-initial-posterior".into(),
         title: "The initial posterior and one-step acquisitions on the grid".into(),
         columns: columns(&["x", "f(x)", "mean", "sd", "E[c]", "EI-PUC", "Q1 (budget B)"]),
@@ -467,13 +493,6 @@ fn output(
                 ]
             })
             .collect(),
-    };
-    StudyOutput {
-        figures: vec![figure(runs)],
-        tables: vec![evaluations, summary, initial],
-        findings: findings(spec, instance, runs, grid),
-        data: serde_json::json!({ "runs": runs, "initial_posterior": grid }),
-        measurements: Vec::new(),
     }
 }
 

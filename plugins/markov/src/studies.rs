@@ -230,7 +230,34 @@ fn with_band(x: f64, y: f64, se: f64) -> SeriesPoint {
     }
 }
 
+/// The Figure 5.2 sweep as the study's output: its figures, its table, the findings on the
+/// paper's claim, and the dynamic program's time and memory per point.
 fn cost_sweep_output(fig: &Figure52) -> StudyOutput {
+    StudyOutput {
+        figures: cost_sweep_figures(fig),
+        tables: vec![cost_sweep_table(fig)],
+        findings: cost_sweep_findings(fig),
+        data: serde_json::to_value(fig).unwrap_or_default(),
+        measurements: fig
+            .points
+            .iter()
+            .flat_map(|p| {
+                let at = format!("{} c={}", p.prior, p.cost);
+                [
+                    (format!("dp solve seconds, {at}"), p.solve_seconds),
+                    (
+                        format!("dp peak MiB, {at}"),
+                        p.peak_bytes as f64 / 1_048_576.0,
+                    ),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Figure 5.2, one figure per prior: V from the dynamic program and both policies' simulated
+/// values against the cost.
+fn cost_sweep_figures(fig: &Figure52) -> Vec<Figure> {
     let mut figures = Vec::new();
     let mut priors: Vec<&str> = fig.points.iter().map(|p| p.prior.as_str()).collect();
     priors.dedup();
@@ -265,6 +292,11 @@ fn cost_sweep_output(fig: &Figure52) -> StudyOutput {
             ],
         });
     }
+    figures
+}
+
+/// Every point of the sweep as a row of the Figure 5.2 table.
+fn cost_sweep_table(fig: &Figure52) -> Table {
     let columns = [
         "prior",
         "cost",
@@ -295,30 +327,11 @@ fn cost_sweep_output(fig: &Figure52) -> StudyOutput {
             ]
         })
         .collect();
-    StudyOutput {
-        figures,
-        tables: vec![Table {
-            name: "figure-5-2".into(),
-            title: "Value against cost".into(),
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            rows,
-        }],
-        findings: cost_sweep_findings(fig),
-        data: serde_json::to_value(fig).unwrap_or_default(),
-        measurements: fig
-            .points
-            .iter()
-            .flat_map(|p| {
-                let at = format!("{} c={}", p.prior, p.cost);
-                [
-                    (format!("dp solve seconds, {at}"), p.solve_seconds),
-                    (
-                        format!("dp peak MiB, {at}"),
-                        p.peak_bytes as f64 / 1_048_576.0,
-                    ),
-                ]
-            })
-            .collect(),
+    Table {
+        name: "figure-5-2".into(),
+        title: "Value against cost".into(),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        rows,
     }
 }
 

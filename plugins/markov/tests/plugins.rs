@@ -61,8 +61,10 @@ fn run(policy_json: &str, seed: u64) -> (Vec<usize>, String, f64) {
     panic!("policy never stopped");
 }
 
+/// The problem as the runner sees it: a finite domain of the grid's points, the endpoints
+/// at their known value, off-grid queries refused.
 #[test]
-fn problem_and_policies_run_like_the_runner_drives_them() {
+fn the_problem_is_the_grid_with_its_endpoints_known() {
     let spec: Box<dyn ProblemSpec> = serde_json::from_str(PROBLEM).unwrap();
     let problem = spec.build(4).unwrap();
     match &problem.info().domain {
@@ -100,8 +102,12 @@ fn problem_and_policies_run_like_the_runner_drives_them() {
         .unwrap()
         .path();
     assert_eq!(path.len(), 9);
+}
 
-    // Averaged over replications, the DP policy's net value tracks V and beats one-step.
+/// Driven like the runner drives them, averaged over replications, the DP policy's net
+/// value tracks V and one-step lookahead's does no better.
+#[test]
+fn the_dp_policy_tracks_v_and_one_step_does_no_better() {
     let setup = Setup {
         prior: Prior::Brownian { scale: 1.0 },
         reward: Reward::Indicator { threshold: 0.0 },
@@ -139,8 +145,10 @@ fn problem_and_policies_run_like_the_runner_drives_them() {
         os_mean <= dp_mean + 0.03,
         "one-step {os_mean} vs DP {dp_mean}"
     );
+}
 
-    // A fixed budget takes exactly that many samples.
+#[test]
+fn a_fixed_budget_takes_exactly_that_many_samples() {
     let (samples, reason, _) = run(r#"{"type": "markov_one_step", "samples": 3}"#, 2);
     assert_eq!(samples.len(), 3);
     assert!(reason.contains("3 samples"));
