@@ -66,6 +66,11 @@ fn requirements(loaded: &LoadedSpec) -> Requirements {
     }
 }
 
+// One test because its phases feed each other: the first finds each policy's setting with
+// the reference model, the second tries every other model on that setting (or marks it not
+// applicable), and the matrix printed at the end holds what both found. Each phase runs all
+// its specs as one parallel batch (`run_all`), which tests per policy or per model would
+// give up.
 #[test]
 fn every_policy_runs_with_every_model_offering_what_it_needs_and_is_refused_otherwise() {
     cabo::init().expect("plugins registered");

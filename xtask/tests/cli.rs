@@ -256,6 +256,10 @@ fn completed(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     out
 }
 
+// One test because each stage reads what the stage before left on disk: the rerun must find
+// the files the killed sweep completed untouched, and the clean run is compared file by file
+// with the resumed sweep's. Split, each test would pay again for a sweep of 6 × 19 000
+// evaluations and a kill landing inside it.
 #[test]
 fn a_killed_sweep_resumes_without_redoing_completed_runs() {
     let dir = tempfile::tempdir().unwrap();

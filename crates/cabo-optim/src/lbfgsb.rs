@@ -695,6 +695,12 @@ impl<'b> Solver<'b> {
     }
 
     /// The search from `x0`, evaluating the objective through `slot` (see [`evaluate`]).
+    ///
+    /// One function because it is the iteration of Byrd et al. (1995) in the paper's order —
+    /// projected-gradient test, Cauchy point, subspace step, line search, correction-pair
+    /// update — closed by SciPy's relative-reduction test. A stage that fails resets the
+    /// memory and `continue`s or `break`s this loop; split into pieces, those exits would
+    /// become flags handed back to it.
     async fn run(
         mut self,
         slot: &RefCell<Slot>,
@@ -1027,6 +1033,12 @@ impl<'b> Solver<'b> {
     /// The generalised Cauchy point `xc` and `c = Wᵀ(xc − x)`, the latter held as `F⁻¹c`
     /// (see [`Middle`]), as is the path's `p`: each breakpoint then costs one
     /// [`Middle::half`] of its row of `W` and three inner products of `2k`.
+    ///
+    /// One function because it transcribes the generalised Cauchy point (Algorithm CP of
+    /// Byrd et al. 1995) step by step: the initialisation of `d`, `f'`, `f''` and `p`,
+    /// the walk over the breakpoints that fixes one variable at each and updates `c`, `p`,
+    /// `f'` and `f''`, then the last segment. Kept in the paper's order it can be checked
+    /// against the paper line by line.
     fn cauchy_point(&mut self, x: &[f64], g: &[f64]) {
         let (n, kk, m2) = (self.n, 2 * self.k, 2 * self.m);
         self.sc.breaks.clear();
@@ -1340,6 +1352,12 @@ impl<'b> Solver<'b> {
 
     /// Strong-Wolfe line search along `dir` from `x`; on success returns `(t, f)` and leaves
     /// the accepted point and its gradient in `xlo` / `glo`.
+    ///
+    /// One function because its bracketing and zoom phases (Algorithms 3.5 and 3.6 of
+    /// Nocedal & Wright 2006) share one loop: each trial point is built, evaluated and tested
+    /// against the Wolfe conditions once, and whether `hi` is set yet decides between
+    /// extrapolating and interpolating the next one. Written as the book's two functions,
+    /// the trial and its tests would be written twice.
     #[allow(clippy::too_many_arguments)]
     async fn line_search(
         &mut self,

@@ -93,6 +93,9 @@ impl Problem {
         Problem { kind, n, a, b, c }
     }
 
+    // One function because it is the problem set's table of objectives: one arm per kind,
+    // each under the comment saying what it is, selected by the `kind` number the cases
+    // draw. The hashes pin every bit these arms compute.
     fn value_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
         let (n, a, b, c) = (self.n, &self.a, &self.b, &self.c);
         match self.kind {

@@ -1011,6 +1011,12 @@ fn path_factor<const W: usize, const S: usize>(
 /// The value of a node whose path has the prepared points `pf` (objective) and `pc` (ln c)
 /// and the base samples `ey`, `ec`, as a dual in the path's coordinates or, when `moments`,
 /// in its moments (the objective's first, then ln c's).
+///
+/// One function because it is the node's value read in order: the latent mean and σ at the
+/// node given the path's fantasies, the incumbent over the path, the probability that the
+/// node's cost fits the budget the path's fantasised costs leave, then EI times that
+/// probability. Every stage is a dual over the same path factors, and the early returns
+/// (a leaf-mean tree, no budget left, a known cost above it) skip the stages after them.
 #[allow(clippy::too_many_arguments)]
 fn node_value<const W: usize, const S: usize>(
     o: &TreeObjective<'_>,

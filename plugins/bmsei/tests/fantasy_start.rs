@@ -46,6 +46,13 @@ struct Row {
     won: f64,
 }
 
+/// The first `decisions` decisions of one run in dimension `d` with the tree's fantasy
+/// counts `fantasies` (one per stage), one row each.
+///
+/// One function because the run threads one state through every decision: both policies
+/// decide from the same data and budget (the one without the start restored from the
+/// other's checkpoint), and only the decision with the fantasy start is evaluated and fed
+/// back into that state.
 fn run(d: usize, fantasies: &[usize], decisions: usize) -> Vec<Row> {
     let info = ProblemInfo::continuous("alpine1", d);
     let settings = OptimizerSettings {

@@ -87,6 +87,9 @@ fn ei_per_cost(post: &dyn Posterior, cost: &dyn CostBelief, best: f64, x: f64) -
     ei * (-lc.mean + 0.5 * lc.var).exp()
 }
 
+// One test because running the study is the expensive part and every check reads the same
+// two runs; docs/reproductions/001-bmsei cites it by this name for the three claims about
+// Fig. 2 it checks.
 #[test]
 fn bmsei_ends_higher_than_ei_puc_within_the_budget_on_figure_2s_example() {
     cabo_bmsei::plugins();

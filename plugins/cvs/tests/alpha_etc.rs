@@ -149,6 +149,11 @@ fn decisions_match_the_transcription_with_a_halving_alpha_and_a_floor() {
 /// Runs α-ETC (τ = 1, then 20 exploitation rounds) against the transcription on the same
 /// growing data and asserts identical decisions.
 /// Returns the sizes S₁ took.
+///
+/// One function because the policy and the transcription must see the same data every
+/// round: each round plays the policy's decision and records it in both (the data set, and
+/// the transcription's plays and cost sums), and the next round's comparison reads what the
+/// last one left. The set-up before the loop builds both from the same α, schedule and floor.
 fn match_transcription(
     alpha: f64,
     halving_every: Option<usize>,

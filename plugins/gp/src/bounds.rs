@@ -148,6 +148,11 @@ impl<'a> GpSet<'a> {
 
     /// Σ_c (μ_c − mean + βσ_c) in model units, and its gradient (model units, not yet
     /// divided by m) when `grad` is given.
+    ///
+    /// One function because each block of `BLOCK` samples is carried through every stage —
+    /// kernel values, means, `V = L⁻¹K` and variances, then the gradient's `U = L⁻ᵀV` and
+    /// `h` — before the next block reuses the buffers: the block loop is the unit, and its
+    /// stages share `kb`, `vb`, `ub`, `pb` and `wgt`.
     fn eval(&self, xi: &[f64], beta: f64, grad: Option<&mut [f64]>) -> f64 {
         let (n, m, q) = (self.n, self.m, self.inv_ls.len());
         let s = self.outputscale;

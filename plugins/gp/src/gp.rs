@@ -577,6 +577,11 @@ pub struct MapFit {
 impl HyperparameterSpace {
     /// The space of `config` for inputs of dimension `dim` and targets `y` in model units
     /// (their mean and variance set the default start and the mean's bounds).
+    ///
+    /// One function because each hyperparameter's settings are decided together: whether
+    /// it is fixed (from the config and the fit mode), its prior, and its start and bounds,
+    /// pushed in the order θ is laid out (lengthscales, outputscale, noise, mean), which is
+    /// the order [`HyperparameterSpace::unpack`] reads θ back in.
     pub fn new(config: &GpConfig, dim: usize, y: &[f64]) -> Result<Self> {
         let map = config.fit == FitMode::Map;
         let fixed_ls = config
@@ -885,6 +890,11 @@ impl<'a> FitProblem<'a> {
     }
 
     /// `−(log marginal likelihood + log prior)/n` and its gradient in θ.
+    ///
+    /// One function because its stages hand the workspace on in sequence within one
+    /// evaluation: the kernel rows fill `kappa`, `dkappa` and the Gram matrix, the Cholesky
+    /// factor gives `alpha` and `K⁻¹`, and the gradient rows read all of them back, with both
+    /// parallel passes splitting the rows at the same `split`.
     fn eval(&self, theta: &[f64], grad: &mut [f64], ws: &mut Workspace) -> f64 {
         let hp = self.space.unpack(theta);
         let n = self.y.len();

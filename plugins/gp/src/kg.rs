@@ -94,6 +94,13 @@ impl<'a> KgObjective<'a> {
         (self.eps.len() + 1) * cabo_core::Posterior::dim(self.post)
     }
 
+    /// The objective at `xs` (the root `x`, then each leaf `x'ᵢ`), with its gradient written
+    /// into `grad` when given; NaN for a vector of the wrong length or with a non-finite entry.
+    ///
+    /// One function because the chain rule runs root, leaves, root: the root's `K⁻¹k(X, x)`
+    /// and standard deviation enter every leaf's term, and the leaves accumulate `spread` and
+    /// `pull`, which the root's gradient needs at the end. The scratch buffers are borrowed
+    /// once for all three.
     fn evaluate(&self, xs: &[f64], mut grad: Option<&mut [f64]>) -> f64 {
         if xs.len() != self.dim() || xs.iter().any(|v| !v.is_finite()) {
             if let Some(g) = grad {

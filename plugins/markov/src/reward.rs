@@ -144,6 +144,11 @@ impl Reward {
 
 /// `R` of the interval `[xa, xb]` with endpoint values `ya`, `yb` under the Gaussian clock
 /// `scale²·x^exponent` (`xa < xb`), with the rule of the module docs.
+///
+/// One function because the quadrature is one derivation: the integrand under the
+/// substitution `x = xa + len·sin²(θ/2)`, and the breakpoints, which are θ values of that
+/// same substitution (where the bridge mean crosses k and k ± C, and the ends of the
+/// boundary layers), all read the same `a`, `b`, `va` and `vb`.
 // Reward, clock (two floats), interval (two), endpoint values (two) and the rule.
 #[allow(clippy::too_many_arguments)]
 pub fn gauss_interval_reward(

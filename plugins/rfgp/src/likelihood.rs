@@ -48,6 +48,12 @@ impl Form {
 /// constant mean `mean`, at inputs `x` (row-major) and targets `y` (model units), with its
 /// gradient. `Ok(None)` when the covariance cannot be factorised (the fit treats that as an
 /// infinite objective, as the exact GP does).
+///
+/// One function because the two forms are two routes to the same four quantities (the
+/// value, `α`, `G` and `∂/∂ln σ²`), written as the two arms of one `match`: side by side,
+/// each arm reads against the module docs' formulas and against the other, and the
+/// gradients in `ln s`, `ln ℓ` and `μ` after it are computed once from whichever `G` and
+/// `α` the arm gave.
 pub fn log_marginal_likelihood(
     features: &Features,
     noise: f64,

@@ -266,6 +266,10 @@ fn covariances_agree_with_conditioning() {
 /// - at m = 16384 the average error at each point is within 4 standard errors (its spread
 ///   over the bases, /√R) of 0: features that converge to another kernel (a wrong spectral
 ///   density or lengthscale scaling) leave a bias that fails this.
+///
+/// One test because both checks read one table of errors: its 64 posteriors per size and
+/// kernel, up to 16384 features each, are the expensive part, and the rate check (every
+/// size) and the bias check (the largest) are two readings of it.
 #[test]
 fn posterior_approaches_the_exact_gp_at_the_monte_carlo_rate() {
     let (n, d, reps) = (8, 2, 64);
