@@ -48,8 +48,6 @@ struct Run<'a> {
     sinks: Sinks,
     /// The initial design's points still to evaluate (all of them in a fresh run).
     design: Vec<Vec<f64>>,
-    /// Size of the initial design.
-    offset: usize,
     /// The run its checkpoints belong to.
     identity: RunIdentity,
     /// The evaluations answered so far, for a problem that must never be asked a recorded
@@ -184,7 +182,7 @@ impl Run<'_> {
         }
         self.step.tell(&mut self.setup, obs.clone())?;
         diagnostics.extend(self.setup.policy.diagnostics());
-        let iter = self.offset + iteration - 1;
+        let iter = self.step.design_len() + iteration - 1;
         self.record(iter, &obs, diagnostics)?;
         self.sinks.timed(&Times {
             iter,
@@ -210,7 +208,7 @@ impl Run<'_> {
         Ok(Some(Checkpoint {
             run: self.identity.clone(),
             decisions: self.step.decisions,
-            offset: self.offset,
+            offset: self.step.design_len(),
             evaluations: self.step.data.len(),
             data: self.step.data.clone(),
             spent: self.step.budget.spent,
@@ -430,7 +428,6 @@ impl<'a> Run<'a> {
             step: Step::new(rules, state.data, state.budget, state.decisions),
             sinks,
             design: state.design,
-            offset: state.offset,
             identity: identity.clone(),
             journal: None,
         }

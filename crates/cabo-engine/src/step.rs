@@ -71,6 +71,11 @@ impl Step {
     }
 
     /// The replication's problem seed.
+    /// The initial design's size: its evaluations come before the policy's.
+    pub(crate) fn design_len(&self) -> usize {
+        self.rules.design_len
+    }
+
     pub(crate) fn problem_seed(&self) -> u64 {
         self.rules.problem_seed
     }
