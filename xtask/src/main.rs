@@ -201,12 +201,13 @@ enum Command {
         policy: Option<String>,
         /// The observations so far: CSV with one column per input (by the problem's input
         /// names, `x0`, `x1`, … by default), `y` and `cost` (optional where the spec's cost
-        /// is known). A file with only the header means no observation yet; a missing
-        /// file is an error.
+        /// is known). A row with `y` and `cost` empty is pending (being evaluated), and is
+        /// fantasised before the suggestions are chosen. A file with only the header means
+        /// no observation yet; a missing file is an error.
         #[arg(long, value_name = "FILE")]
         data: PathBuf,
         /// Suggest K points in sequence, each after the first chosen with the earlier ones
-        /// pending, fantasised at the posterior mean (constant liar).
+        /// pending, fantasised at the posterior mean (Kriging believer).
         #[arg(long, value_name = "K", default_value_t = 1)]
         count: usize,
         /// The replication whose seeds to use (run R's problem instance, initial design and

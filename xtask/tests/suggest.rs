@@ -314,7 +314,7 @@ fn count_asks_in_sequence_with_pending_points_fantasised() {
     assert_eq!(iterations, [1, 2, 3]);
     assert_ne!(q[1]["unit_x"], q[0]["unit_x"]);
     assert_ne!(q[2]["unit_x"], q[1]["unit_x"]);
-    assert!(three["note"].as_str().unwrap().contains("constant liar"));
+    assert!(three["note"].as_str().unwrap().contains("Kriging believer"));
 
     // Across the end of the initial design: its last point, then policy points.
     let data = s.write_data(&recs[..3], 0, Costs::Given);
@@ -333,6 +333,80 @@ fn count_asks_in_sequence_with_pending_points_fantasised() {
     assert_eq!(out["queries"].as_array().unwrap().len(), 1);
     let done = out["done"].as_str().unwrap();
     assert!(done.contains("the budget is spent"), "{done}");
+}
+
+/// A pending row (a point being evaluated, its `y` and `cost` empty) is fantasised before
+/// the suggestions are chosen: with `--count 1` the answer is the point `--count 2` gives
+/// second for the same observations, bit for bit, and the session's observed count leaves
+/// the pending row out. It may stand above observed rows.
+#[test]
+fn a_pending_row_gets_the_point_count_two_gives_after_it() {
+    let s = Setup::new();
+    let recs = s.records("EIPC", 0);
+    let data = s.write_data(&recs[..5], 0, Costs::Given);
+    let two = s.suggest_json(&data, &["--policy", "EIPC", "--count", "2"]);
+    let first = &two["queries"][0];
+    let second = &two["queries"][1];
+    let pending_row = |x: &Value| {
+        let n = native(x);
+        format!("{},{},,\n", n[1], n[0])
+    };
+    // The pending row last, then first among the policy rows.
+    let text = std::fs::read_to_string(&data).unwrap();
+    for text in [format!("{text}{}", pending_row(first)), {
+        let mut lines: Vec<String> = text.lines().map(|l| format!("{l}\n")).collect();
+        lines.insert(5, pending_row(first));
+        lines.concat()
+    }] {
+        std::fs::write(&data, &text).unwrap();
+        let out = s.suggest_json(&data, &["--policy", "EIPC"]);
+        let q = &out["queries"][0];
+        assert_eq!(q["unit_x"], second["unit_x"], "{text}");
+        assert_eq!(q["iteration"], second["iteration"]);
+        assert_eq!(q["evaluation"], second["evaluation"]);
+        assert_eq!(q["pending_fantasised"], Value::Bool(true));
+        assert_eq!(out["pending"], 1);
+        assert_eq!(out["observations"], 5);
+        assert!(out["note"].as_str().unwrap().contains("pending rows"));
+    }
+    // Without pending rows the output has no `pending` key.
+    assert!(two.get("pending").is_none());
+
+    // The budget's last evaluation pending: nothing is left to suggest, and the answer
+    // says why.
+    let data = s.write_data(&recs[..8], 0, Costs::Given);
+    let n = s.problem(0).to_native(&recs[8].x);
+    let text = std::fs::read_to_string(&data).unwrap() + &format!("{},{},,\n", n[1], n[0]);
+    std::fs::write(&data, text).unwrap();
+    let out = s.suggest_json(&data, &["--policy", "EIPC", "--count", "2"]);
+    assert_eq!(out["queries"].as_array().unwrap().len(), 0);
+    let done = out["done"].as_str().unwrap();
+    assert!(
+        done.contains("with the 1 pending point(s) evaluated")
+            && done.contains("the budget is spent"),
+        "{done}"
+    );
+}
+
+/// A pending row with a cost, or outside the box, is refused with its line and column.
+#[test]
+fn suggest_refuses_a_bad_pending_row() {
+    let (_dir, spec, data) = spec_and_data();
+    let spec = spec.to_str().unwrap();
+    let data_arg = data.to_str().unwrap();
+    std::fs::write(&data, "temperature,pressure,y,cost\n1,2,3,1.5\n4,5,,2\n").unwrap();
+    let costed = refused_suggestion(spec, "EI", data_arg);
+    assert!(
+        costed.contains("observations.csv:3: column 4 `cost`")
+            && costed.contains("the row is pending (its `y` is empty)"),
+        "{costed}"
+    );
+    std::fs::write(&data, "temperature,pressure,y,cost\n1,2,3,1.5\n9,5,,\n").unwrap();
+    let outside = refused_suggestion(spec, "EI", data_arg);
+    assert!(
+        outside.contains("observations.csv:3: column 1 `temperature`"),
+        "{outside}"
+    );
 }
 
 /// The exit code and stderr of `suggest`.

@@ -51,7 +51,9 @@
 //!
 //! **Several points at once.** [`Session::ask_many`] asks for points in sequence, each
 //! after the first chosen with the earlier ones pending, fantasised at the posterior mean
-//! (the constant-liar heuristic); see there.
+//! (the Kriging believer of Ginsbourger et al., 2010); see there.
+//! [`Session::ask_while_pending`] does the same after points evaluated elsewhere and not
+//! yet told.
 
 use crate::seeds::{policy_seed, problem_seed};
 use crate::setup::{self, Setup};
@@ -86,8 +88,10 @@ pub struct Suggested {
     pub evaluation: usize,
     /// The 1-based number of the policy decision (`None` for the initial design).
     pub iteration: Option<usize>,
-    /// How many earlier suggestions of the same [`Session::ask_many`] it was chosen with,
-    /// fantasised at the posterior mean (0 for the first).
+    /// How many points it was chosen with pending, fantasised at the posterior mean: the
+    /// earlier suggestions of the same [`Session::ask_many`] and the pending points of
+    /// [`Session::ask_while_pending`] (0 for the first of `ask_many`, and for the initial
+    /// design).
     pub pending: usize,
     /// What the policy and the fitted posterior reported about the decision (acquisition
     /// value, hyperparameters …; empty for the initial design).
@@ -375,7 +379,7 @@ impl Session {
         }
     }
 
-    /// Up to `count` points in sequence (the constant-liar heuristic): the first is
+    /// Up to `count` points in sequence (the Kriging believer): the first is
     /// [`Session::ask`]'s; each later one is what the session would ask after the earlier
     /// ones were told with a fantasised outcome: y the posterior mean at the point and the
     /// cost the known cost `c(x)` (noise-free) where the spec has `cost:`, else the expected
@@ -391,39 +395,74 @@ impl Session {
     /// observation into a fresh one, so this session is unchanged (but for the first
     /// decision, made as by `ask`), and the real outcomes are told afterwards as usual.
     pub fn ask_many(&mut self, count: usize) -> Result<Vec<Suggestion>> {
+        self.ask_while_pending(&[], count)
+    }
+
+    /// Up to `count` points to evaluate while the points `pending` (in the unit cube, see
+    /// [`Session::unit_point`]) are being evaluated elsewhere: [`Session::ask_many`] on a
+    /// copy of the session first told every pending point as a fantasy (its posterior mean,
+    /// and its expected cost, which the budget is charged as it will be). The fantasies
+    /// follow the observations, in the order given; the suggestions' `pending` counts them.
+    /// With no pending point this is `ask_many`; with some, this session is left unchanged
+    /// (its decisions are all made on the copy).
+    pub fn ask_while_pending(
+        &mut self,
+        pending: &[Vec<f64>],
+        count: usize,
+    ) -> Result<Vec<Suggestion>> {
         let mut out = Vec::with_capacity(count);
         if count == 0 {
             return Ok(out);
         }
-        let first = self.ask()?;
-        let Suggestion::Evaluate(mut previous) = first.clone() else {
-            return Ok(vec![first]);
+        let mut copy = if pending.is_empty() {
+            // The first point is this session's own decision, as `ask` makes it.
+            let first = self.ask()?;
+            let Suggestion::Evaluate(previous) = first.clone() else {
+                return Ok(vec![first]);
+            };
+            out.push(first);
+            if count == 1 {
+                return Ok(out);
+            }
+            let mut copy = self.replayed()?;
+            copy.tell_fantasy(&previous.unit)?;
+            copy
+        } else {
+            let mut copy = self.replayed()?;
+            for unit in pending {
+                copy.tell_fantasy(unit)?;
+            }
+            copy
         };
-        out.push(first);
-        if count == 1 {
-            return Ok(out);
-        }
-        let mut copy = self.replayed()?;
-        for pending in 1..count {
-            let (y, cost) = copy.fantasy(&previous.unit)?;
-            copy.tell_unit(previous.unit.clone(), y, Some(cost))?;
+        let mut told = pending.len() + out.len();
+        while out.len() < count {
             match copy.ask()? {
                 Suggestion::Evaluate(mut next) => {
                     if next.phase == Phase::Policy {
-                        next.pending = pending;
+                        next.pending = told;
                     }
                     out.push(Suggestion::Evaluate(next.clone()));
-                    previous = next;
+                    if out.len() < count {
+                        copy.tell_fantasy(&next.unit)?;
+                        told += 1;
+                    }
                 }
                 Suggestion::Done(reason) => {
                     out.push(Suggestion::Done(format!(
-                        "with the {pending} point(s) above evaluated, {reason}"
+                        "with {} evaluated, {reason}",
+                        pending_phrase(pending.len(), told - pending.len())
                     )));
                     break;
                 }
             }
         }
         Ok(out)
+    }
+
+    /// Tells the Kriging believer's outcome at `unit` (see [`Session::ask_many`]).
+    fn tell_fantasy(&mut self, unit: &[f64]) -> Result<()> {
+        let (y, cost) = self.fantasy(unit)?;
+        self.tell_unit(unit.to_vec(), y, Some(cost))
     }
 
     /// A fresh session told the same observations.
@@ -435,7 +474,7 @@ impl Session {
         Ok(s)
     }
 
-    /// The constant liar's outcome at `unit` given the data so far: see
+    /// The Kriging believer's outcome at `unit` given the data so far: see
     /// [`Session::ask_many`].
     fn fantasy(&self, unit: &[f64]) -> Result<(f64, f64)> {
         let s = &self.spec.spec;
@@ -483,6 +522,16 @@ impl Session {
             (None, None) => mean(self.step.data.costs(), 1.0),
         };
         Ok((y, cost))
+    }
+}
+
+/// The points a list of suggestions was chosen with: `pending` ones given, `above` ones
+/// suggested before the last, as "the 2 point(s) above", "the 1 pending point(s)" or both.
+fn pending_phrase(pending: usize, above: usize) -> String {
+    match (pending, above) {
+        (0, n) => format!("the {n} point(s) above"),
+        (p, 0) => format!("the {p} pending point(s)"),
+        (p, n) => format!("the {p} pending point(s) and the {n} above"),
     }
 }
 

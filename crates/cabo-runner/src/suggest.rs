@@ -11,6 +11,11 @@
 //! - `cost` may be left out (the column, or a cell) where the spec's cost is known
 //!   (`cost:`): the cost is then what a run would charge. Without `cost:` every row needs
 //!   it.
+//! - A row whose `y` is empty is **pending**: a point being evaluated elsewhere, whose
+//!   outcome is not known yet (its `cost` is empty too). Pending rows may stand anywhere;
+//!   the others are told in their order, then the suggestions are chosen with the pending
+//!   points fantasised at the posterior mean and their expected costs committed
+//!   ([`Session::ask_while_pending`]), so that k workers can each be given a point.
 //! - Blank lines and lines starting with `#` are skipped; a field may be wrapped in double
 //!   quotes (without commas inside); a leading byte-order mark is ignored.
 //! - A file that holds only the header means no observation yet. A file without a header
@@ -81,9 +86,13 @@ pub fn suggest(spec: &LoadedSpec, opts: &SuggestOptions) -> Result<String> {
     let rows = count_rows(&text);
     spec.check_observations(rows)
         .map_err(|m| Error::invalid(format!("{}: {m}", opts.data.display())))?;
-    tell_observations(&mut session, &opts.data, &text)?;
-    let suggestions = session.ask_many(opts.count)?;
-    let out = Output::new(spec, &session, &suggestions, opts.count);
+    let read = tell_observations(&mut session, &opts.data, &text)?;
+    let suggestions = session.ask_while_pending(&read.pending, opts.count)?;
+    let mut out = Output::new(spec, &session, &suggestions, opts.count);
+    out.pending = read.pending.len();
+    if !read.pending.is_empty() {
+        out.note = Some(PENDING_NOTE);
+    }
     serde_json::to_string_pretty(&out).map_err(|e| Error::invalid(e.to_string()))
 }
 
@@ -125,9 +134,18 @@ enum Column {
     Cost,
 }
 
+/// The rows of an observations file.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    /// How many rows were told.
+    pub told: usize,
+    /// The pending rows' points, in the unit cube, in the file's order.
+    pub pending: Vec<Vec<f64>>,
+}
+
 /// Tells `session` every row of the observations file `text` (read from `path`, which
-/// messages name), in order; returns how many rows there were.
-pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Result<usize> {
+/// messages name) in order, but the pending ones, which are returned.
+pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Result<Rows> {
     let file = path.display().to_string();
     // A byte-order mark (spreadsheet exports) is not part of the first column's name.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -146,7 +164,7 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
         Column::Y => "y".into(),
         Column::Cost => "cost".into(),
     };
-    let mut rows = 0;
+    let mut rows = Rows::default();
     for (line, text) in lines {
         let fields = split(text);
         if fields.len() != columns.len() {
@@ -164,10 +182,23 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
                 column_name(columns[j])
             ))
         };
+        let y_at = columns.iter().position(|c| *c == Column::Y);
+        let pending = y_at.is_some_and(|j| fields[j].is_empty());
         let mut x = vec![f64::NAN; session.dim()];
         let mut y = f64::NAN;
         let mut cost = None;
         for (j, (field, column)) in fields.iter().zip(&columns).enumerate() {
+            if pending && !matches!(column, Column::Input(_)) {
+                if *column == Column::Cost && !field.is_empty() {
+                    return Err(at(
+                        j,
+                        "the row is pending (its `y` is empty), so its cost is not known yet: \
+                         leave `cost` empty too, or give the row its `y`"
+                            .into(),
+                    ));
+                }
+                continue;
+            }
             let cell = read_cell(field, *column, session.cost_is_known()).map_err(|m| at(j, m))?;
             let Some(v) = cell else { continue };
             match column {
@@ -183,10 +214,14 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
                 .unwrap_or(i);
             at(j, msg)
         })?;
+        if pending {
+            rows.pending.push(unit);
+            continue;
+        }
         session
             .tell_unit(unit, y, cost)
             .map_err(|e| Error::invalid(format!("{file}:{line}: {e}")))?;
-        rows += 1;
+        rows.told += 1;
     }
     Ok(rows)
 }
@@ -329,6 +364,9 @@ pub struct Output<'a> {
     pub observations: usize,
     /// How many of them the initial design takes.
     pub initial_design: usize,
+    /// Pending rows read (points being evaluated, fantasised for these suggestions).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pending: usize,
     /// Where the budget stands.
     pub budget: BudgetOutput,
     /// The points to evaluate next, in order.
@@ -393,9 +431,19 @@ impl Serialize for Named {
 }
 
 /// The note on points chosen with earlier ones pending.
-pub const CONSTANT_LIAR_NOTE: &str = "points after the first were chosen with the earlier ones \
-    pending, fantasised at the posterior mean (constant liar); initial-design points do not \
-    depend on it";
+pub const KRIGING_BELIEVER_NOTE: &str = "points after the first were chosen with the earlier \
+    ones pending, fantasised at the posterior mean (Kriging believer); initial-design points do \
+    not depend on it";
+
+/// `suggest`'s note where the file has pending rows.
+pub const PENDING_NOTE: &str = "the points were chosen with the pending rows (and the earlier \
+    points) fantasised at the posterior mean (Kriging believer), their expected costs counted \
+    against the budget; initial-design points do not depend on it";
+
+/// Whether a count is zero (left out of the output).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
 
 impl<'a> Output<'a> {
     /// The output for `suggestions` from `session` (asked for `count` points).
@@ -439,7 +487,8 @@ impl<'a> Output<'a> {
                 Suggestion::Done(reason) => Some(reason.clone()),
                 Suggestion::Evaluate(_) => None,
             }),
-            note: (count > 1).then_some(CONSTANT_LIAR_NOTE),
+            pending: 0,
+            note: (count > 1).then_some(KRIGING_BELIEVER_NOTE),
         }
     }
 }
