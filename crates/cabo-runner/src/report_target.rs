@@ -62,7 +62,7 @@ pub fn report_targets(
             });
             continue;
         }
-        let paths = resolve_spec_paths(std::slice::from_ref(t))?;
+        let paths = resolve_spec_paths(std::slice::from_ref(t)).map_err(|e| times_hint(e, t))?;
         let opts = RunOptions {
             smoke,
             ..RunOptions::default()
@@ -114,4 +114,31 @@ pub fn report_one(target: &ReportTarget, times: Option<TimeMetric>) -> Result<Re
         left_out,
         runtime: built.input.report.runtime.map(|m| runs.runtime(m)),
     })
+}
+
+/// A target that is a time's name was meant for `--times`, which takes its value only after
+/// `=` (`--times decision_time` reads as `--times` and a target): the error says so.
+fn times_hint(e: RunError, target: &str) -> RunError {
+    match e {
+        RunError::Setup(m) if TimeMetric::parse("--times", target).is_ok() => RunError::Setup(
+            format!("{m}; to choose the runtime view's time, write `--times={target}`"),
+        ),
+        e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_given_as_a_target_is_pointed_to_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let hinted = report_targets(&["decision_time".into()], dir.path(), false).unwrap_err();
+        let m = hinted.to_string();
+        assert!(m.contains("decision_time: no such spec file"), "{m}");
+        assert!(m.contains("write `--times=decision_time`"), "{m}");
+        let plain = report_targets(&["no-such.yaml".into()], dir.path(), false).unwrap_err();
+        assert!(!plain.to_string().contains("--times"), "{plain}");
+    }
 }
