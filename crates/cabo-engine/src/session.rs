@@ -63,7 +63,6 @@ use cabo_core::{
     Outcome, Phase, Query, Result, derive_seed,
 };
 use cabo_spec::spec::{LoadedSpec, PolicyEntry};
-use std::cell::RefCell;
 
 /// What to do next.
 #[derive(Debug, Clone, PartialEq)]
@@ -477,24 +476,11 @@ impl Session {
     /// The Kriging believer's outcome at `unit` given the data so far: see
     /// [`Session::ask_many`].
     fn fantasy(&self, unit: &[f64]) -> Result<(f64, f64)> {
-        let s = &self.spec.spec;
-        let entry = self.entry();
         let ctx = BuildContext {
             problem: &self.setup.info,
             seed: self.step.policy_seed(),
         };
-        let model = entry
-            .model
-            .as_ref()
-            .or(s.model.as_ref())
-            .map(|m| m.build(&ctx).map(RefCell::new))
-            .transpose()?;
-        let cost_model = entry
-            .cost_model
-            .as_ref()
-            .or(s.cost_model.as_ref())
-            .map(|m| m.build(&ctx).map(RefCell::new))
-            .transpose()?;
+        let (model, cost_model) = setup::build_models(&self.spec, self.entry(), &ctx)?;
         let seed = derive_seed(&[&self.step.policy_seed(), &"fantasy", &self.step.data.len()]);
         let decision = DecisionContext::new(
             &self.setup.info,

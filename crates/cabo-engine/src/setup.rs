@@ -51,20 +51,7 @@ pub(crate) fn build(
         problem: &info,
         seed: qseed,
     };
-    let model = entry
-        .model
-        .as_ref()
-        .or(s.model.as_ref())
-        .map(|m| m.build(&ctx).map(RefCell::new))
-        .transpose()
-        .map_err(|e| e.at("model"))?;
-    let cost_model = entry
-        .cost_model
-        .as_ref()
-        .or(s.cost_model.as_ref())
-        .map(|m| m.build(&ctx).map(RefCell::new))
-        .transpose()
-        .map_err(|e| e.at("cost_model"))?;
+    let (model, cost_model) = build_models(spec, entry, &ctx)?;
     let policy: Box<dyn Policy> = match (&entry.policy, &entry.acquisition) {
         (Some(p), _) => p.build(&ctx).map_err(|e| e.at("policy"))?,
         (None, Some(a)) => Box::new(cabo_optim::acquisition::AcquisitionPolicy::new(
@@ -95,6 +82,37 @@ pub(crate) fn build(
         optimizer,
     })
 }
+
+/// A run's model and cost model, fresh from the spec: the policy entry's own where it
+/// names one, the spec's otherwise.
+pub(crate) fn build_models(
+    spec: &LoadedSpec,
+    entry: &PolicyEntry,
+    ctx: &BuildContext<'_>,
+) -> Result<Models> {
+    let s = &spec.spec;
+    let model = entry
+        .model
+        .as_ref()
+        .or(s.model.as_ref())
+        .map(|m| m.build(ctx).map(RefCell::new))
+        .transpose()
+        .map_err(|e| e.at("model"))?;
+    let cost_model = entry
+        .cost_model
+        .as_ref()
+        .or(s.cost_model.as_ref())
+        .map(|m| m.build(ctx).map(RefCell::new))
+        .transpose()
+        .map_err(|e| e.at("cost_model"))?;
+    Ok((model, cost_model))
+}
+
+/// A run's model and cost model, each where the spec has one.
+pub(crate) type Models = (
+    Option<RefCell<Box<dyn Model>>>,
+    Option<RefCell<Box<dyn CostModel>>>,
+);
 
 /// The known cost function of a spec's `cost:` entry for a problem built from `pseed`
 /// (shared with `inspect`, so both see the same cost at the same point).
