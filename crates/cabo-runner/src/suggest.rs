@@ -88,11 +88,7 @@ pub fn suggest(spec: &LoadedSpec, opts: &SuggestOptions) -> Result<String> {
         .map_err(|m| Error::invalid(format!("{}: {m}", opts.data.display())))?;
     let read = tell_observations(&mut session, &opts.data, &text)?;
     let suggestions = session.ask_while_pending(&read.pending, opts.count)?;
-    let mut out = Output::new(spec, &session, &suggestions, opts.count);
-    out.pending = read.pending.len();
-    if !read.pending.is_empty() {
-        out.note = Some(PENDING_NOTE);
-    }
+    let out = Output::new(spec, &session, &suggestions, opts.count, read.pending.len());
     serde_json::to_string_pretty(&out).map_err(|e| Error::invalid(e.to_string()))
 }
 
@@ -164,6 +160,7 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
         Column::Y => "y".into(),
         Column::Cost => "cost".into(),
     };
+    let y_at = columns.iter().position(|c| *c == Column::Y);
     let mut rows = Rows::default();
     for (line, text) in lines {
         let fields = split(text);
@@ -182,7 +179,6 @@ pub fn tell_observations(session: &mut Session, path: &Path, text: &str) -> Resu
                 column_name(columns[j])
             ))
         };
-        let y_at = columns.iter().position(|c| *c == Column::Y);
         let pending = y_at.is_some_and(|j| fields[j].is_empty());
         let mut x = vec![f64::NAN; session.dim()];
         let mut y = f64::NAN;
@@ -446,12 +442,14 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl<'a> Output<'a> {
-    /// The output for `suggestions` from `session` (asked for `count` points).
+    /// The output for `suggestions` from `session` (asked for `count` points with `pending`
+    /// pending rows fantasised).
     pub fn new(
         spec: &'a LoadedSpec,
         session: &'a Session,
         suggestions: &[Suggestion],
         count: usize,
+        pending: usize,
     ) -> Self {
         let names = session.input_names();
         let query = |s: &Suggested| QueryOutput {
@@ -487,8 +485,12 @@ impl<'a> Output<'a> {
                 Suggestion::Done(reason) => Some(reason.clone()),
                 Suggestion::Evaluate(_) => None,
             }),
-            pending: 0,
-            note: (count > 1).then_some(KRIGING_BELIEVER_NOTE),
+            pending,
+            note: if pending > 0 {
+                Some(PENDING_NOTE)
+            } else {
+                (count > 1).then_some(KRIGING_BELIEVER_NOTE)
+            },
         }
     }
 }
