@@ -44,32 +44,7 @@ struct Cli {
 enum Command {
     /// Run experiments: every (policy, replication) of each spec; completed runs are skipped
     /// and interrupted ones resume from their last checkpoint.
-    Run {
-        #[command(flatten)]
-        sweep: Sweep,
-        /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
-        #[arg(long, value_name = "N")]
-        threads: Option<usize>,
-        /// Run only shard I of N (0-based): run k of the sorted (spec, policy, replication)
-        /// list belongs to shard k mod N. Shards share the output directory.
-        #[arg(long, value_name = "I/N")]
-        shard: Option<cabo_runner::Shard>,
-        /// Do not write the report when a spec completes.
-        #[arg(long)]
-        no_report: bool,
-        /// Fail a run rather than run it unlocked where the file system cannot lock it: for
-        /// several sweeps over one directory on different machines (`slurm --workers`).
-        #[arg(long)]
-        require_locks: bool,
-        /// Minimum seconds between two checkpoints of a run in progress (0: after every
-        /// decision). An interrupted run resumes from its last checkpoint.
-        #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
-        checkpoint_every: f64,
-        /// Pause every run after this many decisions, leaving a checkpoint, as an interruption
-        /// there would (for testing resumption).
-        #[arg(long, value_name = "N", hide = true)]
-        pause_after: Option<usize>,
-    },
+    Run(RunArgs),
     /// Show how far a sweep has got: per spec and policy the replications complete and
     /// started, the mean run time (CPU time of the run's thread) and the estimated run time
     /// left. Runs nothing.
@@ -106,38 +81,7 @@ enum Command {
     /// Reproduce a paper's claims: run the gallery's specs for it in batches (the policies of
     /// the undecided claims, up to each spec's next planned look) until every claim is
     /// decided or the cap is reached, then rewrite its page in docs/reproductions/.
-    Reproduce {
-        /// A paper of docs/reproductions/gallery.yaml (000 … 004, or a name such as pbgi),
-        /// or `all`.
-        paper: String,
-        /// Allow up to the paper's replications rather than the gallery's quick ones.
-        #[arg(long)]
-        full: bool,
-        /// Allow at most the first N replications of every spec.
-        #[arg(long, value_name = "N")]
-        replications: Option<usize>,
-        /// Results directory.
-        #[arg(long, default_value = "results", value_name = "DIR")]
-        out: PathBuf,
-        /// Worker threads (default: all cores).
-        #[arg(long, value_name = "N")]
-        threads: Option<usize>,
-        /// Rewrite the pages from the results there are, running nothing (a page none of
-        /// whose specs has a complete run under --out stays as it is).
-        #[arg(long)]
-        pages_only: bool,
-        /// Where the pages and their figures are read and written.
-        #[arg(long, default_value = PAGES, value_name = "DIR")]
-        pages_out: PathBuf,
-        /// Print the runs the undecided claims still need, one line per spec
-        /// (`SPEC --replications N --only POLICY …`), for `cargo xtask slurm --plan FILE`,
-        /// and stop.
-        #[arg(long)]
-        list: bool,
-        /// Mark every page whose specs changed since it was written as stale, and stop.
-        #[arg(long)]
-        mark_stale: bool,
-    },
+    Reproduce(ReproduceArgs),
     /// Write a Slurm job array that runs the specs as shards, plus a report job that runs
     /// after the array succeeds.
     Slurm {
@@ -225,6 +169,70 @@ enum Command {
         /// `acquisition`, `budget`, and `points`.
         file: PathBuf,
     },
+}
+
+/// The arguments of `run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    sweep: Sweep,
+    /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Run only shard I of N (0-based): run k of the sorted (spec, policy, replication)
+    /// list belongs to shard k mod N. Shards share the output directory.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<cabo_runner::Shard>,
+    /// Do not write the report when a spec completes.
+    #[arg(long)]
+    no_report: bool,
+    /// Fail a run rather than run it unlocked where the file system cannot lock it: for
+    /// several sweeps over one directory on different machines (`slurm --workers`).
+    #[arg(long)]
+    require_locks: bool,
+    /// Minimum seconds between two checkpoints of a run in progress (0: after every
+    /// decision). An interrupted run resumes from its last checkpoint.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    checkpoint_every: f64,
+    /// Pause every run after this many decisions, leaving a checkpoint, as an interruption
+    /// there would (for testing resumption).
+    #[arg(long, value_name = "N", hide = true)]
+    pause_after: Option<usize>,
+}
+
+/// The arguments of `reproduce`.
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// A paper of docs/reproductions/gallery.yaml (000 … 004, or a name such as pbgi),
+    /// or `all`.
+    paper: String,
+    /// Allow up to the paper's replications rather than the gallery's quick ones.
+    #[arg(long)]
+    full: bool,
+    /// Allow at most the first N replications of every spec.
+    #[arg(long, value_name = "N")]
+    replications: Option<usize>,
+    /// Results directory.
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    out: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Rewrite the pages from the results there are, running nothing (a page none of
+    /// whose specs has a complete run under --out stays as it is).
+    #[arg(long)]
+    pages_only: bool,
+    /// Where the pages and their figures are read and written.
+    #[arg(long, default_value = PAGES, value_name = "DIR")]
+    pages_out: PathBuf,
+    /// Print the runs the undecided claims still need, one line per spec
+    /// (`SPEC --replications N --only POLICY …`), for `cargo xtask slurm --plan FILE`,
+    /// and stop.
+    #[arg(long)]
+    list: bool,
+    /// Mark every page whose specs changed since it was written as stale, and stop.
+    #[arg(long)]
+    mark_stale: bool,
 }
 
 /// Resources and run flags of `slurm`.
@@ -352,8 +360,8 @@ fn main() -> ExitCode {
         return ExitCode::from(3);
     }
     match cli.command {
-        command @ Command::Run { .. } => run_command(command, bars),
-        command @ Command::Reproduce { .. } => reproduce_command(command),
+        Command::Run(args) => run_command(args, bars),
+        Command::Reproduce(args) => reproduce_command(args),
         Command::Status { sweep } => {
             let (specs, opts) = sweep.into_options();
             status(&specs, &opts)
@@ -413,8 +421,8 @@ fn main() -> ExitCode {
 }
 
 /// `run`: the sweep's options from its arguments, then the sweep.
-fn run_command(command: Command, bars: bool) -> ExitCode {
-    let Command::Run {
+fn run_command(args: RunArgs, bars: bool) -> ExitCode {
+    let RunArgs {
         sweep,
         threads,
         shard,
@@ -422,10 +430,7 @@ fn run_command(command: Command, bars: bool) -> ExitCode {
         checkpoint_every,
         require_locks,
         pause_after,
-    } = command
-    else {
-        unreachable!("called with another command")
-    };
+    } = args;
     let Ok(checkpoint_every) = std::time::Duration::try_from_secs_f64(checkpoint_every) else {
         eprintln!("--checkpoint-every: expected a number of seconds ≥ 0, got {checkpoint_every}");
         return ExitCode::from(2);
@@ -447,8 +452,8 @@ fn run_command(command: Command, bars: bool) -> ExitCode {
 }
 
 /// `reproduce`: lists the plan, marks stale pages, or runs the batches and writes the pages.
-fn reproduce_command(command: Command) -> ExitCode {
-    let Command::Reproduce {
+fn reproduce_command(args: ReproduceArgs) -> ExitCode {
+    let ReproduceArgs {
         paper,
         full,
         replications,
@@ -458,10 +463,7 @@ fn reproduce_command(command: Command) -> ExitCode {
         pages_out,
         list,
         mark_stale,
-    } = command
-    else {
-        unreachable!("called with another command")
-    };
+    } = args;
     let r = Reproduction {
         full,
         replications,
