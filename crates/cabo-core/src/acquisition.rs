@@ -54,6 +54,12 @@ pub trait AcquisitionSpec: Debug + Send + Sync + dyn_clone::DynClone {
     fn requires(&self) -> crate::Requirements {
         crate::Requirements::NONE
     }
+    /// What the acquisition takes a pending point to have returned when it decides with
+    /// other workers' evaluations in flight, unless the spec's `workers.pending` says
+    /// otherwise: the Kriging believer by default.
+    fn pending(&self) -> crate::PendingRule {
+        crate::PendingRule::KrigingBeliever
+    }
 }
 
 dyn_clone::clone_trait_object!(AcquisitionSpec);

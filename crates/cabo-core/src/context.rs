@@ -16,7 +16,8 @@ use std::time::Instant;
 pub struct DecisionContext<'a> {
     /// What the policy may know about the problem.
     pub problem: &'a ProblemInfo,
-    /// Everything observed so far (initial design included).
+    /// Everything observed so far (initial design included), then the fantasies of the
+    /// points other workers are evaluating (see [`DecisionContext::fantasies`]).
     pub data: &'a Dataset,
     /// Spend so far against the budget.
     pub budget: &'a BudgetState,
@@ -26,6 +27,10 @@ pub struct DecisionContext<'a> {
     pub seed: u64,
     /// Acquisition-optimiser settings resolved for this problem's dimension.
     pub optimizer: &'a OptimizerSettings,
+    /// How many of `data`'s last observations are fantasies: points other workers are
+    /// evaluating, with the outcome their [`crate::PendingRule`] gave them (0 with one
+    /// worker). The budget is charged with their fantasised costs.
+    pub fantasies: usize,
     model: Option<&'a RefCell<Box<dyn Model>>>,
     cost_model: Option<&'a RefCell<Box<dyn CostModel>>>,
     posterior: OnceCell<std::result::Result<Box<dyn Posterior>, String>>,
@@ -51,12 +56,19 @@ impl<'a> DecisionContext<'a> {
             iteration,
             seed,
             optimizer,
+            fantasies: 0,
             model: None,
             cost_model: None,
             posterior: OnceCell::new(),
             cost_belief: OnceCell::new(),
             fit_seconds: Cell::new(0.0),
         }
+    }
+
+    /// Marks the last `count` observations of the data as fantasies of pending points.
+    pub fn with_fantasies(mut self, count: usize) -> Self {
+        self.fantasies = count;
+        self
     }
 
     /// Attaches the objective model and cost model to fit on demand.
@@ -82,28 +94,41 @@ impl<'a> DecisionContext<'a> {
         self
     }
 
-    /// The objective posterior given all data, fitted on first use.
+    /// The objective posterior given all data, fitted on first use. With fantasies, the
+    /// model is fitted on the observations and the fit conditioned on the fantasies,
+    /// hyperparameters kept, where the posterior offers [`crate::capability::Fantasize`];
+    /// a model without it is fitted on observations and fantasies together.
     pub fn posterior(&self) -> Result<&dyn Posterior> {
         let fitted = self.posterior.get_or_init(|| {
             let model = self
                 .model
                 .ok_or("this run has no `model`, but the policy needs a posterior")?;
             let started = Instant::now();
+            let seed = crate::derive_seed(&[&self.seed, &"model"]);
             let x = self.data.x_matrix();
             let y = self.data.ys();
-            let data = TrainingData {
-                dim: self.data.dim(),
-                x: &x,
-                y: &y,
+            let d = self.data.dim();
+            let fit = |rows: usize| {
+                let data = TrainingData {
+                    dim: d,
+                    x: &x[..rows * d],
+                    y: &y[..rows],
+                };
+                model.borrow_mut().fit(data, seed)
             };
-            let seed = crate::derive_seed(&[&self.seed, &"model"]);
-            let result = model
-                .borrow_mut()
-                .fit(data, seed)
-                .map_err(|e| e.to_string());
+            let observed = self.data.len() - self.fantasies;
+            let result = fit(observed).and_then(|p| {
+                if self.fantasies == 0 {
+                    return Ok(p);
+                }
+                match p.fantasize() {
+                    Some(f) => f.condition(&x[observed * d..], &y[observed..]),
+                    None => fit(self.data.len()),
+                }
+            });
             self.fit_seconds
                 .set(self.fit_seconds.get() + started.elapsed().as_secs_f64());
-            result
+            result.map_err(|e| e.to_string())
         });
         match fitted {
             Ok(p) => Ok(p.as_ref()),
@@ -111,7 +136,8 @@ impl<'a> DecisionContext<'a> {
         }
     }
 
-    /// The cost belief given all data, fitted on first use.
+    /// The cost belief given all data, fitted on first use; with fantasies, fitted on the
+    /// observations and conditioned on the fantasies' ln costs as [`Self::posterior`] is.
     pub fn cost_belief(&self) -> Result<&dyn CostBelief> {
         let fitted = self.cost_belief.get_or_init(|| {
             let model = self
@@ -119,13 +145,28 @@ impl<'a> DecisionContext<'a> {
                 .ok_or("this run has no `cost_model`, but the policy needs a cost belief")?;
             let started = Instant::now();
             let seed = crate::derive_seed(&[&self.seed, &"cost_model"]);
-            let result = model
-                .borrow_mut()
-                .fit(self.data, seed)
-                .map_err(|e| e.to_string());
+            let result = if self.fantasies == 0 {
+                model.borrow_mut().fit(self.data, seed)
+            } else {
+                let observed = self.data.len() - self.fantasies;
+                let prefix = self.data.prefix(observed);
+                model.borrow_mut().fit(&prefix, seed).and_then(|b| {
+                    let fantasies = &self.data.observations()[observed..];
+                    match b.fantasize() {
+                        Some(f) => {
+                            let x: Vec<f64> =
+                                fantasies.iter().flat_map(|o| o.outcome.x.clone()).collect();
+                            let ln: Vec<f64> =
+                                fantasies.iter().map(|o| o.outcome.cost.ln()).collect();
+                            f.condition(&x, &ln)
+                        }
+                        None => model.borrow_mut().fit(self.data, seed),
+                    }
+                })
+            };
             self.fit_seconds
                 .set(self.fit_seconds.get() + started.elapsed().as_secs_f64());
-            result
+            result.map_err(|e| e.to_string())
         });
         match fitted {
             Ok(b) => Ok(b.as_ref()),

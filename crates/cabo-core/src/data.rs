@@ -138,7 +138,15 @@ impl Dataset {
         Ok(())
     }
 
-    /// All observations in order.
+    /// The first `len` observations (all of them when there are fewer).
+    pub fn prefix(&self, len: usize) -> Dataset {
+        Dataset {
+            dim: self.dim,
+            observations: self.observations[..len.min(self.len())].to_vec(),
+        }
+    }
+
+    /// Everything observed, in order.
     pub fn observations(&self) -> &[Observation] {
         &self.observations
     }

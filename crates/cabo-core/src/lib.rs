@@ -29,6 +29,7 @@ pub mod lookahead;
 pub mod model;
 pub mod normal;
 pub mod objective;
+pub mod pending;
 pub mod policy;
 pub mod problem;
 pub mod registry;
@@ -48,6 +49,7 @@ pub use expr::Expr;
 pub use lookahead::{Lookahead, LookaheadSpec, TreeShape};
 pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
 pub use objective::Objective;
+pub use pending::PendingRule;
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
 pub use problem::{
     BuildContext, ControlSet, Domain, ExternalEvaluation, Problem, ProblemAny, ProblemInfo,

@@ -79,6 +79,12 @@ pub trait PolicySpec: Debug + Send + Sync + dyn_clone::DynClone {
     fn lookahead(&self) -> Option<&dyn crate::LookaheadSpec> {
         None
     }
+    /// What the policy takes a pending point to have returned when it decides with other
+    /// workers' evaluations in flight, unless the spec's `workers.pending` says otherwise:
+    /// the Kriging believer by default.
+    fn pending(&self) -> crate::PendingRule {
+        crate::PendingRule::KrigingBeliever
+    }
 }
 
 dyn_clone::clone_trait_object!(PolicySpec);

@@ -1,7 +1,8 @@
 //! Random search: the cost-blind, model-free baseline every benchmark includes.
 
 use cabo_core::{
-    BuildContext, Decision, DecisionContext, Domain, Error, Policy, PolicySpec, Query, Result, Rng,
+    BuildContext, Decision, DecisionContext, Domain, Error, PendingRule, Policy, PolicySpec, Query,
+    Result, Rng,
 };
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,12 @@ pub struct RandomSearchSpec {}
 impl PolicySpec for RandomSearchSpec {
     fn build(&self, _ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         Ok(Box::new(RandomSearch))
+    }
+
+    /// The mean of the values observed: random search never reads y, and a lie, unlike the
+    /// Kriging believer, fits no model.
+    fn pending(&self) -> PendingRule {
+        PendingRule::ConstantLiarMean
     }
 }
 
