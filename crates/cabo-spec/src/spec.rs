@@ -2,6 +2,7 @@
 //! anything runs.
 
 pub mod limits;
+pub mod workers;
 
 use crate::error::SpecError;
 use crate::locate::Locator;
@@ -13,6 +14,7 @@ use limits::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use workers::Workers;
 
 /// One experiment: a problem, a budget, and the policies compared on it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,6 +44,10 @@ pub struct Spec {
     pub cost: Option<Box<dyn CostFunctionSpec>>,
     /// How much each run may spend.
     pub budget: Budget,
+    /// Evaluations run at once and how the policy decides meanwhile (see [`workers`]); not
+    /// serialised for one worker, so specs without it keep their fingerprints.
+    #[serde(default, skip_serializing_if = "Workers::is_default")]
+    pub workers: Workers,
     /// Points evaluated before the policy takes over.
     #[serde(default)]
     pub initial_design: InitialDesign,
@@ -677,6 +683,8 @@ impl LoadedSpec {
             return Err(self.error_at("replications", "must be at least 1"));
         }
         s.budget.validate().map_err(|e| at("budget", e))?;
+        workers::check(&s.workers, s.limits.max_workers)
+            .map_err(|m| self.error_at("workers", m))?;
         let initial = s
             .initial_design
             .points

@@ -42,6 +42,9 @@ pub struct Limits {
     /// in hours. Default 24.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cpu_hours: Option<f64>,
+    /// Workers of one run (`workers.count`). Default 256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_workers: Option<usize>,
 }
 
 impl Limits {
@@ -71,8 +74,11 @@ impl Limits {
                 ));
             }
         }
-        if self.max_evaluations == Some(0) || self.max_runs == Some(0) {
-            return Err("max_evaluations and max_runs must be at least 1".into());
+        if self.max_evaluations == Some(0)
+            || self.max_runs == Some(0)
+            || self.max_workers == Some(0)
+        {
+            return Err("max_evaluations, max_runs and max_workers must be at least 1".into());
         }
         Ok(())
     }
