@@ -10,7 +10,7 @@
 use crate::pbgi::{Pbgi, check_lambda};
 use cabo_core::{
     AcquisitionFn, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error,
-    Observation, PluginState, Policy, PolicySpec, Query, Result,
+    Observation, Phase, PluginState, Policy, PolicySpec, Query, Result,
 };
 use cabo_optim::acquisition::maximize_acquisition;
 use serde::{Deserialize, Serialize};
@@ -73,13 +73,15 @@ impl PolicySpec for PbgiDecaySpec {
     }
 }
 
-/// The PBGI-D policy: state is the current λ and the index of the last chosen point.
+/// The PBGI-D policy: state is the current λ and the index of each chosen point not yet
+/// observed (one at a time with one worker; with several, the decay of an observation uses
+/// the index its own point was chosen with).
 #[derive(Debug, Clone)]
 pub struct PbgiDecay {
     lambda: f64,
     beta: f64,
-    /// α at the last chosen point, under the λ it was chosen with.
-    pending: Option<f64>,
+    /// The points chosen and not yet observed, each with α under the λ it was chosen with.
+    chosen: Vec<(Vec<f64>, f64)>,
     decays: usize,
     last: Diagnostics,
 }
@@ -91,7 +93,7 @@ impl PbgiDecay {
         Ok(PbgiDecay {
             lambda: lambda0,
             beta,
-            pending: None,
+            chosen: Vec::new(),
             decays: 0,
             last: Diagnostics::new(),
         })
@@ -125,13 +127,19 @@ impl Policy for PbgiDecay {
         d.insert("acq_value".to_string(), m.value);
         d.insert("decays".to_string(), self.decays as f64);
         self.last = d;
-        self.pending = Some(m.value);
+        self.chosen.push((m.x.clone(), m.value));
         Ok(Decision::Evaluate(Query::at(m.x)))
     }
 
-    fn observe(&mut self, data: &Dataset, _latest: &Observation) -> Result<()> {
-        // Initial-design observations arrive without a pending decision and change nothing.
-        if let (Some(index), Some(best)) = (self.pending.take(), data.best_y()) {
+    fn observe(&mut self, data: &Dataset, latest: &Observation) -> Result<()> {
+        // Initial-design observations answer no decision and change nothing. A policy
+        // observation answers the decision that chose its point; one at a point no decision
+        // chose (ask/tell told another point than the one suggested) answers the earliest.
+        let answered = (self.chosen.iter())
+            .position(|(x, _)| *x == latest.query.x)
+            .or((!self.chosen.is_empty() && latest.phase == Phase::Policy).then_some(0));
+        if let (Some(i), Some(best)) = (answered, data.best_y()) {
+            let (_, index) = self.chosen.remove(i);
             self.update(index, best);
         }
         Ok(())
@@ -141,13 +149,14 @@ impl Policy for PbgiDecay {
         self.last.clone()
     }
 
-    /// λ, the decay count and a pending index (none between decisions).
+    /// λ, the decay count and the chosen points in flight (none between decisions with one
+    /// worker).
     fn checkpoint(&self) -> Result<Option<PluginState>> {
-        PluginState::encode(&(self.lambda, self.pending, self.decays)).map(Some)
+        PluginState::encode(&(self.lambda, &self.chosen, self.decays)).map(Some)
     }
 
     fn restore(&mut self, state: &PluginState) -> Result<()> {
-        (self.lambda, self.pending, self.decays) = state.decode("pbgi_decay")?;
+        (self.lambda, self.chosen, self.decays) = state.decode("pbgi_decay")?;
         Ok(())
     }
 }
