@@ -10,7 +10,10 @@
 //! `exact_gp`, which offers every capability, so a new policy is covered as soon as it
 //! registers and a policy that fits none of the settings fails the test. A model whose own
 //! validation rejects a setting (the bump-scaled GP is one-dimensional) does not apply to
-//! the policies homed there; `exact_gp` and `random_feature_gp` must apply everywhere.
+//! the policies homed there; `exact_gp` and `random_feature_gp` must apply everywhere. A
+//! last column runs every entry on its setting with four asynchronous workers (`exact_gp`):
+//! every policy must decide with points pending, and a setting with control sets must
+//! refuse several workers.
 
 mod common;
 
@@ -56,6 +59,66 @@ initial_design: { points: 0 }
 
 /// The model every policy's setting is found with: it offers every capability.
 const REFERENCE: &str = "exact_gp";
+
+/// The column of four asynchronous workers, with the reference model.
+const K4: &str = "exact_gp, k = 4";
+
+/// What the k = 4 column found: a cell per entry, and the failures.
+struct Column<'a> {
+    cells: Vec<(&'a str, String)>,
+    failures: Vec<String>,
+}
+
+/// Every entry on its own setting with the reference model and `workers: 4`: it must run,
+/// deciding with the other workers' points pending, except on a setting with control sets,
+/// which must refuse several workers and say why.
+fn with_four_workers<'a>(
+    entries: &'a [Entry],
+    home: &BTreeMap<&'a str, (usize, Requirements)>,
+    model: &str,
+    out: &std::path::Path,
+) -> Column<'a> {
+    let mut column = Column {
+        cells: Vec::new(),
+        failures: Vec::new(),
+    };
+    let mut batch = Vec::new();
+    for e in entries {
+        let Some(&(si, _)) = home.get(e.name) else {
+            continue;
+        };
+        let (setting_name, setting) = SETTINGS[si];
+        let name = format!("matrix-{}-k4", e.name);
+        let setting = format!("{setting}workers: 4\n");
+        match parse(
+            &name,
+            &spec_text(&setting, model, e.key(), e.example, &name),
+        ) {
+            Ok(loaded) => batch.push((e.name, setting_name, loaded)),
+            Err(m) => column
+                .failures
+                .push(format!("{} with 4 workers: {m}", e.name)),
+        }
+    }
+    let specs: Vec<LoadedSpec> = batch.iter().map(|b| b.2.clone()).collect();
+    let failed = run_all(&specs, &out.join("k4"));
+    for (entry, setting_name, loaded) in batch {
+        let control_sets = setting_name.starts_with("control sets");
+        match (failed.get(&loaded.spec.name), control_sets) {
+            (None, false) => column.cells.push((entry, "runs".into())),
+            (Some(m), true) if m.contains("has control sets") && m.contains("`workers: 1`") => {
+                column.cells.push((entry, "refused: control sets".into()))
+            }
+            (None, true) => column.failures.push(format!(
+                "{entry} ran with control sets and 4 workers, which must be refused"
+            )),
+            (Some(m), _) => column.failures.push(format!(
+                "{entry} failed with 4 workers on {setting_name}: {m}"
+            )),
+        }
+    }
+    column
+}
 
 fn requirements(loaded: &LoadedSpec) -> Requirements {
     let entry = &loaded.spec.policies[0];
@@ -207,14 +270,20 @@ fn every_policy_runs_with_every_model_offering_what_it_needs_and_is_refused_othe
             }
         }
     }
+    let k4 = with_four_workers(&entries, &home, model_yaml(REFERENCE), out.path());
+    for (entry, cell) in k4.cells {
+        matrix.insert((entry, K4), cell);
+    }
+    failures.extend(k4.failures);
     // The matrix, for the test log.
+    let columns: Vec<&str> = models.iter().map(|m| m.0).chain([K4]).collect();
     let mut table = format!("{:<16}", "");
-    for (m, _) in &models {
+    for m in &columns {
         table += &format!(" {m:<22}");
     }
     for e in &entries {
         table += &format!("\n{:<16}", e.name);
-        for (m, _) in &models {
+        for m in &columns {
             let cell = matrix.get(&(e.name, m)).map_or("-", String::as_str);
             table += &format!(" {cell:<22}");
         }

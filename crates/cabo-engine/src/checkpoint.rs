@@ -75,6 +75,16 @@ pub struct Checkpoint {
     pub model: Option<PluginState>,
     /// The cost model's state, when the run has one.
     pub cost_model: Option<PluginState>,
+    /// The workers' simulated clock: the finish of the last evaluation told.
+    #[serde(default)]
+    pub clock: f64,
+    /// Where a wall-time budget's clock started (the initial design's end, unless the
+    /// design counts against the budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_origin: Option<f64>,
+    /// The evaluations other workers are running, in the order they started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<crate::workers::InFlight>,
 }
 
 /// Which run a checkpoint belongs to.

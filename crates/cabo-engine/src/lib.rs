@@ -12,6 +12,8 @@
 //!   results out and marks completion; [`lifecycle`] owns a run's life on disk (claim,
 //!   prepare, resume, set aside, mark complete); [`checkpoint`] and `journal` let an
 //!   interrupted run resume bit for bit.
+//! - [`workers`] schedules a run's simulated workers (evaluations in flight, ordered by
+//!   finish time), and `pending` makes a decision with points in flight, on fantasies.
 //! - [`times`] reads the per-decision times every consumer shares, measured with
 //!   [`cpu_time`].
 //!
@@ -24,6 +26,7 @@ pub mod checkpoint;
 pub mod cpu_time;
 mod journal;
 pub mod lifecycle;
+mod pending;
 pub mod run_loop;
 pub mod seeds;
 pub mod session;
@@ -32,6 +35,7 @@ mod sink;
 mod step;
 pub mod store;
 pub mod times;
+pub mod workers;
 
 pub use seeds::{RunId, policy_seed, problem_seed};
 pub use session::{Session, Suggested, Suggestion};

@@ -30,7 +30,7 @@ pub enum Claim {
     /// Run it, holding its lock (released, and its file removed, once it completes).
     Run(store::RunLock, PathBuf),
     /// It is complete on disk.
-    Complete(RunSummary),
+    Complete(Box<RunSummary>),
     /// The sweep is being cancelled: start nothing new.
     Cancelled,
     /// Another process holds its lock.
@@ -49,7 +49,7 @@ pub fn claim(
     label: &str,
 ) -> Claim {
     match store::completion(files, slot) {
-        store::Completion::Complete(summary) => return Claim::Complete(summary),
+        store::Completion::Complete(summary) => return Claim::Complete(Box::new(summary)),
         store::Completion::Damaged(why) => {
             tracing::warn!(run = label, "damaged result: {why}; the run is made again")
         }
@@ -63,7 +63,7 @@ pub fn claim(
         Ok(Some(lock)) => match store::completion(files, slot) {
             store::Completion::Complete(summary) => {
                 lock.release_complete(&files.lock);
-                Claim::Complete(summary)
+                Claim::Complete(Box::new(summary))
             }
             _ => Claim::Run(lock, files.lock.clone()),
         },

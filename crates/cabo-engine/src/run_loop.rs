@@ -7,14 +7,18 @@ use crate::checkpoint::{Checkpoint, Pacing, RunIdentity};
 use crate::cpu_time::thread_cpu_seconds;
 use crate::journal::Journal;
 use crate::lifecycle;
+use crate::pending::{self, Pending};
 use crate::seeds::RunId;
 use crate::setup::{Setup, build, check_query, initial_points};
-use crate::sink::{Record, RecordFiles, Sinks, Times, Unresumable};
+use crate::sink::{Record, RecordFiles, Scheduled, Sinks, Times, Unresumable};
 use crate::step::{Rules, Step};
 use crate::store::{self, RunFiles, RunSummary};
+use crate::workers::{DecisionTimes, InFlight, Schedule};
 use cabo_core::{
-    BudgetState, Dataset, Decision, Diagnostics, Error, Observation, Outcome, Phase, Query, Result,
+    BudgetState, Dataset, Decision, Diagnostics, Error, Observation, Outcome, PendingRule, Phase,
+    Query, Result,
 };
+use cabo_spec::spec::workers::BudgetClock;
 use cabo_spec::spec::{LoadedSpec, PolicyEntry};
 use std::cell::RefCell;
 use std::fs;
@@ -53,6 +57,25 @@ struct Run<'a> {
     /// The evaluations answered so far, for a problem that must never be asked a recorded
     /// query again (see `journal.rs`).
     journal: Option<Journal>,
+    /// The workers and the evaluations in flight.
+    schedule: Schedule,
+    /// What the policy takes pending points to return.
+    pending_rule: PendingRule,
+    /// Where a wall-time budget's clock started (`None`: the budget counts cost, or the
+    /// initial design is still running).
+    budget_origin: Option<f64>,
+    /// Why the policy stopped the run, once it has (evaluations in flight still finish).
+    stopped: Option<String>,
+}
+
+/// What became of a policy decision.
+enum Dispatched {
+    /// Its evaluation started.
+    Started,
+    /// The budget, charged with the points in flight, has no room for it.
+    NoRoom,
+    /// The policy stopped the run, for this reason.
+    Stopped(String),
 }
 
 impl Run<'_> {
@@ -83,10 +106,9 @@ impl Run<'_> {
         Ok(outcome)
     }
 
-    /// Evaluation number `data.len()` of the run at `query`, checked; the caller tells it
-    /// to the step.
-    fn evaluate(&mut self, query: Query, phase: Phase) -> Result<Observation> {
-        let index = self.step.data.len();
+    /// Evaluation number `index` of the run (in the order evaluations start) at `query`,
+    /// checked; the caller tells it to the step when it finishes.
+    fn evaluate(&mut self, query: Query, phase: Phase, index: usize) -> Result<Observation> {
         let seed = self.step.seeds(index).evaluation;
         let mut outcome: Outcome = self.answer(&query, seed, index)?;
         if let Some(c) = &self.setup.cost {
@@ -106,7 +128,13 @@ impl Run<'_> {
         })
     }
 
-    fn record(&mut self, iter: usize, obs: &Observation, diagnostics: Diagnostics) -> Result<()> {
+    fn record(
+        &mut self,
+        obs: &Observation,
+        diagnostics: Diagnostics,
+        schedule: Option<Scheduled<'_>>,
+    ) -> Result<()> {
+        let iter = self.step.data.len() - 1;
         let (best_value, simple_regret) = self.tracker.update(obs.outcome.value);
         // The history's metrics, then what this evaluation reported itself.
         let mut metrics = self.setup.problem.metrics(self.step.data.observations());
@@ -119,6 +147,7 @@ impl Run<'_> {
             y: obs.outcome.y,
             cost: obs.outcome.cost,
             cum_cost: self.step.budget.spent,
+            schedule,
             best_y: self.step.data.best_y().unwrap_or(f64::NEG_INFINITY),
             value: obs.outcome.value,
             best_value,
@@ -129,50 +158,177 @@ impl Run<'_> {
         self.sinks.evaluated(&rec, &self.step.budget)
     }
 
-    /// Runs to the end; `None` when cancelled or paused (after saving a checkpoint).
-    fn run(&mut self, cancel: &AtomicBool, pacing: Pacing) -> Result<Option<String>> {
-        for (i, x) in std::mem::take(&mut self.design).into_iter().enumerate() {
-            let obs = self.evaluate(Query::at(x), Phase::Initial)?;
-            self.step.tell(&mut self.setup, obs.clone())?;
-            self.record(i, &obs, Diagnostics::new())?;
+    /// Refuses several workers where the simulated schedule does not apply: a problem
+    /// evaluated by another program (its evaluations take real time, not their cost) and
+    /// one with control sets (a pending query's uncontrolled inputs are not known until it
+    /// is evaluated, so it has no point to fantasise at).
+    fn check_workers(&mut self) -> Result<()> {
+        let k = self.schedule.count();
+        if k == 1 {
+            return Ok(());
         }
+        let info = &self.setup.info;
+        let why = if self.setup.problem.external().is_some() {
+            "is evaluated by another program, whose evaluations take real time rather than \
+             their cost; several workers simulate their time, so run it with `workers: 1`"
+        } else if !info.control_sets.is_empty() {
+            "has control sets: a pending query leaves some inputs to the environment, so it \
+             has no point to fantasise at while it runs; run it with `workers: 1`"
+        } else {
+            return Ok(());
+        };
+        Err(Error::unsupported(format!(
+            "workers: {k}: {} {why}",
+            info.name
+        )))
+    }
+
+    /// Runs to the end; `None` when cancelled or paused (after saving a checkpoint).
+    ///
+    /// Free workers start evaluations (the initial design's points, then, once the whole
+    /// design is observed, policy decisions) until none is free; then the next evaluation
+    /// to finish is told to the run; and so on until nothing is in flight and nothing may
+    /// start. With one worker this is decide, evaluate, tell, in turn.
+    fn run(&mut self, cancel: &AtomicBool, pacing: Pacing) -> Result<Option<String>> {
         let mut decided_now = 0;
         let mut saved = Instant::now();
-        while !self.step.budget.exhausted() {
-            if cancel.load(Ordering::Relaxed) || pacing.pause_after == Some(decided_now) {
-                self.save_checkpoint()?;
-                return Ok(None);
+        loop {
+            while let Some(worker) = self.schedule.free_worker() {
+                if !self.design.is_empty() {
+                    let x = self.design.remove(0);
+                    self.start_design(worker, x)?;
+                    continue;
+                }
+                if self.schedule.design_in_flight() || self.stopped.is_some() {
+                    break;
+                }
+                if self.schedule.in_flight.is_empty() && self.budget_seen().exhausted() {
+                    break;
+                }
+                if cancel.load(Ordering::Relaxed) || pacing.pause_after == Some(decided_now) {
+                    self.save_checkpoint()?;
+                    return Ok(None);
+                }
+                self.step.check_cap(self.schedule.in_flight.len())?;
+                match self.decide_and_start(worker)? {
+                    Dispatched::Started => decided_now += 1,
+                    Dispatched::NoRoom => break,
+                    Dispatched::Stopped(reason) => self.stopped = Some(reason),
+                }
             }
-            self.step.check_cap()?;
-            if let Some(reason) = self.decide_and_evaluate()? {
-                return Ok(Some(reason));
-            }
-            decided_now += 1;
-            if saved.elapsed() >= pacing.every {
+            let Some(done) = self.schedule.next_finished() else {
+                break;
+            };
+            let policy = done.observation.phase == Phase::Policy;
+            self.finish(done)?;
+            if policy && saved.elapsed() >= pacing.every {
                 self.save_checkpoint()?;
                 saved = Instant::now();
             }
         }
-        Ok(Some("budget exhausted".to_string()))
+        Ok(Some(
+            self.stopped
+                .take()
+                .unwrap_or_else(|| "budget exhausted".to_string()),
+        ))
     }
 
-    /// One decision, its evaluation and its records; `Some(reason)` when the policy stops.
-    fn decide_and_evaluate(&mut self) -> Result<Option<String>> {
-        let iteration = self.step.next_iteration();
+    /// The number the next evaluation to start takes.
+    fn next_evaluation(&self) -> usize {
+        self.step.data.len() + self.schedule.in_flight.len()
+    }
+
+    /// Starts the initial design's point `x` on `worker`.
+    fn start_design(&mut self, worker: usize, x: Vec<f64>) -> Result<()> {
+        let evaluation = self.next_evaluation();
+        let observation = self.evaluate(Query::at(x), Phase::Initial, evaluation)?;
+        self.start(
+            worker,
+            evaluation,
+            observation,
+            Vec::new(),
+            Diagnostics::new(),
+            None,
+        );
+        Ok(())
+    }
+
+    /// Puts an evaluation made now in flight on `worker`, to finish after its cost.
+    fn start(
+        &mut self,
+        worker: usize,
+        evaluation: usize,
+        observation: Observation,
+        pending: Vec<usize>,
+        diagnostics: Diagnostics,
+        times: Option<DecisionTimes>,
+    ) {
+        let start = self.schedule.clock;
+        let finish = start + observation.outcome.cost;
+        self.schedule.start(InFlight {
+            worker,
+            evaluation,
+            observation,
+            start,
+            finish,
+            pending,
+            diagnostics,
+            times,
+        });
+    }
+
+    /// The budget as a decision sees it: with a wall-time budget, spent is the clock since
+    /// the budget started.
+    fn budget_seen(&self) -> BudgetState {
+        let mut seen = self.step.budget.clone();
+        if let Some(origin) = self.wall_time_origin() {
+            seen.spent = self.schedule.clock - origin;
+        }
+        seen
+    }
+
+    /// Where a wall-time budget's clock started, or `None` for a cost budget.
+    fn wall_time_origin(&self) -> Option<f64> {
+        let wall_time = self.spec.spec.workers.budget == BudgetClock::WallTime;
+        wall_time.then(|| self.budget_origin.unwrap_or(self.schedule.clock))
+    }
+
+    /// One policy decision with the evaluations in flight pending, and, unless the policy
+    /// stops or the budget has no room, its evaluation started on `worker`.
+    fn decide_and_start(&mut self, worker: usize) -> Result<Dispatched> {
+        let iteration = self.step.next_iteration() + self.schedule.pending_decisions();
         let started = Instant::now();
         let cpu_started = thread_cpu_seconds();
-        let (decision, mut diagnostics, fit_s) = self
-            .step
-            .decide(&mut self.setup)
-            .map_err(|e| blame_magnitude(e, &self.step.data))?;
+        let in_flight = std::mem::take(&mut self.schedule.in_flight);
+        let view = Pending {
+            queries: in_flight.iter().map(|e| &e.observation.query).collect(),
+            rule: self.pending_rule,
+            wall_time: self.wall_time_origin().is_some(),
+        };
+        let budget = self.budget_seen();
+        let decided = pending::decide(
+            &mut self.setup,
+            &self.step.data,
+            &budget,
+            &view,
+            (self.step.policy_seed(), iteration),
+        );
+        let pending: Vec<usize> = in_flight.iter().map(|e| e.evaluation).collect();
+        self.schedule.in_flight = in_flight;
+        let Some((decision, diagnostics, fit_s)) =
+            decided.map_err(|e| blame_magnitude(e, &self.step.data))?
+        else {
+            return Ok(Dispatched::NoRoom);
+        };
         let decide_s = started.elapsed().as_secs_f64() - fit_s;
         let query = match decision {
-            Decision::Stop(reason) => return Ok(Some(reason)),
+            Decision::Stop(reason) => return Ok(Dispatched::Stopped(reason)),
             Decision::Evaluate(q) => q,
         };
         check_query(&query, &self.setup.info)?;
         let started = Instant::now();
-        let obs = self.evaluate(query, Phase::Policy)?;
+        let evaluation = self.next_evaluation();
+        let observation = self.evaluate(query, Phase::Policy, evaluation)?;
         let evaluate_s = started.elapsed().as_secs_f64();
         let mut cpu_s = cpu_started.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
         if self.setup.problem.external().is_some() {
@@ -180,18 +336,71 @@ impl Run<'_> {
             // time is the run's time there, which `status` counts with the thread's CPU time.
             cpu_s = cpu_s.map(|c| c + evaluate_s);
         }
-        self.step.tell(&mut self.setup, obs.clone())?;
-        diagnostics.extend(self.setup.policy.diagnostics());
-        let iter = self.step.design_len() + iteration - 1;
-        self.record(iter, &obs, diagnostics)?;
-        self.sinks.timed(&Times {
-            iter,
+        let times = DecisionTimes {
             fit_s,
             decide_s,
             evaluate_s,
             cpu_s,
-        })?;
-        Ok(None)
+        };
+        self.start(
+            worker,
+            evaluation,
+            observation,
+            pending,
+            diagnostics,
+            Some(times),
+        );
+        Ok(Dispatched::Started)
+    }
+
+    /// Tells the run an evaluation that finished, and records it (and its decision's times).
+    fn finish(&mut self, done: InFlight) -> Result<()> {
+        let InFlight {
+            worker,
+            evaluation,
+            observation,
+            start,
+            finish,
+            pending,
+            mut diagnostics,
+            times,
+        } = done;
+        self.step.tell(&mut self.setup, observation.clone())?;
+        let sequential = self.schedule.count() == 1;
+        if sequential && observation.phase == Phase::Policy {
+            // One worker: the policy's state after `observe` belongs to this decision (with
+            // several, to whichever it made last, so only the decision's own are kept).
+            diagnostics.extend(self.setup.policy.diagnostics());
+        }
+        if observation.phase == Phase::Initial && self.design_complete() {
+            self.budget_origin = Some(match self.spec.spec.initial_design.counts {
+                true => 0.0,
+                false => finish,
+            });
+        }
+        let schedule = (!sequential).then_some(Scheduled {
+            worker,
+            evaluation,
+            start,
+            finish,
+            pending: &pending,
+        });
+        self.record(&observation, diagnostics, schedule)?;
+        if let Some(t) = times {
+            self.sinks.timed(&Times {
+                iter: self.step.data.len() - 1,
+                fit_s: t.fit_s,
+                decide_s: t.decide_s,
+                evaluate_s: t.evaluate_s,
+                cpu_s: t.cpu_s,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether every point of the initial design has been observed.
+    fn design_complete(&self) -> bool {
+        self.design.is_empty() && !self.schedule.design_in_flight()
     }
 
     /// The run's state between decisions, or `None` when a plugin of it cannot resume.
@@ -221,6 +430,9 @@ impl Run<'_> {
             policy,
             model,
             cost_model,
+            clock: self.schedule.clock,
+            budget_origin: self.budget_origin,
+            in_flight: self.schedule.in_flight.clone(),
         }))
     }
 
@@ -248,12 +460,13 @@ impl Run<'_> {
             initial_evaluations: initial,
             policy_evaluations: self.step.data.len() - initial,
             budget_spent: self.step.budget.spent,
-            overshoot: self.step.budget.overshoot(),
+            overshoot: self.budget_seen().overshoot(),
             stop_reason,
             best_y: self.step.data.best_y().unwrap_or(f64::NEG_INFINITY),
             best_value: self.tracker.best_value,
             simple_regret: self.tracker.regret(),
             metrics: self.setup.problem.metrics(self.step.data.observations()),
+            makespan: (self.schedule.count() > 1).then_some(self.schedule.clock),
             records: None,
         }
     }
@@ -318,8 +531,11 @@ pub fn execute(
                 budget: BudgetState::new(s.budget.clone()),
                 best_value: None,
                 offset: design.len(),
+                budget_origin: design.is_empty().then_some(0.0),
                 design,
                 decisions: 0,
+                clock: 0.0,
+                in_flight: Vec::new(),
             };
             (
                 Run::new(spec, setup, state, sinks, &identity, (pseed, qseed)),
@@ -327,6 +543,7 @@ pub fn execute(
             )
         }
     };
+    run.check_workers()?;
     run.attach(&files)?;
     let reason = match run.run(cancel, pacing) {
         Ok(Some(reason)) => reason,
@@ -400,6 +617,10 @@ struct Resumed {
     /// The initial design's size.
     offset: usize,
     decisions: usize,
+    /// The simulated clock, where a wall-time budget started and what is in flight.
+    clock: f64,
+    budget_origin: Option<f64>,
+    in_flight: Vec<InFlight>,
 }
 
 impl<'a> Run<'a> {
@@ -418,7 +639,18 @@ impl<'a> Run<'a> {
             design_counts: spec.spec.initial_design.counts,
             max_evaluations: spec.max_evaluations(),
         };
+        let s = &spec.spec;
+        let workers = &s.workers;
+        let entry = s.policies.iter().find(|p| p.name == identity.policy);
+        let pending_rule = workers
+            .pending
+            .or_else(|| entry.map(default_pending))
+            .unwrap_or(PendingRule::KrigingBeliever);
         Run {
+            schedule: Schedule::new(workers.count, workers.mode, state.clock, state.in_flight),
+            pending_rule,
+            budget_origin: state.budget_origin,
+            stopped: None,
             spec,
             tracker: Tracker {
                 best_value: state.best_value,
@@ -431,6 +663,15 @@ impl<'a> Run<'a> {
             identity: identity.clone(),
             journal: None,
         }
+    }
+}
+
+/// The pending rule a policy entry's policy or acquisition states.
+fn default_pending(entry: &PolicyEntry) -> PendingRule {
+    match (&entry.policy, &entry.acquisition) {
+        (Some(p), _) => p.pending(),
+        (None, Some(a)) => a.pending(),
+        (None, None) => PendingRule::KrigingBeliever,
     }
 }
 
@@ -483,6 +724,9 @@ fn resume<'a>(
         design: Vec::new(),
         offset: c.offset,
         decisions: c.decisions,
+        clock: c.clock,
+        budget_origin: c.budget_origin,
+        in_flight: c.in_flight,
     };
     Ok(Some(Run::new(
         spec,

@@ -338,7 +338,7 @@ impl Session {
         if self.step.budget.exhausted() {
             return Ok(Suggestion::Done(self.spent_message()));
         }
-        self.step.check_cap()?;
+        self.step.check_cap(0)?;
         let iteration = self.step.next_iteration();
         if self.decided.is_none() {
             let (decision, diagnostics, _) = self.step.decide(&mut self.setup)?;

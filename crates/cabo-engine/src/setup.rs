@@ -214,8 +214,17 @@ pub(crate) fn decide(
         &setup.optimizer,
     )
     .with_models(setup.model.as_ref(), setup.cost_model.as_ref());
-    let decision = setup.policy.decide(&ctx)?;
+    decide_in(setup.policy.as_mut(), &ctx)
+}
+
+/// The policy's decision in `ctx`, the diagnostics of the posterior and the policy, and the
+/// seconds spent fitting.
+pub(crate) fn decide_in(
+    policy: &mut dyn Policy,
+    ctx: &DecisionContext<'_>,
+) -> Result<(Decision, Diagnostics, f64)> {
+    let decision = policy.decide(ctx)?;
     let mut diagnostics = ctx.posterior_diagnostics();
-    diagnostics.extend(setup.policy.diagnostics());
+    diagnostics.extend(policy.diagnostics());
     Ok((decision, diagnostics, ctx.fit_seconds()))
 }

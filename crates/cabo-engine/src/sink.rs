@@ -27,6 +27,11 @@ pub(crate) struct Record<'a> {
     pub y: f64,
     pub cost: f64,
     pub cum_cost: f64,
+    /// With several workers: the worker that ran the evaluation, its number in the order
+    /// evaluations started, its start and finish on the simulated clock, and the numbers of
+    /// the evaluations in flight when it was decided.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Scheduled<'a>>,
     pub best_y: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
@@ -38,6 +43,16 @@ pub(crate) struct Record<'a> {
     pub metrics: BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub diagnostics: Diagnostics,
+}
+
+/// Where an evaluation ran on the simulated workers (see [`crate::workers`]).
+#[derive(Debug, Serialize)]
+pub(crate) struct Scheduled<'a> {
+    pub worker: usize,
+    pub evaluation: usize,
+    pub start: f64,
+    pub finish: f64,
+    pub pending: &'a [usize],
 }
 
 /// One line of `rep-<r>.times.jsonl`: wall times of the model fits, the rest of the decision

@@ -124,11 +124,11 @@ impl Step {
         )
     }
 
-    /// Refuses another evaluation once `limits.max_evaluations` are made. A cost budget
-    /// whose smallest cost is unknown cannot be bounded before the run, so the cap is
-    /// enforced here; otherwise validation guarantees it.
-    pub(crate) fn check_cap(&self) -> Result<()> {
-        let (made, cap) = (self.data.len(), self.rules.max_evaluations);
+    /// Refuses another evaluation once `limits.max_evaluations` are made, `in_flight` of
+    /// them still running. A cost budget whose smallest cost is unknown cannot be bounded
+    /// before the run, so the cap is enforced here; otherwise validation guarantees it.
+    pub(crate) fn check_cap(&self, in_flight: usize) -> Result<()> {
+        let (made, cap) = (self.data.len() + in_flight, self.rules.max_evaluations);
         if made < cap {
             return Ok(());
         }

@@ -151,6 +151,10 @@ pub struct RunSummary {
     pub simple_regret: Option<f64>,
     /// Problem metrics at the end of the run.
     pub metrics: std::collections::BTreeMap<String, f64>,
+    /// With several workers, the simulated wall time from the run's start to its last
+    /// evaluation's finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub makespan: Option<f64>,
     /// Length and hash of the run's record file when it completed: a record file that no
     /// longer matches is damaged, and the run is made again. Absent in markers written
     /// before records were hashed; those are checked by counting records instead.

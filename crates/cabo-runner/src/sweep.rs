@@ -142,7 +142,7 @@ fn run_job(sw: &Sweep<'_>, (si, id): Job) -> JobResult {
         Claim::Complete(summary) => {
             sw.progress.finished();
             let done = Executed {
-                summary,
+                summary: *summary,
                 resumed_after: None,
             };
             return (si, id, Ok(Some(done)), Source::Complete);

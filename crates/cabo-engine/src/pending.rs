@@ -1,0 +1,171 @@
+//! A decision with other workers' points in flight: the view of [`cabo_core::pending`].
+//!
+//! The policy decides on the observations followed by one fantasy per pending point (in the
+//! order the points started), and on the budget charged with their fantasised costs; it is
+//! told how many fantasies there are ([`DecisionContext::fantasies`]). The fantasised
+//! outcome of a pending point `x` is
+//! - **y**: what the run's [`PendingRule`] says — the posterior mean at `x` given the
+//!   observations (the Kriging believer), or a constant lie from the values observed;
+//! - **cost**: the known cost `c(x)` (noise-free) where the spec has `cost:`, else the
+//!   expected cost E\[c(x)\] under the cost model's belief given the observations, else the
+//!   mean of the costs observed.
+//!
+//! The models are fitted on the observations first (the fit the Kriging believer's means
+//! come from), then the decision's posterior and cost belief are those fits conditioned on
+//! the fantasies, hyperparameters kept, where the model offers the capability
+//! ([`cabo_core::capability::Fantasize`], [`cabo_core::capability::FantasizeCost`]); a model
+//! without it is fitted again on the observations and fantasies together. No policy sees
+//! anything but data, budget and posterior, so every policy works with pending points and
+//! none special-cases a model.
+
+use crate::setup::{Setup, decide_in};
+use cabo_core::{
+    BudgetState, CostBelief, Dataset, Decision, DecisionContext, Diagnostics, Observation, Outcome,
+    PendingRule, Phase, Posterior, Query, Result, derive_seed,
+};
+
+/// What a decision with points in flight starts from.
+pub(crate) struct Pending<'a> {
+    /// The points in flight, in the order they started.
+    pub queries: Vec<&'a Query>,
+    /// What they are taken to return.
+    pub rule: PendingRule,
+    /// The budget counts wall time, not cost: the pending points' costs are not charged
+    /// (the clock already says what was spent).
+    pub wall_time: bool,
+}
+
+/// A decision's outcome: `None` when the budget, charged with the pending points'
+/// fantasised costs, leaves no room for another evaluation.
+pub(crate) type Decided = Option<(Decision, Diagnostics, f64)>;
+
+/// Decision number `iteration` of the run with `pending` in flight (see the module
+/// documentation); with nothing in flight, [`crate::setup::decide`] itself.
+pub(crate) fn decide(
+    setup: &mut Setup,
+    data: &Dataset,
+    budget: &BudgetState,
+    pending: &Pending<'_>,
+    (policy_seed, iteration): (u64, usize),
+) -> Result<Decided> {
+    if pending.queries.is_empty() {
+        if budget.exhausted() {
+            return Ok(None);
+        }
+        return crate::setup::decide(setup, data, budget, policy_seed, iteration).map(Some);
+    }
+    let seed = derive_seed(&[&policy_seed, &iteration]);
+    let observed =
+        DecisionContext::new(&setup.info, data, budget, iteration, seed, &setup.optimizer)
+            .with_models(setup.model.as_ref(), setup.cost_model.as_ref());
+    let xs: Vec<&[f64]> = pending.queries.iter().map(|q| q.x.as_slice()).collect();
+    let costs = fantasy_costs(setup, &observed, &xs)?;
+    let mut seen = budget.clone();
+    for &c in &costs {
+        seen.charge(c);
+    }
+    if pending.wall_time {
+        seen.spent = budget.spent;
+    }
+    if seen.exhausted() {
+        return Ok(None);
+    }
+    let kriging = pending.rule.needs_posterior() && setup.model.is_some();
+    let ys = match kriging {
+        true => {
+            let posterior = observed.posterior()?;
+            xs.iter().map(|x| posterior.mean_var(x).mean).collect()
+        }
+        false => vec![lie(pending.rule, &data.ys()); xs.len()],
+    };
+    let (posterior, cost_belief) = conditioned(setup, &observed, kriging, &xs, &ys, &costs)?;
+    let mut fantasised = data.clone();
+    for ((q, y), cost) in pending.queries.iter().zip(&ys).zip(&costs) {
+        fantasised.push(Observation {
+            query: (*q).clone(),
+            outcome: Outcome::new(*y, *cost, q.x.clone(), None),
+            phase: Phase::Policy,
+        })?;
+    }
+    let mut ctx = DecisionContext::new(
+        &setup.info,
+        &fantasised,
+        &seen,
+        iteration,
+        seed,
+        &setup.optimizer,
+    )
+    .with_fantasies(xs.len())
+    .with_models(setup.model.as_ref(), setup.cost_model.as_ref());
+    if let Some(p) = posterior {
+        ctx = ctx.with_posterior(p);
+    }
+    if let Some(b) = cost_belief {
+        ctx = ctx.with_cost_belief(b);
+    }
+    let observed_fit = observed.fit_seconds();
+    let (decision, diagnostics, fit_s) = decide_in(setup.policy.as_mut(), &ctx)?;
+    Ok(Some((decision, diagnostics, fit_s + observed_fit)))
+}
+
+/// The fantasised cost of each pending point.
+fn fantasy_costs(setup: &Setup, observed: &DecisionContext<'_>, xs: &[&[f64]]) -> Result<Vec<f64>> {
+    if let Some(known) = &setup.cost {
+        return Ok(xs.iter().map(|x| known.cost(x)).collect());
+    }
+    if setup.cost_model.is_some() {
+        let belief = observed.cost_belief()?;
+        return Ok(xs.iter().map(|x| belief.ln_cost(x).expected()).collect());
+    }
+    let mean = mean_or(&observed.data.costs(), 1.0);
+    Ok(vec![mean; xs.len()])
+}
+
+/// A constant liar's value, or without one (the Kriging believer with no model, no value
+/// observed) the mean of the values observed, 0 with none.
+fn lie(rule: PendingRule, ys: &[f64]) -> f64 {
+    rule.lie(ys).unwrap_or_else(|| mean_or(ys, 0.0))
+}
+
+/// A posterior and a cost belief conditioned on fantasies, where they were.
+type Conditioned = (Option<Box<dyn Posterior>>, Option<Box<dyn CostBelief>>);
+
+/// The fits already made on the observations (the Kriging believer's posterior, the cost
+/// belief the fantasised costs came from) conditioned on the fantasies, so that the
+/// decision does not fit them again; `None` for a fit not made or a model that cannot
+/// condition, which the decision's context then fits itself (see
+/// [`DecisionContext::posterior`]).
+fn conditioned(
+    setup: &Setup,
+    observed: &DecisionContext<'_>,
+    kriging: bool,
+    xs: &[&[f64]],
+    ys: &[f64],
+    costs: &[f64],
+) -> Result<Conditioned> {
+    let rows: Vec<f64> = xs.iter().flat_map(|x| x.iter().copied()).collect();
+    let posterior = match kriging {
+        true => (observed.posterior()?.fantasize())
+            .map(|f| f.condition(&rows, ys))
+            .transpose()?,
+        false => None,
+    };
+    let cost_belief = match setup.cost.is_none() && setup.cost_model.is_some() {
+        true => {
+            let ln: Vec<f64> = costs.iter().map(|c| c.ln()).collect();
+            (observed.cost_belief()?.fantasize())
+                .map(|f| f.condition(&rows, &ln))
+                .transpose()?
+        }
+        false => None,
+    };
+    Ok((posterior, cost_belief))
+}
+
+fn mean_or(values: &[f64], none: f64) -> f64 {
+    if values.is_empty() {
+        none
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
