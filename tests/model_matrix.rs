@@ -71,7 +71,7 @@ struct Column<'a> {
 
 /// Every entry on its own setting with the reference model and `workers: 4`: it must run,
 /// deciding with the other workers' points pending, except on a setting with control sets,
-/// which must refuse several workers and say why.
+/// whose validation must refuse several workers and say why.
 fn with_four_workers<'a>(
     entries: &'a [Entry],
     home: &BTreeMap<&'a str, (usize, Requirements)>,
@@ -90,11 +90,20 @@ fn with_four_workers<'a>(
         let (setting_name, setting) = SETTINGS[si];
         let name = format!("matrix-{}-k4", e.name);
         let setting = format!("{setting}workers: 4\n");
+        let control_sets = setting_name.starts_with("control sets");
+        let refusal = |m: &str| m.contains("has control sets") && m.contains("`workers: 1`");
         match parse(
             &name,
             &spec_text(&setting, model, e.key(), e.example, &name),
         ) {
+            Ok(_) if control_sets => column.failures.push(format!(
+                "{} validates with control sets and 4 workers, which must be refused",
+                e.name
+            )),
             Ok(loaded) => batch.push((e.name, setting_name, loaded)),
+            Err(m) if control_sets && refusal(&m) => {
+                column.cells.push((e.name, "refused: control sets".into()))
+            }
             Err(m) => column
                 .failures
                 .push(format!("{} with 4 workers: {m}", e.name)),
@@ -103,16 +112,9 @@ fn with_four_workers<'a>(
     let specs: Vec<LoadedSpec> = batch.iter().map(|b| b.2.clone()).collect();
     let failed = run_all(&specs, &out.join("k4"));
     for (entry, setting_name, loaded) in batch {
-        let control_sets = setting_name.starts_with("control sets");
-        match (failed.get(&loaded.spec.name), control_sets) {
-            (None, false) => column.cells.push((entry, "runs".into())),
-            (Some(m), true) if m.contains("has control sets") && m.contains("`workers: 1`") => {
-                column.cells.push((entry, "refused: control sets".into()))
-            }
-            (None, true) => column.failures.push(format!(
-                "{entry} ran with control sets and 4 workers, which must be refused"
-            )),
-            (Some(m), _) => column.failures.push(format!(
+        match failed.get(&loaded.spec.name) {
+            None => column.cells.push((entry, "runs".into())),
+            Some(m) => column.failures.push(format!(
                 "{entry} failed with 4 workers on {setting_name}: {m}"
             )),
         }

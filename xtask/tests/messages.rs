@@ -223,6 +223,35 @@ const GIST: &[(&str, &str)] = &[
         "untagged-form.yaml",
         "`model.kernel.lengthscale`: the value has none of the forms",
     ),
+    ("workers-zero.yaml", ":4:10: `workers`: must be at least 1"),
+    (
+        "workers-negative.yaml",
+        ":4:10: `workers`: a number of workers must be at least 1, got -2",
+    ),
+    (
+        "workers-huge.yaml",
+        "1000 workers exceed the spec's limit of 256; raise `limits.max_workers`",
+    ),
+    (
+        "workers-text.yaml",
+        "`workers`: expected a number of workers, or a map with `count`, found text \"four\"",
+    ),
+    (
+        "workers-mode-unknown.yaml",
+        "`workers.mode`: unknown value `asynchronus`",
+    ),
+    (
+        "workers-key-unknown.yaml",
+        "`workers.pendng`: unknown field `pendng`; did you mean `pending`?",
+    ),
+    (
+        "workers-pending-unknown.yaml",
+        "`workers.pending`: unknown value `constant_liar`, expected one of `kriging_believer`",
+    ),
+    (
+        "workers-control-sets.yaml",
+        ":4:10: `workers`: 4 workers: the problem has control sets",
+    ),
 ];
 
 /// Validates (or, for `inspect-*` files, inspects) a corpus file by its path relative to the

@@ -221,6 +221,13 @@ pub trait ProblemSpec: Debug + Send + Sync + dyn_clone::DynClone {
         false
     }
 
+    /// Why several simulated workers (a spec's `workers:` above 1) cannot run this problem,
+    /// if they cannot, as the end of "the problem …": the simulated clock evaluates a point
+    /// when it starts, lasting its cost, and fantasises it at its query while it runs.
+    fn refuses_workers(&self) -> Option<String> {
+        None
+    }
+
     /// What a user should know before running this problem, in a sentence each (results
     /// that a fresh rerun will not reproduce, say): `validate` and `run` print them.
     fn caveats(&self) -> Vec<String> {

@@ -158,31 +158,6 @@ impl Run<'_> {
         self.sinks.evaluated(&rec, &self.step.budget)
     }
 
-    /// Refuses several workers where the simulated schedule does not apply: a problem
-    /// evaluated by another program (its evaluations take real time, not their cost) and
-    /// one with control sets (a pending query's uncontrolled inputs are not known until it
-    /// is evaluated, so it has no point to fantasise at).
-    fn check_workers(&mut self) -> Result<()> {
-        let k = self.schedule.count();
-        if k == 1 {
-            return Ok(());
-        }
-        let info = &self.setup.info;
-        let why = if self.setup.problem.external().is_some() {
-            "is evaluated by another program, whose evaluations take real time rather than \
-             their cost; several workers simulate their time, so run it with `workers: 1`"
-        } else if !info.control_sets.is_empty() {
-            "has control sets: a pending query leaves some inputs to the environment, so it \
-             has no point to fantasise at while it runs; run it with `workers: 1`"
-        } else {
-            return Ok(());
-        };
-        Err(Error::unsupported(format!(
-            "workers: {k}: {} {why}",
-            info.name
-        )))
-    }
-
     /// Runs to the end; `None` when cancelled or paused (after saving a checkpoint).
     ///
     /// Free workers start evaluations (the initial design's points, then, once the whole
@@ -543,7 +518,6 @@ pub fn execute(
             )
         }
     };
-    run.check_workers()?;
     run.attach(&files)?;
     let reason = match run.run(cancel, pacing) {
         Ok(Some(reason)) => reason,

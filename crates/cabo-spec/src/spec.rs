@@ -685,6 +685,12 @@ impl LoadedSpec {
         s.budget.validate().map_err(|e| at("budget", e))?;
         workers::check(&s.workers, s.limits.max_workers)
             .map_err(|m| self.error_at("workers", m))?;
+        if let (k @ 2.., Some(why)) = (s.workers.count, s.problem.refuses_workers()) {
+            return Err(self.error_at(
+                "workers",
+                format!("{k} workers: the problem {why}; run it with `workers: 1`"),
+            ));
+        }
         let initial = s
             .initial_design
             .points

@@ -280,6 +280,14 @@ impl ProblemSpec for CvsSpec {
         Ok(Box::new(CvsProblem::new(self, seed)?))
     }
 
+    fn refuses_workers(&self) -> Option<String> {
+        Some(
+            "has control sets: a query leaves some inputs to the environment, so a pending \
+             one has no point to fantasise at while it runs"
+                .to_string(),
+        )
+    }
+
     fn set_spec_dir(&mut self, dir: &std::path::Path) {
         // The objective's own file paths (an airfoil table) are the spec file's too.
         self.objective.set_spec_dir(dir);

@@ -173,6 +173,14 @@ impl ProblemSpec for ExternalSpec {
         self.cost != CostSource::None
     }
 
+    fn refuses_workers(&self) -> Option<String> {
+        Some(
+            "is evaluated by another program, whose evaluations take real time rather than \
+             the time their cost says, so simulated workers do not apply"
+                .to_string(),
+        )
+    }
+
     fn caveats(&self) -> Vec<String> {
         let mut out = vec![
             "cabo fingerprints the spec, not the program: after editing the program, change \
