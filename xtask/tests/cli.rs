@@ -713,9 +713,33 @@ fn assert_equals_uninterrupted_ei(
 
 #[test]
 fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
+    killed_mid_way_resumes_to_the_same_bytes("midway", "");
+}
+
+/// Four workers of varying durations (a known cost from 1 to 2): the checkpoints the kill
+/// leaves hold evaluations in flight, which the resumed run must finish as the
+/// uninterrupted one does.
+const FOUR_WORKERS: &str = "cost: { type: linear_mean, scale: 1, offset: 1 }\nworkers: ";
+
+#[test]
+fn four_asynchronous_workers_killed_mid_way_resume_to_the_same_bytes() {
+    let extra = format!("{FOUR_WORKERS}4\n");
+    killed_mid_way_resumes_to_the_same_bytes("midway-async", &extra);
+}
+
+#[test]
+fn four_synchronous_workers_killed_mid_way_resume_to_the_same_bytes() {
+    let extra = format!("{FOUR_WORKERS}{{ count: 4, mode: synchronous }}\n");
+    killed_mid_way_resumes_to_the_same_bytes("midway-sync", &extra);
+}
+
+/// Kills (SIGKILL) a long EI run of spec `name` (the long EI spec with `extra` appended)
+/// once it has saved a checkpoint, and checks that a second invocation resumes it to the
+/// bytes of an uninterrupted run.
+fn killed_mid_way_resumes_to_the_same_bytes(name: &str, extra: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("midway.yaml");
-    let text = long_ei_spec("midway").replace("replications: 3", "replications: 1");
+    let spec = dir.path().join(format!("{name}.yaml"));
+    let text = long_ei_spec(name).replace("replications: 3", "replications: 1") + extra;
     std::fs::write(&spec, text).unwrap();
     let out = dir.path().join("results");
     let args = [
@@ -731,7 +755,7 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
         "0",
     ];
     let mut child = spawn_xtask(&args, std::process::Stdio::null());
-    let run_dir = out.join("midway").join("EI");
+    let run_dir = out.join(name).join("EI");
     wait_for(&run_dir.join("rep-0.checkpoint.cbor"), "no checkpoint");
     std::thread::sleep(std::time::Duration::from_millis(50));
     child.kill().unwrap(); // SIGKILL: no chance to clean up
@@ -758,11 +782,19 @@ fn a_run_killed_mid_way_resumes_from_its_checkpoint_to_the_same_bytes() {
     );
     assert_equals_uninterrupted_ei(
         &spec,
-        "midway",
+        name,
         dir.path(),
         &run_dir,
         &["rep-0.jsonl", "rep-0.json"],
     );
+    if !extra.is_empty() {
+        let records = std::fs::read_to_string(run_dir.join("rep-0.jsonl")).unwrap();
+        let pending = |l: &&str| l.contains("\"pending\":[") && !l.contains("\"pending\":[]");
+        assert!(
+            records.lines().filter(pending).count() > 100,
+            "decisions were made with evaluations pending"
+        );
+    }
 }
 
 #[test]
