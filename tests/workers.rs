@@ -18,6 +18,9 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 struct ScriptedSpec {
     points: Vec<f64>,
+    /// Report the posterior at the last fantasy (the spec then needs a model).
+    #[serde(default)]
+    posterior: bool,
 }
 
 #[cabo_core::plugin(
@@ -30,6 +33,7 @@ impl PolicySpec for ScriptedSpec {
     fn build(&self, _ctx: &BuildContext<'_>) -> Result<Box<dyn Policy>> {
         Ok(Box::new(Scripted {
             points: self.points.clone(),
+            posterior: self.posterior,
             seen: Diagnostics::new(),
         }))
     }
@@ -37,6 +41,7 @@ impl PolicySpec for ScriptedSpec {
 
 struct Scripted {
     points: Vec<f64>,
+    posterior: bool,
     seen: Diagnostics,
 }
 
@@ -48,6 +53,19 @@ impl Policy for Scripted {
             ("data".to_string(), ctx.data.len() as f64),
             ("spent_seen".to_string(), ctx.budget.spent),
         ]);
+        if let Some(fantasy) = ctx.data.observations().last().filter(|_| ctx.fantasies > 0) {
+            let observed = &ctx.data.ys()[..ctx.data.len() - ctx.fantasies];
+            let lowest = observed.iter().copied().fold(f64::INFINITY, f64::min);
+            self.seen.insert("fantasy_y".into(), fantasy.outcome.y);
+            self.seen.insert("observed_min".into(), lowest);
+            if self.posterior {
+                let p = ctx.posterior()?;
+                let at = p.mean_var(&fantasy.outcome.x);
+                self.seen.insert("mean_at_fantasy".into(), at.mean);
+                self.seen.insert("var_at_fantasy".into(), at.var);
+                self.seen.insert("noise_var".into(), p.noise_variance());
+            }
+        }
         Ok(Decision::Evaluate(Query::at(vec![
             self.points[ctx.iteration - 1],
         ])))
@@ -206,4 +224,56 @@ fn one_worker_records_no_schedule() {
         5,
         "the design and decisions 1-4 (3+1+2+4 = 10 ≥ 9)"
     );
+}
+
+/// The decisions with a point pending of a run with four workers and `pending` (a rule, or
+/// `None` for the policy's default), each as its diagnostics.
+fn fantasy_decisions(pending: Option<&str>) -> Vec<Value> {
+    let rule = pending.map_or(String::new(), |r| format!(", pending: {r}"));
+    let text = format!(
+        "name: schedule\nreplications: 1\nproblem: {{ type: ackley, dim: 1 }}\n\
+         cost: {{ type: linear_mean, scale: 4, offset: 0.25 }}\nbudget: {{ iterations: 4 }}\n\
+         workers: {{ count: 4{rule} }}\ninitial_design: {{ points: 3 }}\n\
+         model: {{ type: exact_gp, kernel: {{ type: rbf, lengthscale: 0.3 }}, fit: fixed }}\n\
+         policies:\n  - name: P\n    policy: {{ type: scripted_points, points: [0.9, 0.1, 0.5, 0.7], \
+         posterior: true }}\nsmoke: {{ replications: 1 }}\n"
+    );
+    cabo::init().expect("plugins registered");
+    let out = tempfile::tempdir().unwrap();
+    let failed = common::run_all(&[common::parse("schedule", &text).unwrap()], out.path());
+    assert!(failed.is_empty(), "{failed:?}");
+    let records = out.path().join("schedule/smoke/P/rep-0.jsonl");
+    let decisions: Vec<Value> = std::fs::read_to_string(records)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["diagnostics"].clone())
+        .filter(|d| d.get("fantasy_y").is_some())
+        .collect();
+    assert_eq!(
+        decisions.len(),
+        3,
+        "decisions 2, 3 and 4 see points pending"
+    );
+    decisions
+}
+
+#[test]
+fn the_kriging_believer_fantasises_the_posterior_mean_and_conditions_on_it() {
+    for d in fantasy_decisions(None) {
+        let g = |k: &str| d[k].as_f64().unwrap();
+        // Conditioning on y = μ(x) at x leaves the mean there at μ(x) (to rounding), and
+        // leaves the latent variance there at most the noise variance.
+        let (y, mean) = (g("fantasy_y"), g("mean_at_fantasy"));
+        assert!((y - mean).abs() <= 1e-9 * (1.0 + y.abs()), "{d}");
+        assert!(g("var_at_fantasy") <= g("noise_var") * (1.0 + 1e-9), "{d}");
+    }
+}
+
+#[test]
+fn a_constant_liar_fantasises_its_lie_and_the_posterior_passes_near_it() {
+    for d in fantasy_decisions(Some("constant_liar_min")) {
+        let g = |k: &str| d[k].as_f64().unwrap();
+        assert_eq!(g("fantasy_y"), g("observed_min"), "{d}");
+        assert!(g("var_at_fantasy") <= g("noise_var") * (1.0 + 1e-9), "{d}");
+    }
 }
