@@ -118,10 +118,7 @@ impl RunValues {
             .filter_map(|c| c.points.last())
             .map(|p| p.x)
             .fold(0.0, f64::max);
-        let axis = match report.input.report.x {
-            cabo_spec::XAxis::CumulativeCost => "cumulative_cost",
-            cabo_spec::XAxis::Iteration => "iteration",
-        };
+        let axis = report.input.report.x.name();
         self.axis = format!("{axis}, budget {end}");
         if !self.metrics.iter().any(|m| m.name == name) {
             self.metrics.push(MetricInfo {

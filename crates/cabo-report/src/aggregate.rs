@@ -57,7 +57,7 @@ pub const COST_GRID_INTERVALS: usize = 200;
 /// Iteration budgets up to this many get a grid point at every iteration.
 pub const MAX_ITERATION_GRID: usize = 1000;
 
-/// The common grid: `0..=budget` in equal steps for cost, every integer iteration for
+/// The common grid: `0..=budget` in equal steps for cost and wall time, every integer iteration for
 /// iterations. Without a budget limit on that axis the longest trace sets the end.
 pub fn grid(axis: XAxis, limit: Option<f64>, traces: &[&Trace]) -> Vec<f64> {
     let longest = traces.iter().map(|t| t.end()).fold(0.0, f64::max);
@@ -76,7 +76,7 @@ pub fn grid(axis: XAxis, limit: Option<f64>, traces: &[&Trace]) -> Vec<f64> {
                 g
             }
         }
-        XAxis::CumulativeCost => {
+        XAxis::CumulativeCost | XAxis::WallTime => {
             if end <= 0.0 {
                 return vec![0.0];
             }

@@ -13,7 +13,7 @@
 //! with fixed precision.
 //!
 //! **Options** (the spec's `report:` section, [`ReportSpec`]): `x: cumulative_cost |
-//! iteration`; `y: auto | simple_regret | log10_simple_regret | best_y | best_value |
+//! iteration | wall_time` (the simulated workers' clock); `y: auto | simple_regret | log10_simple_regret | best_y | best_value |
 //! metric:NAME`; `bands: quartiles | std_err`; `also: [METRIC, …]` for one more figure and
 //! table per metric; `marker: NAME` (with `marker_equals: K`) for where a problem metric
 //! settles; `runtime: decision_time | acquisition_time | fit_time | cpu_time` for the
@@ -191,6 +191,12 @@ pub struct Written {
 struct Line {
     phase: String,
     cum_cost: f64,
+    /// This evaluation's cost.
+    #[serde(default)]
+    cost: f64,
+    /// When it finished on the simulated workers' clock (absent with one worker).
+    #[serde(default)]
+    finish: Option<f64>,
     best_y: f64,
     #[serde(default)]
     best_value: Option<f64>,
@@ -400,31 +406,38 @@ impl MarkerRule<'_> {
 /// The x spent before the first policy evaluation from which the marker's rule holds at
 /// every later evaluation of the run, or `None` if the run never settles.
 fn settle_x(lines: &[Line], axis: XAxis, rule: MarkerRule<'_>) -> Option<f64> {
-    let mut iteration = 0usize;
     let mut before = 0.0;
     let mut settled: Option<f64> = None;
-    for l in lines {
-        if l.phase == "initial" {
-            before = if axis == XAxis::CumulativeCost {
-                l.cum_cost
-            } else {
-                0.0
-            };
-            continue;
+    for (l, x) in lines.iter().zip(axis_values(lines, axis)) {
+        if l.phase != "initial" {
+            match (rule.holds(l), settled) {
+                (true, None) => settled = Some(before),
+                (false, _) => settled = None,
+                _ => {}
+            }
         }
-        let on = rule.holds(l);
-        match (on, settled) {
-            (true, None) => settled = Some(before),
-            (false, _) => settled = None,
-            _ => {}
-        }
-        iteration += 1;
-        before = match axis {
-            XAxis::CumulativeCost => l.cum_cost,
-            XAxis::Iteration => iteration as f64,
-        };
+        before = x;
     }
     settled
+}
+
+/// Where each line of a run stands on `axis`: its cumulative cost, its policy iteration (0
+/// in the initial design), or its finish on the simulated clock (with one worker, the sum
+/// of the costs so far).
+fn axis_values(lines: &[Line], axis: XAxis) -> Vec<f64> {
+    let (mut iteration, mut clock) = (0usize, 0.0);
+    lines
+        .iter()
+        .map(|l| {
+            iteration += usize::from(l.phase != "initial");
+            clock = l.finish.unwrap_or(clock + l.cost);
+            match axis {
+                XAxis::CumulativeCost => l.cum_cost,
+                XAxis::Iteration => iteration as f64,
+                XAxis::WallTime => clock,
+            }
+        })
+        .collect()
 }
 
 /// The marker of one policy's runs.
@@ -449,19 +462,8 @@ fn within_budget(mut lines: Vec<Line>, cost_limit: Option<f64>) -> Vec<Line> {
 }
 
 fn trace_of(replication: usize, lines: &[Line], axis: XAxis, y: &Y, log10: bool) -> Trace {
-    let mut iteration = 0usize;
-    let steps = lines
-        .iter()
-        .map(|l| {
-            if l.phase != "initial" {
-                iteration += 1;
-            }
-            let x = match axis {
-                XAxis::CumulativeCost => l.cum_cost,
-                XAxis::Iteration => iteration as f64,
-            };
-            (x, value_of(l, y, log10))
-        })
+    let steps = (axis_values(lines, axis).into_iter())
+        .zip(lines.iter().map(|l| value_of(l, y, log10)))
         .collect();
     Trace { replication, steps }
 }
@@ -626,6 +628,8 @@ impl Runs {
         let limit = match axis {
             XAxis::CumulativeCost => input.cost_limit,
             XAxis::Iteration => input.iteration_limit.map(|n| n as f64),
+            // The longest run's last finish.
+            XAxis::WallTime => None,
         };
         let every: Vec<&Trace> = traces.iter().map(|(_, t)| t).collect();
         let grid = aggregate::grid(axis, limit, &every);
@@ -792,6 +796,8 @@ mod tests {
         Line {
             phase: phase.into(),
             cum_cost,
+            cost: 1.0,
+            finish: None,
             best_y: 0.0,
             best_value: None,
             simple_regret: None,
@@ -865,6 +871,28 @@ mod tests {
                 x_mean: 2.5,
                 settled: 2
             }
+        );
+    }
+
+    #[test]
+    fn wall_time_is_the_finish_or_with_one_worker_the_sum_of_every_cost() {
+        // One worker: a design point of cost 1 (free), then policy costs 1 each.
+        let sequential = vec![
+            line("initial", 0.0, None),
+            line("policy", 1.0, None),
+            line("policy", 2.0, None),
+        ];
+        assert_eq!(axis_values(&sequential, XAxis::WallTime), [1.0, 2.0, 3.0]);
+        assert_eq!(axis_values(&sequential, XAxis::Iteration), [0.0, 1.0, 2.0]);
+        // Workers: each line's own finish, in the order they finished.
+        let mut parallel = sequential.clone();
+        for (l, f) in parallel.iter_mut().zip([1.0, 1.5, 1.5]) {
+            l.finish = Some(f);
+        }
+        assert_eq!(axis_values(&parallel, XAxis::WallTime), [1.0, 1.5, 1.5]);
+        assert_eq!(
+            axis_values(&parallel, XAxis::CumulativeCost),
+            [0.0, 1.0, 2.0]
         );
     }
 }

@@ -49,6 +49,7 @@ pub(crate) fn x_name(report: &Report) -> &'static str {
     match report.input.report.x {
         XAxis::CumulativeCost => "cumulative cost",
         XAxis::Iteration => "iteration",
+        XAxis::WallTime => "wall time",
     }
 }
 

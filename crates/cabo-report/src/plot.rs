@@ -136,6 +136,7 @@ fn labels(report: &Report) -> (String, String) {
     let x = match report.input.report.x {
         XAxis::CumulativeCost => "cumulative cost (cost units)".to_string(),
         XAxis::Iteration => "iteration (policy evaluations)".to_string(),
+        XAxis::WallTime => "wall time (cost units, simulated workers)".to_string(),
     };
     let stat = if super::quartile_bands(report) {
         "median, quartile band"

@@ -243,6 +243,21 @@ pub enum XAxis {
     CumulativeCost,
     /// Policy iteration.
     Iteration,
+    /// Simulated wall time: when each evaluation finished on the workers' clock (see
+    /// [`workers`]); with one worker, the sum of every cost so far, the initial design's
+    /// included, as evaluations follow one another.
+    WallTime,
+}
+
+impl XAxis {
+    /// The name a spec writes (`report: { x: wall_time }`).
+    pub fn name(self) -> &'static str {
+        match self {
+            XAxis::CumulativeCost => "cumulative_cost",
+            XAxis::Iteration => "iteration",
+            XAxis::WallTime => "wall_time",
+        }
+    }
 }
 
 /// The metric reports aggregate. Written in YAML as one of `auto`, `simple_regret`,
