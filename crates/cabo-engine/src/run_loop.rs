@@ -61,6 +61,8 @@ struct Run<'a> {
     schedule: Schedule,
     /// What the policy takes pending points to return.
     pending_rule: PendingRule,
+    /// Whether the budget counts wall time (the makespan) rather than cost.
+    wall_time: bool,
     /// Where a wall-time budget's clock started (`None`: the budget counts cost, or the
     /// initial design is still running).
     budget_origin: Option<f64>,
@@ -264,8 +266,8 @@ impl Run<'_> {
 
     /// Where a wall-time budget's clock started, or `None` for a cost budget.
     fn wall_time_origin(&self) -> Option<f64> {
-        let wall_time = self.spec.spec.workers.budget == BudgetClock::WallTime;
-        wall_time.then(|| self.budget_origin.unwrap_or(self.schedule.clock))
+        self.wall_time
+            .then(|| self.budget_origin.unwrap_or(self.schedule.clock))
     }
 
     /// One policy decision with the evaluations in flight pending, and, unless the policy
@@ -614,15 +616,14 @@ impl<'a> Run<'a> {
             max_evaluations: spec.max_evaluations(),
         };
         let s = &spec.spec;
-        let workers = &s.workers;
         let entry = s.policies.iter().find(|p| p.name == identity.policy);
-        let pending_rule = workers
-            .pending
-            .or_else(|| entry.map(default_pending))
-            .unwrap_or(PendingRule::KrigingBeliever);
+        let workers = entry.map_or(&s.workers, |e| e.workers_in(s));
         Run {
             schedule: Schedule::new(workers.count, workers.mode, state.clock, state.in_flight),
-            pending_rule,
+            pending_rule: (workers.pending)
+                .or_else(|| entry.map(default_pending))
+                .unwrap_or(PendingRule::KrigingBeliever),
+            wall_time: workers.budget == BudgetClock::WallTime,
             budget_origin: state.budget_origin,
             stopped: None,
             spec,

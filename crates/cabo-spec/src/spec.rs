@@ -166,6 +166,17 @@ pub struct PolicyEntry {
     /// Overrides fields of the spec's `optimizer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub optimizer: Option<OptimizerSpec>,
+    /// Replaces the spec's `workers` for this policy, so that one spec compares worker
+    /// counts with every replication's problem and initial design shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<Workers>,
+}
+
+impl PolicyEntry {
+    /// The workers this policy runs with: its own, else the spec's.
+    pub fn workers_in<'a>(&'a self, spec: &'a Spec) -> &'a Workers {
+        self.workers.as_ref().unwrap_or(&spec.workers)
+    }
 }
 
 /// How the initial design is drawn.
@@ -698,13 +709,11 @@ impl LoadedSpec {
             return Err(self.error_at("replications", "must be at least 1"));
         }
         s.budget.validate().map_err(|e| at("budget", e))?;
-        workers::check(&s.workers, s.limits.max_workers)
-            .map_err(|m| self.error_at("workers", m))?;
-        if let (k @ 2.., Some(why)) = (s.workers.count, s.problem.refuses_workers()) {
-            return Err(self.error_at(
-                "workers",
-                format!("{k} workers: the problem {why}; run it with `workers: 1`"),
-            ));
+        self.check_workers("workers", &s.workers)?;
+        for (i, p) in s.policies.iter().enumerate() {
+            if let Some(w) = &p.workers {
+                self.check_workers(&format!("policies[{i}].workers"), w)?;
+            }
         }
         let initial = s
             .initial_design
@@ -750,6 +759,19 @@ impl LoadedSpec {
         let estimate = limits::estimate(s, dim, initial, raw_samples, &work);
         limits::check(s, &estimate).map_err(|m| self.error_at("budget", m))?;
         Ok(dim)
+    }
+
+    /// Checks a `workers` section (at `key`) against the limits and the problem.
+    fn check_workers(&self, key: &str, w: &Workers) -> Result<(), SpecError> {
+        let s = &self.spec;
+        workers::check(w, s.limits.max_workers).map_err(|m| self.error_at(key, m))?;
+        if let (k @ 2.., Some(why)) = (w.count, s.problem.refuses_workers()) {
+            return Err(self.error_at(
+                key,
+                format!("{k} workers: the problem {why}; run it with `workers: 1`"),
+            ));
+        }
+        Ok(())
     }
 
     /// Checks every policy entry and that their names and result directories are distinct;
