@@ -270,6 +270,7 @@ fn direct(check: &Check, r: &SpecResult) -> Option<(String, bool)> {
         | Check::BetterThanAny { .. }
         | Check::BetterAcross { .. }
         | Check::ComparableAcross { .. }
+        | Check::NotWorseAcross { .. }
         | Check::AdvantageShrinks { .. }
         | Check::LowestMostOften { .. }
         | Check::SomeSetting { .. }

@@ -252,6 +252,18 @@ impl Claim {
                     read(&a.spec, vec![a.policy.as_str()], On::Early, Some(a.at)),
                 ]
             }
+            Check::NotWorseAcross {
+                policy,
+                at,
+                than: a,
+                ..
+            } => {
+                let on = if at.is_some() { On::Early } else { On::Final };
+                vec![
+                    read(spec, vec![policy.as_str()], on, *at),
+                    read(&a.spec, vec![a.policy.as_str()], On::Early, Some(a.at)),
+                ]
+            }
             // A rate fit reads the grid from a share to the budget, as `area` does.
             Check::Sublinear { policy, metric, .. } => vec![Read {
                 spec,
@@ -438,6 +450,21 @@ pub enum Check {
         /// What it is compared with.
         to: Across,
         /// The equivalence margin on the metric's scale, fixed before the runs.
+        margin: f64,
+    },
+    /// `policy` of the claim's spec, read at the share `at` of its budget (at the budget
+    /// without), no worse by more than `margin` than a policy of a spec read at a share of
+    /// that spec's budget, replication by replication: "reaches its regret in a quarter of
+    /// the time" (the other spec may be the claim's own).
+    NotWorseAcross {
+        /// The policy of the claim's spec.
+        policy: String,
+        /// The share of the budget at which it is read (a multiple of 1/40).
+        #[serde(default)]
+        at: Option<f64>,
+        /// What it is compared with.
+        than: Across,
+        /// The non-inferiority margin on the metric's scale, fixed before the runs.
         margin: f64,
     },
     /// The advantage of `policies` over `over` (per replication, the mean of `over`'s
@@ -690,6 +717,7 @@ impl Check {
             self,
             Check::BetterAcross { .. }
                 | Check::ComparableAcross { .. }
+                | Check::NotWorseAcross { .. }
                 | Check::AdvantageShrinks { .. }
                 | Check::LowestMostOften { .. }
                 | Check::SomeSetting { .. }
@@ -1186,13 +1214,21 @@ impl Ctx<'_> {
         let mut errors = Vec::new();
         let mut fail = |field: &str, m: String| errors.push(self.claim_error(key, c, field, m));
         match check {
-            Check::BetterAcross { than: a, .. } | Check::ComparableAcross { to: a, .. } => {
-                let side = if matches!(check, Check::BetterAcross { .. }) {
-                    "check.than"
-                } else {
+            Check::BetterAcross { than: a, .. }
+            | Check::ComparableAcross { to: a, .. }
+            | Check::NotWorseAcross { than: a, .. } => {
+                let side = if matches!(check, Check::ComparableAcross { .. }) {
                     "check.to"
+                } else {
+                    "check.than"
                 };
-                if let Check::ComparableAcross { margin, .. } = check
+                if let Check::NotWorseAcross { at: Some(at), .. } = check
+                    && let Err(e) = grid_share(*at)
+                {
+                    fail("check.at", e);
+                }
+                if let Check::ComparableAcross { margin, .. } | Check::NotWorseAcross { margin, .. } =
+                    check
                     && !(margin.is_finite() && *margin > 0.0)
                 {
                     fail(

@@ -36,12 +36,18 @@ pub(crate) fn decide(
         own,
     };
     match check {
-        Check::BetterAcross { policy, than: a } => ctx.across(policy, a, Test::Better),
+        Check::BetterAcross { policy, than: a } => ctx.across((policy, None), a, Test::Better),
         Check::ComparableAcross {
             policy,
             to: a,
             margin,
-        } => ctx.across(policy, a, Test::Comparable { margin: *margin }),
+        } => ctx.across((policy, None), a, Test::Comparable { margin: *margin }),
+        Check::NotWorseAcross {
+            policy,
+            at,
+            than: a,
+            margin,
+        } => ctx.across((policy, *at), a, Test::NotWorse { margin: *margin }),
         Check::AdvantageShrinks {
             policies,
             over,
@@ -151,23 +157,25 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// `policy` of the claim's spec at its budget against `a.policy` of `a.spec` at share
-    /// `a.at` of its budget, paired by replication.
+    /// `policy` of the claim's spec at its budget (or at share `at` of it) against
+    /// `a.policy` of `a.spec` at share `a.at` of its budget, paired by replication.
     fn across(
         &self,
-        policy: &str,
+        (policy, at): (&str, Option<f64>),
         a: &crate::schema::Across,
         test: Test,
     ) -> Result<Outcome, String> {
-        let share =
-            grid_share(a.at).map_err(|e| format!("claim {}: check.at: {e}", self.claim.id))?;
+        let share_of =
+            |at: f64| grid_share(at).map_err(|e| format!("claim {}: check.at: {e}", self.claim.id));
+        let share = share_of(a.at)?;
+        let own_share = at.map(share_of).transpose()?;
         let (Some(mine), Some(theirs)) = (self.side(&self.own.path)?, self.side(&a.spec)?) else {
             return Ok(Outcome::NotRun);
         };
         let mut advantages = Vec::new();
         for rep in 0.. {
             let (Some(m), Some(t)) = (
-                self.value(&mine, policy, rep, None),
+                self.value(&mine, policy, rep, own_share),
                 self.value(&theirs, &a.policy, rep, Some(share)),
             ) else {
                 break;
@@ -180,9 +188,15 @@ impl<'a> Ctx<'a> {
             advantages,
         };
         let decision = cabo_evidence::decide(&test, &[comparison], &self.looks);
+        let pairing = if a.spec == self.own.path {
+            "replication r of every policy of the spec shares its problem instance and initial \
+             design"
+        } else {
+            "the two specs share their replications' seeds, so replication r of one pairs with \
+             replication r of the other"
+        };
         let describe = format!(
-            "{}; the two specs share their replications' seeds, so replication r of one \
-             pairs with replication r of the other",
+            "{}; {pairing}",
             cabo_evidence::describe(&test, 1, &self.looks)
         );
         Ok(self.outcome(decision, have, describe))
@@ -679,6 +693,49 @@ mod tests {
         };
         assert_eq!(comparable(1.5), super::super::Kind::Holds);
         assert_eq!(comparable(0.5), super::super::Kind::Inconclusive);
+    }
+
+    #[test]
+    fn not_worse_across_reads_the_claims_policy_at_its_own_share_within_one_spec() {
+        // K ends at 0 but reads 0.3 (± 0.01) at a quarter of the budget; O ends at 0.25. Read
+        // at the quarter, K is 0.05 worse: not worse within a margin of 0.1, worse by more
+        // than a margin of 0.01. Read at the budget (no `at`), K would be 0.25 ahead.
+        let mut v = values("s.yaml", &[("O", vec![0.25; 8])], 0.0);
+        for (r, k) in around(0.3, 0.01, 8).into_iter().enumerate() {
+            let mut row = vec![Some(0.0)];
+            row.extend(std::iter::repeat_n(Some(k), 41));
+            v.rows.insert(("K".into(), r, "default".into()), row);
+        }
+        let results = [result("s.yaml", "s", 8, Some(v))];
+        let check = |at: &str, margin: f64| {
+            let c = claim(
+                "s.yaml",
+                &format!(
+                    "{{ type: not_worse_across, policy: K, {at}than: {{ spec: s.yaml, policy: O, at: 1.0 }}, margin: {margin} }}"
+                ),
+            );
+            evaluate(&c, &results)
+        };
+        let mean = |o: &Outcome| {
+            let Outcome::Paired(p) = o else { panic!() };
+            p.decision.compared[0].mean
+        };
+        let o = check("at: 0.25, ", 0.1);
+        assert_eq!(o.kind(), super::super::Kind::Holds);
+        assert!((mean(&o) + 0.05).abs() < 1e-12, "{}", mean(&o));
+        let Outcome::Paired(p) = &o else { panic!() };
+        assert!(
+            p.describe.contains("every policy of the spec"),
+            "{}",
+            p.describe
+        );
+        let worse = check("at: 0.25, ", 0.01);
+        assert_eq!(worse.kind(), super::super::Kind::DoesNotHold);
+        assert_eq!(
+            mean(&check("", 0.01)),
+            0.25,
+            "read at the budget without `at`"
+        );
     }
 
     #[test]
