@@ -230,6 +230,22 @@ fn list_shows_every_kind_with_examples() {
             && stdout.contains("exact_gp")
             && stdout.contains("ackley")
     );
+    // Each acquisition and policy states its rule for points pending (random search lies
+    // with the mean, which fits nothing).
+    let pending = stdout.matches("with points pending: ").count();
+    let rules = stdout
+        .matches("with points pending: kriging_believer")
+        .count()
+        + stdout
+            .matches("with points pending: constant_liar_mean")
+            .count();
+    assert!(pending > 20 && rules == pending, "{stdout}");
+    let random = stdout.split("  random_search").nth(1).unwrap();
+    let random = random.split("\n  ").take(4).collect::<Vec<_>>().join("\n");
+    assert!(
+        random.contains("with points pending: constant_liar_mean"),
+        "{random}"
+    );
 }
 
 /// Every completed-run marker and its bytes.

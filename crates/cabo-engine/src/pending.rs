@@ -23,6 +23,18 @@ use cabo_core::{
     BudgetState, CostBelief, Dataset, Decision, DecisionContext, Diagnostics, Observation, Outcome,
     PendingRule, Phase, Posterior, Query, Result, derive_seed,
 };
+use cabo_spec::spec::{PolicyEntry, Spec};
+
+/// The rule a policy entry decides with while points are pending: its workers' `pending`
+/// (the entry's own or the spec's), else what its policy or acquisition states.
+pub(crate) fn rule_of(spec: &Spec, entry: &PolicyEntry) -> PendingRule {
+    let stated = match (&entry.policy, &entry.acquisition) {
+        (Some(p), _) => p.pending(),
+        (None, Some(a)) => a.pending(),
+        (None, None) => PendingRule::KrigingBeliever,
+    };
+    entry.workers_in(spec).pending.unwrap_or(stated)
+}
 
 /// What a decision with points in flight starts from.
 pub(crate) struct Pending<'a> {

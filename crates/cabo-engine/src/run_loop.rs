@@ -618,11 +618,10 @@ impl<'a> Run<'a> {
         let s = &spec.spec;
         let entry = s.policies.iter().find(|p| p.name == identity.policy);
         let workers = entry.map_or(&s.workers, |e| e.workers_in(s));
+        let pending_rule = entry.map_or(PendingRule::KrigingBeliever, |e| pending::rule_of(s, e));
         Run {
             schedule: Schedule::new(workers.count, workers.mode, state.clock, state.in_flight),
-            pending_rule: (workers.pending)
-                .or_else(|| entry.map(default_pending))
-                .unwrap_or(PendingRule::KrigingBeliever),
+            pending_rule,
             wall_time: workers.budget == BudgetClock::WallTime,
             budget_origin: state.budget_origin,
             stopped: None,
@@ -638,15 +637,6 @@ impl<'a> Run<'a> {
             identity: identity.clone(),
             journal: None,
         }
-    }
-}
-
-/// The pending rule a policy entry's policy or acquisition states.
-fn default_pending(entry: &PolicyEntry) -> PendingRule {
-    match (&entry.policy, &entry.acquisition) {
-        (Some(p), _) => p.pending(),
-        (None, Some(a)) => a.pending(),
-        (None, None) => PendingRule::KrigingBeliever,
     }
 }
 

@@ -50,17 +50,18 @@
 //! record.
 //!
 //! **Several points at once.** [`Session::ask_many`] asks for points in sequence, each
-//! after the first chosen with the earlier ones pending, fantasised at the posterior mean
-//! (the Kriging believer of Ginsbourger et al., 2010); see there.
-//! [`Session::ask_while_pending`] does the same after points evaluated elsewhere and not
-//! yet told.
+//! after the first decided with the earlier ones pending, as a run with several workers
+//! decides (by default on the Kriging believer's fantasies, Ginsbourger et al., 2010); see
+//! there. [`Session::ask_while_pending`] does the same after points evaluated elsewhere and
+//! not yet told.
 
+use crate::pending::{self, Pending};
 use crate::seeds::{policy_seed, problem_seed};
 use crate::setup::{self, Setup};
 use crate::step::{Rules, Step};
 use cabo_core::{
-    BudgetState, BuildContext, Dataset, Decision, DecisionContext, Diagnostics, Error, Observation,
-    Outcome, Phase, Query, Result, derive_seed,
+    BudgetState, Dataset, Decision, Diagnostics, Error, Observation, Outcome, PendingRule, Phase,
+    Query, Result,
 };
 use cabo_spec::spec::{LoadedSpec, PolicyEntry};
 
@@ -87,10 +88,10 @@ pub struct Suggested {
     pub evaluation: usize,
     /// The 1-based number of the policy decision (`None` for the initial design).
     pub iteration: Option<usize>,
-    /// How many points it was chosen with pending, fantasised at the posterior mean: the
-    /// earlier suggestions of the same [`Session::ask_many`] and the pending points of
-    /// [`Session::ask_while_pending`] (0 for the first of `ask_many`, and for the initial
-    /// design).
+    /// How many points it was chosen with pending, fantasised by the session's
+    /// [`Session::pending_rule`]: the earlier suggestions of the same [`Session::ask_many`]
+    /// and the pending points of [`Session::ask_while_pending`] (0 for the first of
+    /// `ask_many`, and for the initial design).
     pub pending: usize,
     /// What the policy and the fitted posterior reported about the decision (acquisition
     /// value, hyperparameters …; empty for the initial design).
@@ -378,78 +379,65 @@ impl Session {
         }
     }
 
-    /// Up to `count` points in sequence (the Kriging believer): the first is
-    /// [`Session::ask`]'s; each later one is what the session would ask after the earlier
-    /// ones were told with a fantasised outcome: y the posterior mean at the point and the
-    /// cost the known cost `c(x)` (noise-free) where the spec has `cost:`, else the expected
-    /// cost E\[c(x)\] under the cost model's belief, else the mean of the costs observed
-    /// (1 with none). The posterior and the cost belief are those of the spec's models
-    /// fitted afresh (fresh models, so the session's own are untouched) to the observations
-    /// and the earlier fantasies; without a model, y is the mean of the y observed (0 with
-    /// none). Fantasies are charged to the budget as evaluations would be, so the list ends
-    /// early, with [`Suggestion::Done`], where the budget would be spent or the policy
-    /// stops. Initial-design points are the design's whatever the fantasies.
+    /// Up to `count` points in sequence, as `count` workers would start them: the first is
+    /// [`Session::ask`]'s; each later one is decided with the earlier ones pending, as the run
+    /// loop decides with other workers' points in flight (`crate::pending`): the policy sees
+    /// the observations followed by a fantasy of each pending point (the spec's
+    /// [`Session::pending_rule`], the Kriging believer unless a policy or the spec says
+    /// otherwise) and the budget charged with their costs (the known `c(x)` where the spec
+    /// has `cost:`, else the cost model's expected cost, else the mean cost observed). The
+    /// list ends early, with [`Suggestion::Done`], where the budget leaves no room or the
+    /// policy stops. Initial-design points are the design's whatever is pending.
     ///
-    /// The later points are decided on a copy of the session, made by replaying every
-    /// observation into a fresh one, so this session is unchanged (but for the first
-    /// decision, made as by `ask`), and the real outcomes are told afterwards as usual.
+    /// The later points are decided on a copy of the session (made by replaying every
+    /// observation into a fresh one), which first makes the decisions that started the
+    /// points already pending, each with the earlier ones pending, so that the policy and
+    /// models carry the state a run's would; this session is unchanged but for the first
+    /// decision, made as by `ask`, and the real outcomes are told afterwards as usual.
     pub fn ask_many(&mut self, count: usize) -> Result<Vec<Suggestion>> {
         self.ask_while_pending(&[], count)
     }
 
     /// Up to `count` points to evaluate while the points `pending` (in the unit cube, see
-    /// [`Session::unit_point`]) are being evaluated elsewhere: [`Session::ask_many`] on a
-    /// copy of the session first told every pending point as a fantasy (its posterior mean,
-    /// and its expected cost, which the budget is charged as it will be). The fantasies
-    /// follow the observations, in the order given; the suggestions' `pending` counts them.
-    /// With no pending point this is `ask_many`; with some, this session is left unchanged
-    /// (its decisions are all made on the copy).
+    /// [`Session::unit_point`]) are being evaluated elsewhere: [`Session::ask_many`] with
+    /// them in flight before the first suggestion, in the order given (they fill the initial
+    /// design's places first where it is incomplete). The suggestions' `pending` counts the
+    /// points in flight at each. With no pending point this is `ask_many`; with some, this
+    /// session is left unchanged (its decisions are all made on the copy).
     pub fn ask_while_pending(
         &mut self,
         pending: &[Vec<f64>],
         count: usize,
     ) -> Result<Vec<Suggestion>> {
         let mut out = Vec::with_capacity(count);
-        if count == 0 {
-            return Ok(out);
-        }
-        let mut copy = if pending.is_empty() {
+        let mut in_flight = pending.to_vec();
+        if count > 0 && pending.is_empty() {
             // The first point is this session's own decision, as `ask` makes it.
             let first = self.ask()?;
-            let Suggestion::Evaluate(previous) = first.clone() else {
+            let Suggestion::Evaluate(s) = &first else {
                 return Ok(vec![first]);
             };
+            in_flight.push(s.unit.clone());
             out.push(first);
-            if count == 1 {
-                return Ok(out);
-            }
-            let mut copy = self.replayed()?;
-            copy.tell_fantasy(&previous.unit)?;
-            copy
-        } else {
-            let mut copy = self.replayed()?;
-            for unit in pending {
-                copy.tell_fantasy(unit)?;
-            }
-            copy
-        };
-        let mut told = pending.len() + out.len();
+        }
+        if out.len() == count {
+            return Ok(out);
+        }
+        let mut copy = self.replayed()?;
+        for started in 0..in_flight.len() {
+            copy.replay_start(&in_flight[..started])?;
+        }
         while out.len() < count {
-            match copy.ask()? {
-                Suggestion::Evaluate(mut next) => {
-                    if next.phase == Phase::Policy {
-                        next.pending = told;
-                    }
-                    out.push(Suggestion::Evaluate(next.clone()));
-                    if out.len() < count {
-                        copy.tell_fantasy(&next.unit)?;
-                        told += 1;
-                    }
+            match copy.ask_with(&in_flight)? {
+                Suggestion::Evaluate(next) => {
+                    in_flight.push(next.unit.clone());
+                    out.push(Suggestion::Evaluate(next));
                 }
                 Suggestion::Done(reason) => {
+                    let above = in_flight.len() - pending.len();
                     out.push(Suggestion::Done(format!(
                         "with {} evaluated, {reason}",
-                        pending_phrase(pending.len(), told - pending.len())
+                        pending_phrase(pending.len(), above)
                     )));
                     break;
                 }
@@ -458,10 +446,87 @@ impl Session {
         Ok(out)
     }
 
-    /// Tells the Kriging believer's outcome at `unit` (see [`Session::ask_many`]).
-    fn tell_fantasy(&mut self, unit: &[f64]) -> Result<()> {
-        let (y, cost) = self.fantasy(unit)?;
-        self.tell_unit(unit.to_vec(), y, Some(cost))
+    /// What the session's policy takes a pending point to have returned (see
+    /// [`cabo_core::PendingRule`]).
+    pub fn pending_rule(&self) -> PendingRule {
+        pending::rule_of(&self.spec.spec, self.entry())
+    }
+
+    /// The decision the run loop makes to start the next point while `earlier` are in
+    /// flight, made for its effect on the policy's and models' state (its query is not
+    /// used); none for a point of the initial design.
+    fn replay_start(&mut self, earlier: &[Vec<f64>]) -> Result<()> {
+        if self.step.data.len() + earlier.len() >= self.design.len() {
+            self.decide_with(earlier)?;
+        }
+        Ok(())
+    }
+
+    /// The point the run loop would start next while `in_flight` (at least one) are being
+    /// evaluated.
+    fn ask_with(&mut self, in_flight: &[Vec<f64>]) -> Result<Suggestion> {
+        let index = self.step.data.len() + in_flight.len();
+        if let Some(unit) = self.design.get(index) {
+            return Ok(Suggestion::Evaluate(Suggested {
+                x: self.setup.problem.to_native(unit),
+                unit: unit.clone(),
+                phase: Phase::Initial,
+                evaluation: index,
+                iteration: None,
+                pending: 0,
+                diagnostics: Diagnostics::new(),
+            }));
+        }
+        self.step.check_cap(in_flight.len())?;
+        let Some((decision, diagnostics, iteration)) = self.decide_with(in_flight)? else {
+            return Ok(Suggestion::Done(
+                "the budget is spent once they are: the observations and the points in flight \
+                 (at their expected costs) leave no room for another evaluation"
+                    .to_string(),
+            ));
+        };
+        Ok(match decision {
+            Decision::Stop(reason) => Suggestion::Done(format!("the policy stopped: {reason}")),
+            Decision::Evaluate(q) => {
+                setup::check_query(&q, &self.setup.info)?;
+                Suggestion::Evaluate(Suggested {
+                    x: self.setup.problem.to_native(&q.x),
+                    unit: q.x,
+                    phase: Phase::Policy,
+                    evaluation: index,
+                    iteration: Some(iteration),
+                    pending: in_flight.len(),
+                    diagnostics,
+                })
+            }
+        })
+    }
+
+    /// The run loop's decision with `in_flight` pending (see `crate::pending::decide`), and
+    /// its number: the policy decisions told and in flight, plus one. `None` where the budget
+    /// leaves no room.
+    fn decide_with(
+        &mut self,
+        in_flight: &[Vec<f64>],
+    ) -> Result<Option<(Decision, Diagnostics, usize)>> {
+        let design_left = self.design.len().saturating_sub(self.step.data.len());
+        let decisions_in_flight = in_flight.len().saturating_sub(design_left);
+        let iteration = self.step.next_iteration() + decisions_in_flight;
+        let queries: Vec<Query> = in_flight.iter().map(|u| Query::at(u.clone())).collect();
+        let view = Pending {
+            queries: queries.iter().collect(),
+            rule: self.pending_rule(),
+            wall_time: false,
+        };
+        let seeds = (self.step.policy_seed(), iteration);
+        let decided = pending::decide(
+            &mut self.setup,
+            &self.step.data,
+            &self.step.budget,
+            &view,
+            seeds,
+        )?;
+        Ok(decided.map(|(decision, diagnostics, _)| (decision, diagnostics, iteration)))
     }
 
     /// A fresh session told the same observations.
@@ -471,43 +536,6 @@ impl Session {
             s.tell_unit(t.unit.clone(), t.y, Some(t.cost))?;
         }
         Ok(s)
-    }
-
-    /// The Kriging believer's outcome at `unit` given the data so far: see
-    /// [`Session::ask_many`].
-    fn fantasy(&self, unit: &[f64]) -> Result<(f64, f64)> {
-        let ctx = BuildContext {
-            problem: &self.setup.info,
-            seed: self.step.policy_seed(),
-        };
-        let (model, cost_model) = setup::build_models(&self.spec, self.entry(), &ctx)?;
-        let seed = derive_seed(&[&self.step.policy_seed(), &"fantasy", &self.step.data.len()]);
-        let decision = DecisionContext::new(
-            &self.setup.info,
-            &self.step.data,
-            &self.step.budget,
-            self.step.next_iteration(),
-            seed,
-            &self.setup.optimizer,
-        )
-        .with_models(model.as_ref(), cost_model.as_ref());
-        let mean = |v: Vec<f64>, none: f64| {
-            if v.is_empty() {
-                none
-            } else {
-                v.iter().sum::<f64>() / v.len() as f64
-            }
-        };
-        let y = match &model {
-            Some(_) => decision.posterior()?.mean_var(unit).mean,
-            None => mean(self.step.data.ys(), 0.0),
-        };
-        let cost = match (&self.setup.cost, &cost_model) {
-            (Some(known), _) => known.cost(unit),
-            (None, Some(_)) => decision.cost_belief()?.ln_cost(unit).expected(),
-            (None, None) => mean(self.step.data.costs(), 1.0),
-        };
-        Ok((y, cost))
     }
 }
 

@@ -3,7 +3,8 @@
 
 use cabo_core::registry::{self, Kind, PluginInfo};
 use cabo_core::{
-    AcquisitionSpec, CostFunctionSpec, CostModelSpec, ModelSpec, PolicySpec, ProblemSpec, StudySpec,
+    AcquisitionSpec, CostFunctionSpec, CostModelSpec, ModelSpec, PendingRule, PolicySpec,
+    ProblemSpec, StudySpec,
 };
 use std::fmt::Write;
 use std::path::Path;
@@ -28,10 +29,29 @@ pub fn render(json: bool) -> String {
             let _ = writeln!(out, "  {:<22} {}", p.name, p.summary);
             let _ = writeln!(out, "  {:<22} paper: {}", "", p.paper);
             let _ = writeln!(out, "  {:<22} {}: {}", "", kind.spec_key(), p.example_yaml);
+            if let Some(rule) = pending_rule(p) {
+                let _ = writeln!(out, "  {:<22} with points pending: {}", "", rule.name());
+            }
         }
         out.push('\n');
     }
     out
+}
+
+/// The rule an acquisition or policy states for deciding with points pending (read from its
+/// registered example); `None` for the other kinds.
+fn pending_rule(info: &PluginInfo) -> Option<PendingRule> {
+    let path = Path::new("<example>");
+    let text = info.example_yaml;
+    match info.kind {
+        Kind::Acquisition => cabo_spec::error::parse_yaml::<Box<dyn AcquisitionSpec>>(path, text)
+            .ok()
+            .map(|a| a.pending()),
+        Kind::Policy => cabo_spec::error::parse_yaml::<Box<dyn PolicySpec>>(path, text)
+            .ok()
+            .map(|p| p.pending()),
+        _ => None,
+    }
 }
 
 /// Examples are written as they would appear in a spec under `specs/<folder>/` (a data

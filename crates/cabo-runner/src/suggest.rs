@@ -14,8 +14,9 @@
 //! - A row whose `y` is empty is **pending**: a point being evaluated elsewhere, whose
 //!   outcome is not known yet (its `cost` is empty too). Pending rows may stand anywhere;
 //!   the others are told in their order, then the suggestions are chosen with the pending
-//!   points fantasised at the posterior mean and their expected costs committed
-//!   ([`Session::ask_while_pending`]), so that k workers can each be given a point.
+//!   points fantasised (by the spec's pending rule, the Kriging believer by default) and
+//!   their expected costs committed ([`Session::ask_while_pending`]), so that k workers can
+//!   each be given a point.
 //! - Blank lines and lines starting with `#` are skipped; a field may be wrapped in double
 //!   quotes (without commas inside); a leading byte-order mark is ignored.
 //! - A file that holds only the header means no observation yet. A file without a header
@@ -25,7 +26,7 @@
 //!
 //! Every error names the file, the line and, where one cell is at fault, its column.
 
-use cabo_core::{Error, Phase, Result};
+use cabo_core::{Error, PendingRule, Phase, Result};
 use cabo_engine::session::{Session, Suggested, Suggestion};
 use cabo_spec::LoadedSpec;
 use serde::Serialize;
@@ -372,7 +373,7 @@ pub struct Output<'a> {
     pub done: Option<String>,
     /// How points after the first were chosen, when more than one was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<&'static str>,
+    pub note: Option<String>,
 }
 
 /// The budget in `suggest`'s output.
@@ -404,8 +405,8 @@ pub struct QueryOutput {
     /// The policy decision's 1-based number (absent for the initial design).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iteration: Option<usize>,
-    /// Whether earlier points of the same answer were pending, fantasised at the
-    /// posterior mean, when this one was chosen.
+    /// Whether points were pending (pending rows, earlier points of the same answer),
+    /// fantasised, when this one was chosen.
     pub pending_fantasised: bool,
     /// What the policy and the posterior reported about the decision.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -426,15 +427,33 @@ impl Serialize for Named {
     }
 }
 
-/// The note on points chosen with earlier ones pending.
-pub const KRIGING_BELIEVER_NOTE: &str = "points after the first were chosen with the earlier \
-    ones pending, fantasised at the posterior mean (Kriging believer); initial-design points do \
-    not depend on it";
+/// What a pending point is taken to have returned, as the notes say it.
+fn fantasy_phrase(rule: PendingRule) -> &'static str {
+    match rule {
+        PendingRule::KrigingBeliever => "fantasised at the posterior mean (Kriging believer)",
+        PendingRule::ConstantLiarMin => "fantasised at the lowest y observed (constant liar)",
+        PendingRule::ConstantLiarMean => "fantasised at the mean y observed (constant liar)",
+        PendingRule::ConstantLiarMax => "fantasised at the highest y observed (constant liar)",
+    }
+}
 
-/// `suggest`'s note where the file has pending rows.
-pub const PENDING_NOTE: &str = "the points were chosen with the pending rows (and the earlier \
-    points) fantasised at the posterior mean (Kriging believer), their expected costs counted \
-    against the budget; initial-design points do not depend on it";
+/// The note on points chosen with earlier ones pending: `pending` rows of the file, or
+/// none (the earlier suggestions only).
+pub fn pending_note(rule: PendingRule, pending: usize) -> String {
+    let fantasy = fantasy_phrase(rule);
+    if pending > 0 {
+        format!(
+            "the points were chosen with the pending rows (and the earlier points) {fantasy}, \
+             their expected costs counted against the budget; initial-design points do not \
+             depend on it"
+        )
+    } else {
+        format!(
+            "points after the first were chosen with the earlier ones pending, {fantasy}; \
+             initial-design points do not depend on it"
+        )
+    }
+}
 
 /// Whether a count is zero (left out of the output).
 fn is_zero(n: &usize) -> bool {
@@ -486,11 +505,7 @@ impl<'a> Output<'a> {
                 Suggestion::Evaluate(_) => None,
             }),
             pending,
-            note: if pending > 0 {
-                Some(PENDING_NOTE)
-            } else {
-                (count > 1).then_some(KRIGING_BELIEVER_NOTE)
-            },
+            note: (pending > 0 || count > 1).then(|| pending_note(session.pending_rule(), pending)),
         }
     }
 }

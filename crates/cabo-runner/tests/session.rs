@@ -439,3 +439,57 @@ fn the_run_loop_and_ask_tell_make_the_same_records() {
 fn bits(x: &[f64]) -> Vec<u64> {
     x.iter().map(|v| v.to_bits()).collect()
 }
+
+/// `ask_many(k)` once the design is told is what a run with k workers starts when its design
+/// completes: the k decisions in turn, each with the earlier ones pending, on the same
+/// fantasies and the same policy and model state, bit for bit.
+#[test]
+fn ask_many_after_the_design_starts_what_k_workers_start() {
+    let text = spec_text_with("{ iterations: 4 }", "{ type: sobol, points: 3 }")
+        .replace("name: session-test\n", "name: session-test\nworkers: 3\n");
+    load_plugins();
+    let spec = LoadedSpec::parse(Path::new("session-test.yaml"), &text, false).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = cabo_runner::RunOptions {
+        out: out.path().to_path_buf(),
+        threads: Some(1),
+        report: false,
+        ..cabo_runner::RunOptions::default()
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    cabo_runner::run_specs(std::slice::from_ref(&spec), &opts, &cancel).unwrap();
+    for policy in ["EI", "PBGI-D"] {
+        let records = out
+            .path()
+            .join(format!("session-test/{policy}/rep-0.jsonl"));
+        let records: Vec<serde_json::Value> = std::fs::read_to_string(records)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let unit = |r: &serde_json::Value| -> Vec<f64> {
+            r["x"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        };
+        let started = |e: u64| unit(records.iter().find(|r| r["evaluation"] == e).unwrap());
+        let mut s = Session::new(&spec, policy, 0).unwrap();
+        for r in records.iter().filter(|r| r["phase"] == "initial") {
+            let (y, cost) = (r["y"].as_f64().unwrap(), r["cost"].as_f64().unwrap());
+            s.tell_unit(unit(r), y, Some(cost)).unwrap();
+        }
+        let many: Vec<Suggested> = s.ask_many(3).unwrap().into_iter().map(point).collect();
+        for (i, p) in many.iter().enumerate() {
+            assert_eq!(
+                p.unit,
+                started(3 + i as u64),
+                "{policy}: decision {}",
+                i + 1
+            );
+            assert_eq!(p.pending, i, "{policy}");
+        }
+    }
+}
