@@ -696,3 +696,105 @@ fn a_second_interrupt_leaves_no_program_behind() {
         assert!(gone_soon(pid), "process {pid} outlived cabo");
     }
 }
+
+/// Three real workers, each running its own copy of the program: killed (SIGKILL) with
+/// evaluations in flight, the run resumes — replaying the answers its journal holds in the
+/// order they arrived, asking again for the rest — to the bytes of a run never interrupted.
+/// The programs answer in a fixed order whatever their timing (`ordered` mode: a seeded
+/// sleep, then a wait for the journal to hold the answer before), pairs out of start order.
+#[test]
+fn three_real_workers_killed_mid_way_resume_to_the_same_bytes() {
+    if !python() {
+        return;
+    }
+    let text = |name: &str| {
+        format!(
+            r#"name: {name}
+replications: 1
+problem:
+  type: external
+  command: [python3, {objective}, ordered]
+  bounds: [[-1, 2], [0, 1]]
+  metrics: [x_sum]
+  optimum: 0.0
+  timeout_s: 60
+  cost: reported
+workers: 3
+initial_design: {{ type: sobol, points: 5 }}
+budget: {{ iterations: 12 }}
+model: {{ type: exact_gp, kernel: {{ type: matern52 }}, fit: map, prior: gamma, noise: {{ min: 1.0e-6, max: 1.0e-2 }}, standardize: true }}
+optimizer: {{ raw_samples: 32, restarts: 1, max_iters: 20 }}
+policies:
+  - {{ name: EI, acquisition: {{ type: ei }} }}
+"#,
+            objective = objective().display()
+        )
+    };
+    let (killed, clean) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let run_in = |dir: &Path| -> Vec<String> {
+        let spec = dir.join("workers.yaml");
+        std::fs::write(&spec, text("workers")).unwrap();
+        let out = dir.join("results");
+        [
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-report",
+            "--checkpoint-every",
+            "0",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let args = run_in(killed.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(&args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while calls(killed.path()).len() < 10 {
+        assert!(
+            Instant::now() < deadline,
+            "the programs were not asked in time"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let run_dir = killed.path().join("results/workers/EI");
+    assert!(
+        !run_dir.join("rep-0.json").exists(),
+        "completed before the kill"
+    );
+    let rerun = xtask(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(rerun.status.success(), "{}", stderr(&rerun));
+    assert!(
+        stderr(&rerun).contains("resumed from a checkpoint"),
+        "{}",
+        stderr(&rerun)
+    );
+    let args = run_in(clean.path());
+    let o = xtask(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    for file in ["rep-0.jsonl", "rep-0.json", "rep-0.evaluations.jsonl"] {
+        assert_eq!(
+            std::fs::read(run_dir.join(file)).unwrap(),
+            std::fs::read(clean.path().join("results/workers/EI").join(file)).unwrap(),
+            "{file} differs from an uninterrupted run"
+        );
+    }
+    // Answers arrived out of start order, and decisions saw points pending.
+    let records = std::fs::read_to_string(run_dir.join("rep-0.jsonl")).unwrap();
+    let evaluations: Vec<u64> = records
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["evaluation"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(evaluations[4..9], [4, 6, 5, 8, 7], "{records}");
+    assert!(records.contains("\"pending\":[5,"), "{records}");
+}

@@ -115,6 +115,43 @@ impl Journal {
     pub fn append(&mut self, eval: usize, query: &Query, outcome: &Outcome) -> Result<()> {
         // A query answered now supersedes whatever an earlier attempt recorded from here on.
         self.pass(eval);
+        self.append_arrival(eval, query, outcome)
+    }
+
+    /// For a run whose answers arrive in any order (several workers running programs): the
+    /// outcome an earlier attempt recorded for evaluation `eval` at the same query, with its
+    /// place in the journal, the order the answers arrived in and are replayed in; `None`
+    /// where none is recorded. A recorded entry for `eval` at another query (the deciding
+    /// code changed) cuts the journal there.
+    pub fn recorded(&mut self, eval: usize, query: &Query) -> Result<Option<(u64, Outcome)>> {
+        let Some(i) = self.recorded.iter().position(|(_, e)| e.eval == eval) else {
+            return Ok(None);
+        };
+        if same_query(&self.recorded[i].1.query, query) {
+            let (at, entry) = self.recorded.remove(i);
+            return Ok(Some((at, entry.outcome)));
+        }
+        tracing::warn!(
+            path = %self.path.display(),
+            eval,
+            "the run asked another query than its journal recorded for this evaluation (the \
+             deciding code changed?): the journal is cut here and the program evaluates again \
+             from here on"
+        );
+        self.recorded.drain(..i);
+        self.cut()?;
+        Ok(None)
+    }
+
+    /// Forgets the entries of the evaluations `told` says the run has from its checkpoint:
+    /// they stay in the file, and are not replayed.
+    pub fn forget(&mut self, told: impl Fn(usize) -> bool) {
+        self.recorded.retain(|(_, e)| !told(e.eval));
+    }
+
+    /// Records an answer that arrived now, from one of several workers: entries of an
+    /// earlier attempt not replayed by now belong to another history and are cut first.
+    pub fn append_arrival(&mut self, eval: usize, query: &Query, outcome: &Outcome) -> Result<()> {
         self.cut()?;
         let entry = Entry {
             eval,

@@ -27,6 +27,7 @@ pub mod cpu_time;
 mod journal;
 pub mod lifecycle;
 mod pending;
+mod pool;
 pub mod run_loop;
 pub mod seeds;
 pub mod session;

@@ -8,12 +8,13 @@ use crate::cpu_time::thread_cpu_seconds;
 use crate::journal::Journal;
 use crate::lifecycle;
 use crate::pending::{self, Pending};
+use crate::pool::Pool;
 use crate::seeds::RunId;
-use crate::setup::{Setup, build, check_query, initial_points};
+use crate::setup::{Setup, build, build_problem, check_query, initial_points};
 use crate::sink::{Record, RecordFiles, Scheduled, Sinks, Times, Unresumable};
 use crate::step::{Rules, Step};
 use crate::store::{self, RunFiles, RunSummary};
-use crate::workers::{DecisionTimes, InFlight, Schedule};
+use crate::workers::{Answered, DecisionTimes, InFlight, Schedule};
 use cabo_core::{
     BudgetState, Dataset, Decision, Diagnostics, Error, Observation, Outcome, PendingRule, Phase,
     Query, Result,
@@ -21,6 +22,7 @@ use cabo_core::{
 use cabo_spec::spec::workers::BudgetClock;
 use cabo_spec::spec::{LoadedSpec, PolicyEntry};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,6 +70,27 @@ struct Run<'a> {
     budget_origin: Option<f64>,
     /// Why the policy stopped the run, once it has (evaluations in flight still finish).
     stopped: Option<String>,
+    /// Real workers, for a problem evaluated by other programs with several workers.
+    pool: Option<Pool>,
+    /// When each evaluation sent to a real worker was sent.
+    sent: BTreeMap<usize, Instant>,
+}
+
+/// Where an evaluation starts and what it evaluates.
+struct Started {
+    worker: usize,
+    evaluation: usize,
+    query: Query,
+    phase: Phase,
+}
+
+/// An answer that finishes after its cost.
+fn answered(outcome: Outcome, start: f64, journalled: Option<u64>) -> Answered {
+    Answered {
+        finish: start + outcome.cost,
+        outcome,
+        journalled,
+    }
 }
 
 /// What became of a policy decision.
@@ -83,10 +106,28 @@ enum Dispatched {
 impl Run<'_> {
     /// Gives a problem evaluated by another program its log file and opens the run's
     /// evaluation journal (before the first evaluation of this attempt).
+    /// With several workers, starts one real worker each, its own instance of the problem
+    /// and its own program (see `pool.rs`).
     fn attach(&mut self, files: &RunFiles) -> Result<()> {
-        if let Some(external) = self.setup.problem.external() {
-            external.set_log_file(&files.log);
-            self.journal = Some(Journal::open(&files.evaluations, &self.identity)?);
+        let Some(external) = self.setup.problem.external() else {
+            return Ok(());
+        };
+        external.set_log_file(&files.log);
+        self.journal = Some(Journal::open(&files.evaluations, &self.identity)?);
+        let k = self.schedule.count();
+        if k > 1 {
+            let seed = self.step.problem_seed();
+            let replication = self.identity.replication;
+            let problems = (0..k)
+                .map(|_| {
+                    let mut problem = build_problem(self.spec, replication, seed)?;
+                    if let Some(program) = problem.external() {
+                        program.set_log_file(&files.log);
+                    }
+                    Ok(problem)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            self.pool = Some(Pool::new(problems));
         }
         Ok(())
     }
@@ -110,9 +151,15 @@ impl Run<'_> {
 
     /// Evaluation number `index` of the run (in the order evaluations start) at `query`,
     /// checked; the caller tells it to the step when it finishes.
-    fn evaluate(&mut self, query: Query, phase: Phase, index: usize) -> Result<Observation> {
+    fn evaluate(&mut self, query: &Query, index: usize) -> Result<Outcome> {
         let seed = self.step.seeds(index).evaluation;
-        let mut outcome: Outcome = self.answer(&query, seed, index)?;
+        let outcome = self.answer(query, seed, index)?;
+        self.checked(outcome, index)
+    }
+
+    /// Evaluation `index`'s outcome as the run takes it: the known cost's where the spec
+    /// has one, and refused unless y is finite and the cost positive.
+    fn checked(&self, mut outcome: Outcome, index: usize) -> Result<Outcome> {
         if let Some(c) = &self.setup.cost {
             outcome.cost = self.step.known_cost(c.as_ref(), &outcome.x, index);
         }
@@ -123,11 +170,7 @@ impl Run<'_> {
                 outcome.y, outcome.cost
             )));
         }
-        Ok(Observation {
-            query,
-            outcome,
-            phase,
-        })
+        Ok(outcome)
     }
 
     fn record(
@@ -169,6 +212,7 @@ impl Run<'_> {
     fn run(&mut self, cancel: &AtomicBool, pacing: Pacing) -> Result<Option<String>> {
         let mut decided_now = 0;
         let mut saved = Instant::now();
+        self.redispatch()?;
         loop {
             while let Some(worker) = self.schedule.free_worker() {
                 if !self.design.is_empty() {
@@ -193,10 +237,10 @@ impl Run<'_> {
                     Dispatched::Stopped(reason) => self.stopped = Some(reason),
                 }
             }
-            let Some(done) = self.schedule.next_finished() else {
+            let Some(done) = self.next_finished()? else {
                 break;
             };
-            let policy = done.observation.phase == Phase::Policy;
+            let policy = done.phase == Phase::Policy;
             self.finish(done)?;
             if policy && saved.elapsed() >= pacing.every {
                 self.save_checkpoint()?;
@@ -217,41 +261,129 @@ impl Run<'_> {
 
     /// Starts the initial design's point `x` on `worker`.
     fn start_design(&mut self, worker: usize, x: Vec<f64>) -> Result<()> {
-        let evaluation = self.next_evaluation();
-        let observation = self.evaluate(Query::at(x), Phase::Initial, evaluation)?;
-        self.start(
+        let started = Started {
             worker,
-            evaluation,
-            observation,
-            Vec::new(),
-            Diagnostics::new(),
-            None,
-        );
-        Ok(())
+            evaluation: self.next_evaluation(),
+            query: Query::at(x),
+            phase: Phase::Initial,
+        };
+        self.start(started, Vec::new(), Diagnostics::new(), None)
     }
 
-    /// Puts an evaluation made now in flight on `worker`, to finish after its cost.
+    /// Starts an evaluation: made now on simulated workers (it finishes after its cost),
+    /// found in the journal or sent to its worker's program on real ones.
     fn start(
         &mut self,
-        worker: usize,
-        evaluation: usize,
-        observation: Observation,
+        started: Started,
         pending: Vec<usize>,
         diagnostics: Diagnostics,
         times: Option<DecisionTimes>,
-    ) {
+    ) -> Result<()> {
+        let Started {
+            worker,
+            evaluation,
+            query,
+            phase,
+        } = started;
         let start = self.schedule.clock;
-        let finish = start + observation.outcome.cost;
+        let answer = match self.pool {
+            None => {
+                let outcome = self.evaluate(&query, evaluation)?;
+                Some(answered(outcome, start, None))
+            }
+            Some(_) => self.dispatch(worker, evaluation, &query, start)?,
+        };
         self.schedule.start(InFlight {
             worker,
             evaluation,
-            observation,
+            query,
+            phase,
             start,
-            finish,
+            answer,
             pending,
             diagnostics,
             times,
         });
+        Ok(())
+    }
+
+    /// On real workers: evaluation `evaluation`'s answer where the journal holds it (an
+    /// earlier attempt's, replayed in the order it arrived), else `None` and the request
+    /// sent to `worker`.
+    fn dispatch(
+        &mut self,
+        worker: usize,
+        evaluation: usize,
+        query: &Query,
+        start: f64,
+    ) -> Result<Option<Answered>> {
+        if let Some(journal) = self.journal.as_mut()
+            && let Some((at, outcome)) = journal.recorded(evaluation, query)?
+        {
+            return Ok(Some(answered(
+                self.checked(outcome, evaluation)?,
+                start,
+                Some(at),
+            )));
+        }
+        let seed = self.step.seeds(evaluation).evaluation;
+        let pool = self.pool.as_ref().expect("real workers dispatch");
+        pool.send(worker, evaluation, query, seed)?;
+        self.sent.insert(evaluation, Instant::now());
+        Ok(None)
+    }
+
+    /// On real workers, after a resume: the evaluations in flight at the checkpoint are
+    /// taken from the journal where an answer arrived before the run stopped, and asked for
+    /// again otherwise.
+    fn redispatch(&mut self) -> Result<()> {
+        if self.pool.is_none() {
+            return Ok(());
+        }
+        let in_flight = std::mem::take(&mut self.schedule.in_flight);
+        let next = self.step.data.len() + in_flight.len();
+        if let Some(journal) = self.journal.as_mut() {
+            let flying: Vec<usize> = in_flight.iter().map(|e| e.evaluation).collect();
+            journal.forget(|e| e < next && !flying.contains(&e));
+        }
+        for mut e in in_flight {
+            e.answer = self.dispatch(e.worker, e.evaluation, &e.query, e.start)?;
+            self.schedule.start(e);
+        }
+        Ok(())
+    }
+
+    /// The next evaluation to finish, answered and out of flight; `None` with nothing in
+    /// flight. Simulated workers finish in order of time; real ones replay the journal's
+    /// answers first, then take the answers in the order they arrive, journalling each.
+    fn next_finished(&mut self) -> Result<Option<InFlight>> {
+        let Some(pool) = &self.pool else {
+            return Ok(self.schedule.next_finished());
+        };
+        if self.schedule.in_flight.is_empty() {
+            return Ok(None);
+        }
+        if let Some(i) = self.schedule.next_journalled() {
+            return Ok(Some(self.schedule.finished(i)));
+        }
+        let arrived = pool.next()?;
+        let raw = arrived.outcome?;
+        let i = (self.schedule.position(arrived.evaluation))
+            .expect("a worker answers an evaluation in flight");
+        let query = self.schedule.in_flight[i].query.clone();
+        if let Some(journal) = self.journal.as_mut() {
+            journal.append_arrival(arrived.evaluation, &query, &raw)?;
+        }
+        let outcome = self.checked(raw, arrived.evaluation)?;
+        let took = (self.sent.remove(&arrived.evaluation)).map(|sent| sent.elapsed().as_secs_f64());
+        let e = &mut self.schedule.in_flight[i];
+        e.answer = Some(answered(outcome, e.start, None));
+        if let (Some(t), Some(took)) = (&mut e.times, took) {
+            // The program's time is the run's, as with one worker.
+            t.evaluate_s += took;
+            t.cpu_s = t.cpu_s.map(|c| c + took);
+        }
+        Ok(Some(self.schedule.finished(i)))
     }
 
     /// The budget as a decision sees it: with a wall-time budget, spent is the clock since
@@ -278,7 +410,7 @@ impl Run<'_> {
         let cpu_started = thread_cpu_seconds();
         let in_flight = std::mem::take(&mut self.schedule.in_flight);
         let view = Pending {
-            queries: in_flight.iter().map(|e| &e.observation.query).collect(),
+            queries: in_flight.iter().map(|e| &e.query).collect(),
             rule: self.pending_rule,
             wall_time: self.wall_time_origin().is_some(),
         };
@@ -304,11 +436,19 @@ impl Run<'_> {
         };
         check_query(&query, &self.setup.info)?;
         let started = Instant::now();
-        let evaluation = self.next_evaluation();
-        let observation = self.evaluate(query, Phase::Policy, evaluation)?;
+        let at = Started {
+            worker,
+            evaluation: self.next_evaluation(),
+            query,
+            phase: Phase::Policy,
+        };
+        let external = self.setup.problem.external().is_some();
+        // On simulated workers the evaluation is made here; a real worker's program adds its
+        // time when it answers (`next_finished`).
+        self.start(at, pending, diagnostics, None)?;
         let evaluate_s = started.elapsed().as_secs_f64();
         let mut cpu_s = cpu_started.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
-        if self.setup.problem.external().is_some() {
+        if external {
             // Such a problem evaluates in another process (an external program): its wall
             // time is the run's time there, which `status` counts with the thread's CPU time.
             cpu_s = cpu_s.map(|c| c + evaluate_s);
@@ -319,14 +459,8 @@ impl Run<'_> {
             evaluate_s,
             cpu_s,
         };
-        self.start(
-            worker,
-            evaluation,
-            observation,
-            pending,
-            diagnostics,
-            Some(times),
-        );
+        let last = self.schedule.in_flight.last_mut();
+        last.expect("the evaluation just started").times = Some(times);
         Ok(Dispatched::Started)
     }
 
@@ -335,13 +469,22 @@ impl Run<'_> {
         let InFlight {
             worker,
             evaluation,
-            observation,
+            query,
+            phase,
             start,
-            finish,
+            answer,
             pending,
             mut diagnostics,
             times,
         } = done;
+        let Answered {
+            outcome, finish, ..
+        } = answer.expect("a finished evaluation is answered");
+        let observation = Observation {
+            query,
+            outcome,
+            phase,
+        };
         self.step.tell(&mut self.setup, observation.clone())?;
         let sequential = self.schedule.count() == 1;
         if sequential && observation.phase == Phase::Policy {
@@ -625,6 +768,8 @@ impl<'a> Run<'a> {
             wall_time: workers.budget == BudgetClock::WallTime,
             budget_origin: state.budget_origin,
             stopped: None,
+            pool: None,
+            sent: BTreeMap::new(),
             spec,
             tracker: Tracker {
                 best_value: state.best_value,

@@ -32,10 +32,7 @@ pub(crate) fn build(
     (pseed, qseed): (u64, u64),
 ) -> Result<Setup> {
     let s = &spec.spec;
-    let mut problem = s.problem.build(pseed).map_err(|e| e.at("problem"))?;
-    if let Some(external) = problem.external() {
-        external.set_replication(replication);
-    }
+    let problem = build_problem(spec, replication, pseed)?;
     let cost = known_cost(s.cost.as_deref(), problem.as_ref(), pseed)?;
     let mut info = problem.info().clone();
     if info.dim != spec.dim {
@@ -81,6 +78,24 @@ pub(crate) fn build(
         policy,
         optimizer,
     })
+}
+
+/// A run's problem instance, from the problem seed `pseed` (a program evaluating it is told
+/// the replication it serves).
+pub(crate) fn build_problem(
+    spec: &LoadedSpec,
+    replication: usize,
+    pseed: u64,
+) -> Result<Box<dyn Problem>> {
+    let mut problem = spec
+        .spec
+        .problem
+        .build(pseed)
+        .map_err(|e| e.at("problem"))?;
+    if let Some(external) = problem.external() {
+        external.set_replication(replication);
+    }
+    Ok(problem)
 }
 
 /// A run's model and cost model, fresh from the spec: the policy entry's own where it

@@ -1,13 +1,17 @@
-//! Simulated workers: `k` evaluations in flight, each occupying its worker for its cost.
+//! Workers: `k` evaluations in flight, each occupying its worker for its cost.
 //!
-//! The clock is simulated, so an evaluation is made when it starts (its outcome, and with it
-//! its duration, is known then) and told to the policy when it finishes. Finishes are taken
-//! in order of time, ties by worker id, and a freed worker is the lowest-numbered free one,
-//! so the schedule depends on nothing but the costs: the same spec and seeds give the same
-//! order on any machine and thread count. With one worker the schedule is the sequential
-//! loop: each evaluation finishes before the next decision.
+//! **Simulated**, the clock is the costs': an evaluation is made when it starts (its
+//! outcome, and with it its duration, is known then) and told to the policy when it
+//! finishes. Finishes are taken in order of time, ties by worker id, and a freed worker is
+//! the lowest-numbered free one, so the schedule depends on nothing but the costs: the same
+//! spec and seeds give the same order on any machine and thread count. With one worker the
+//! schedule is the sequential loop: each evaluation finishes before the next decision.
+//!
+//! **Real** workers (a problem evaluated by other programs, `crate::pool`) answer in the
+//! order their programs do; an evaluation still finishes at its start plus its cost on the
+//! clock, which moves to the latest finish told.
 
-use cabo_core::{Diagnostics, Observation, Phase};
+use cabo_core::{Diagnostics, Outcome, Phase, Query};
 use cabo_spec::spec::workers::WorkerMode;
 use serde::{Deserialize, Serialize};
 
@@ -19,18 +23,34 @@ pub struct InFlight {
     /// Its number in the order evaluations started, the initial design's first; its seeds
     /// derive from it.
     pub evaluation: usize,
-    /// What it will return.
-    pub observation: Observation,
+    /// What it evaluates.
+    pub query: Query,
+    /// Whether it is a point of the initial design or a policy decision.
+    pub phase: Phase,
     /// The clock when it started.
     pub start: f64,
-    /// The clock when it finishes: `start` plus its cost.
-    pub finish: f64,
+    /// What it returns, once known: at its start on simulated workers, when it arrives on
+    /// real ones.
+    pub answer: Option<Answered>,
     /// The evaluations in flight when it was decided (their numbers).
     pub pending: Vec<usize>,
     /// What the decision reported (empty for the initial design).
     pub diagnostics: Diagnostics,
     /// The decision's times, for a policy decision.
     pub times: Option<DecisionTimes>,
+}
+
+/// An evaluation's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Answered {
+    /// The outcome, its cost checked (and the known cost's where the spec has one).
+    pub outcome: Outcome,
+    /// The clock when it finishes: its start plus its cost.
+    pub finish: f64,
+    /// For an answer replayed from the run's journal, where it stands there (the order the
+    /// answers arrived in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journalled: Option<u64>,
 }
 
 /// Wall and CPU times of one decision and its evaluation (see `sink::Times`).
@@ -87,13 +107,13 @@ impl Schedule {
     /// The policy decisions in flight.
     pub fn pending_decisions(&self) -> usize {
         (self.in_flight.iter())
-            .filter(|e| e.observation.phase == Phase::Policy)
+            .filter(|e| e.phase == Phase::Policy)
             .count()
     }
 
     /// Whether an initial-design evaluation is in flight.
     pub fn design_in_flight(&self) -> bool {
-        (self.in_flight.iter()).any(|e| e.observation.phase == Phase::Initial)
+        (self.in_flight.iter()).any(|e| e.phase == Phase::Initial)
     }
 
     /// Starts `evaluation` on its worker now.
@@ -101,31 +121,63 @@ impl Schedule {
         self.in_flight.push(evaluation);
     }
 
-    /// The next evaluation to finish (earliest finish, ties by worker id), taken out of
-    /// flight with the clock moved to its finish; `None` with nothing in flight.
+    /// On simulated workers, the next evaluation to finish (earliest finish, ties by worker
+    /// id), taken out of flight with the clock moved to its finish; `None` with nothing in
+    /// flight.
     pub fn next_finished(&mut self) -> Option<InFlight> {
+        let finish = |e: &InFlight| e.answer.as_ref().map_or(f64::INFINITY, |a| a.finish);
         let next = (0..self.in_flight.len()).min_by(|&a, &b| {
             let (a, b) = (&self.in_flight[a], &self.in_flight[b]);
-            a.finish.total_cmp(&b.finish).then(a.worker.cmp(&b.worker))
+            finish(a)
+                .total_cmp(&finish(b))
+                .then(a.worker.cmp(&b.worker))
         })?;
-        let done = self.in_flight.remove(next);
-        self.clock = done.finish;
-        Some(done)
+        Some(self.finished(next))
+    }
+
+    /// On real workers, the in-flight evaluation whose answer the journal holds first
+    /// (answers replay in the order they arrived), if any.
+    pub fn next_journalled(&self) -> Option<usize> {
+        (0..self.in_flight.len())
+            .filter_map(|i| Some((self.in_flight[i].answer.as_ref()?.journalled?, i)))
+            .min()
+            .map(|(_, i)| i)
+    }
+
+    /// The in-flight evaluation numbered `evaluation`.
+    pub fn position(&self, evaluation: usize) -> Option<usize> {
+        self.in_flight
+            .iter()
+            .position(|e| e.evaluation == evaluation)
+    }
+
+    /// In-flight evaluation `i`, answered, taken out of flight, the clock moved on to its
+    /// finish if that is later.
+    pub fn finished(&mut self, i: usize) -> InFlight {
+        let done = self.in_flight.remove(i);
+        if let Some(a) = &done.answer {
+            self.clock = self.clock.max(a.finish);
+        }
+        done
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cabo_core::Observation;
 
     fn running(worker: usize, evaluation: usize, finish: f64) -> InFlight {
         InFlight {
             worker,
             evaluation,
-            observation: Observation::initial(vec![0.5], 0.0, 1.0),
+            query: Query::at(vec![0.5]),
+            phase: Phase::Initial,
             start: 0.0,
-            finish,
+            answer: Some(Answered {
+                outcome: Outcome::new(0.0, finish, vec![0.5], None),
+                finish,
+                journalled: None,
+            }),
             pending: Vec::new(),
             diagnostics: Diagnostics::new(),
             times: None,
@@ -140,8 +192,11 @@ mod tests {
         assert_eq!(s.free_worker(), Some(1));
         s.start(running(1, 2, 1.0));
         assert_eq!(s.free_worker(), None);
-        let order: Vec<(usize, f64)> =
-            std::iter::from_fn(|| s.next_finished().map(|e| (e.worker, e.finish))).collect();
+        let order: Vec<(usize, f64)> = std::iter::from_fn(|| {
+            s.next_finished()
+                .map(|e| (e.worker, e.answer.unwrap().finish))
+        })
+        .collect();
         assert_eq!(order, [(0, 1.0), (1, 1.0), (2, 2.0)]);
         assert_eq!(s.clock, 2.0, "the clock is the last finish");
     }

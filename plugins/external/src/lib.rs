@@ -173,12 +173,14 @@ impl ProblemSpec for ExternalSpec {
         self.cost != CostSource::None
     }
 
+    /// Several workers run several copies of the program at once; control sets are refused
+    /// as for every problem (a pending control-set query has no point to fantasise at).
     fn refuses_workers(&self) -> Option<String> {
-        Some(
-            "is evaluated by another program, whose evaluations take real time rather than \
-             the time their cost says, so simulated workers do not apply"
-                .to_string(),
-        )
+        (!self.control_sets.is_empty()).then(|| {
+            "has control sets: a query leaves some inputs to the environment, so a pending \
+             one has no point to fantasise at while it runs"
+                .to_string()
+        })
     }
 
     fn caveats(&self) -> Vec<String> {

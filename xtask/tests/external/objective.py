@@ -3,19 +3,52 @@
 
     python3 objective.py MODE
 
-MODE is ok, slow, wall, crash, hang, hang-once, garbage, error, nan, huge, no-eval,
+MODE is ok, slow, wall, ordered, crash, hang, hang-once, garbage, error, nan, huge, no-eval,
 wrong-eval, extra-line, long-line, eager, always-error or flaky; the misbehaving modes do so at
 evaluation 2 (hang-once: the first time it is asked; eager: before reading any request;
 always-error: at every evaluation; flaky: at the first call of every evaluation, answering
-the second). Each call appends its evaluation index to calls.txt in the working directory
+the second). In `ordered` mode several copies of the program answer in a fixed order
+whatever their timing: each sleeps a time drawn from its request's seed, then waits until
+the run's journal (results/<spec>/EI/rep-0.evaluations.jsonl under the spec's directory)
+holds the evaluation ORDER puts before its own, so that the order answers reach cabo is
+fixed. Each call appends its evaluation index to calls.txt in the working directory
 (the spec's directory), so a test can count how often each evaluation was asked; each
 process appends its id to pids.txt, and a hanging one the id of a child it started too.
 """
+import glob
 import json
 import os
+import random
 import subprocess
 import sys
 import time
+
+
+def order():
+    """The answer order of `ordered` mode: the first five evaluations (the initial design)
+    in turn, then each pair swapped: 0 1 2 3 4 6 5 8 7 10 9 …"""
+    out = list(range(5))
+    for first in range(5, 10_000, 2):
+        out += [first + 1, first]
+    return out
+
+
+def wait_for_predecessor(i):
+    """Waits until the journal holds the evaluation answered just before `i` (30 s at most)."""
+    sequence = order()
+    at = sequence.index(i)
+    if at == 0:
+        return
+    before = sequence[at - 1]
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        for journal in glob.glob("results/*/EI/rep-0.evaluations.jsonl"):
+            with open(journal) as f:
+                for line in f:
+                    if json.loads(line).get("eval") == before:
+                        return
+        time.sleep(0.005)
+    print(f"eval {i}: evaluation {before} never answered", file=sys.stderr, flush=True)
 
 mode = sys.argv[1]
 with open("pids.txt", "a") as pids:
@@ -39,6 +72,9 @@ for line in sys.stdin:
         time.sleep(0.02)
     if mode == "wall":
         time.sleep(0.002 + 0.01 * x1)
+    if mode == "ordered":
+        time.sleep(random.Random(request["seed"]).uniform(0.0, 0.03))
+        wait_for_predecessor(i)
     if i == 2 and mode == "crash":
         print("simulated crash", file=sys.stderr, flush=True)
         sys.exit(3)
