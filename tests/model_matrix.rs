@@ -71,7 +71,8 @@ struct Column<'a> {
 
 /// Every entry on its own setting with the reference model and `workers: 4`: it must run,
 /// deciding with the other workers' points pending, except on a setting with control sets,
-/// whose validation must refuse several workers and say why.
+/// whose validation must refuse several workers and say why. Every acquisition runs with
+/// local penalisation too, and every whole policy must refuse it.
 fn with_four_workers<'a>(
     entries: &'a [Entry],
     home: &BTreeMap<&'a str, (usize, Requirements)>,
@@ -108,16 +109,50 @@ fn with_four_workers<'a>(
                 .failures
                 .push(format!("{} with 4 workers: {m}", e.name)),
         }
+        if !control_sets {
+            let name = format!("matrix-{}-k4-lp", e.name);
+            let setting = setting.replace(
+                "workers: 4\n",
+                "workers: { count: 4, pending: local_penalization }\n",
+            );
+            let text = spec_text(&setting, model, e.key(), e.example, &name);
+            match (e.key(), parse(&name, &text)) {
+                ("acquisition", Ok(loaded)) => batch.push((e.name, setting_name, loaded)),
+                ("acquisition", Err(m)) => column
+                    .failures
+                    .push(format!("{} with local penalisation: {m}", e.name)),
+                (_, Ok(_)) => column.failures.push(format!(
+                    "policy {} validates with local penalisation, which needs an acquisition",
+                    e.name
+                )),
+                (_, Err(m)) if m.contains("local penalisation multiplies an acquisition") => {}
+                (_, Err(m)) => column.failures.push(format!(
+                    "policy {} is refused local penalisation without saying why: {m}",
+                    e.name
+                )),
+            }
+        }
     }
     let specs: Vec<LoadedSpec> = batch.iter().map(|b| b.2.clone()).collect();
     let failed = run_all(&specs, &out.join("k4"));
-    for (entry, setting_name, loaded) in batch {
+    let mut ran: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (entry, setting_name, loaded) in &batch {
         match failed.get(&loaded.spec.name) {
-            None => column.cells.push((entry, "runs".into())),
+            None => ran
+                .entry(entry)
+                .or_default()
+                .push(if loaded.spec.name.ends_with("-lp") {
+                    "with local penalisation"
+                } else {
+                    "runs"
+                }),
             Some(m) => column.failures.push(format!(
                 "{entry} failed with 4 workers on {setting_name}: {m}"
             )),
         }
+    }
+    for (entry, how) in ran {
+        column.cells.push((entry, how.join(", ")));
     }
     column
 }

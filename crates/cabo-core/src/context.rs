@@ -31,6 +31,10 @@ pub struct DecisionContext<'a> {
     /// evaluating, with the outcome their [`crate::PendingRule`] gave them (0 with one
     /// worker). The budget is charged with their fantasised costs.
     pub fantasies: usize,
+    /// Points other workers are evaluating that the data leaves out (local penalisation,
+    /// [`crate::PendingRule::LocalPenalization`]): a policy that maximises an acquisition
+    /// penalises it around them. Empty otherwise.
+    pub pending: Vec<Vec<f64>>,
     model: Option<&'a RefCell<Box<dyn Model>>>,
     cost_model: Option<&'a RefCell<Box<dyn CostModel>>>,
     posterior: OnceCell<std::result::Result<Box<dyn Posterior>, String>>,
@@ -57,6 +61,7 @@ impl<'a> DecisionContext<'a> {
             seed,
             optimizer,
             fantasies: 0,
+            pending: Vec::new(),
             model: None,
             cost_model: None,
             posterior: OnceCell::new(),
@@ -68,6 +73,12 @@ impl<'a> DecisionContext<'a> {
     /// Marks the last `count` observations of the data as fantasies of pending points.
     pub fn with_fantasies(mut self, count: usize) -> Self {
         self.fantasies = count;
+        self
+    }
+
+    /// Names points in flight that the data leaves out, to be penalised around.
+    pub fn with_pending(mut self, points: Vec<Vec<f64>>) -> Self {
+        self.pending = points;
         self
     }
 

@@ -32,15 +32,21 @@ pub enum PendingRule {
     ConstantLiarMean,
     /// The largest value observed: an optimistic lie.
     ConstantLiarMax,
+    /// No fantasy: the acquisition, fitted on the observations alone, is multiplied by a
+    /// penalty around each pending point, the probability that the point's ball of
+    /// Lipschitz-excluded optima does not hold `x` (González, Dai, Hennig & Lawrence 2016).
+    /// For policies that maximise one acquisition.
+    LocalPenalization,
 }
 
 impl PendingRule {
     /// Every rule, in the order the documentation lists them.
-    pub const ALL: [PendingRule; 4] = [
+    pub const ALL: [PendingRule; 5] = [
         PendingRule::KrigingBeliever,
         PendingRule::ConstantLiarMin,
         PendingRule::ConstantLiarMean,
         PendingRule::ConstantLiarMax,
+        PendingRule::LocalPenalization,
     ];
 
     /// The name a spec writes (`pending: kriging_believer`).
@@ -50,7 +56,14 @@ impl PendingRule {
             PendingRule::ConstantLiarMin => "constant_liar_min",
             PendingRule::ConstantLiarMean => "constant_liar_mean",
             PendingRule::ConstantLiarMax => "constant_liar_max",
+            PendingRule::LocalPenalization => "local_penalization",
         }
+    }
+
+    /// Whether the rule puts the pending points in the data as fantasies (every rule but
+    /// local penalisation, which penalises the acquisition around them instead).
+    pub fn fantasises(self) -> bool {
+        self != PendingRule::LocalPenalization
     }
 
     /// Whether the rule needs the objective's posterior (a model fit) to fantasise.
@@ -65,7 +78,7 @@ impl PendingRule {
             return None;
         }
         match self {
-            PendingRule::KrigingBeliever => None,
+            PendingRule::KrigingBeliever | PendingRule::LocalPenalization => None,
             PendingRule::ConstantLiarMin => ys.iter().copied().reduce(f64::min),
             PendingRule::ConstantLiarMean => Some(ys.iter().sum::<f64>() / ys.len() as f64),
             PendingRule::ConstantLiarMax => ys.iter().copied().reduce(f64::max),

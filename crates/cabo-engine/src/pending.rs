@@ -17,6 +17,10 @@
 //! without it is fitted again on the observations and fantasies together. No policy sees
 //! anything but data, budget and posterior, so every policy works with pending points and
 //! none special-cases a model.
+//!
+//! Local penalisation puts no fantasy in the data: the decision sees the observations, the
+//! budget charged as above, and the pending points named ([`DecisionContext::pending`]), and
+//! a policy that maximises an acquisition penalises it around them.
 
 use crate::setup::{Setup, decide_in};
 use cabo_core::{
@@ -67,12 +71,12 @@ pub(crate) fn decide(
         return crate::setup::decide(setup, data, budget, policy_seed, iteration).map(Some);
     }
     let seed = derive_seed(&[&policy_seed, &iteration]);
-    let observed =
+    let mut seen = budget.clone();
+    let mut observed =
         DecisionContext::new(&setup.info, data, budget, iteration, seed, &setup.optimizer)
             .with_models(setup.model.as_ref(), setup.cost_model.as_ref());
     let xs: Vec<&[f64]> = pending.queries.iter().map(|q| q.x.as_slice()).collect();
     let costs = fantasy_costs(setup, &observed, &xs)?;
-    let mut seen = budget.clone();
     for &c in &costs {
         seen.charge(c);
     }
@@ -81,6 +85,12 @@ pub(crate) fn decide(
     }
     if seen.exhausted() {
         return Ok(None);
+    }
+    if !pending.rule.fantasises() {
+        // Local penalisation: the observations alone, the pending points named.
+        observed.budget = &seen;
+        let ctx = observed.with_pending(xs.iter().map(|x| x.to_vec()).collect());
+        return decide_in(setup.policy.as_mut(), &ctx).map(Some);
     }
     let kriging = pending.rule.needs_posterior() && setup.model.is_some();
     let ys = match kriging {

@@ -2,6 +2,7 @@
 //! [`AcquisitionFn`] over a problem's domain, and [`AcquisitionPolicy`], the policy "evaluate
 //! the maximiser of this acquisition".
 
+use crate::local_penalty::LocalPenalty;
 use crate::multistart::{MaximizeOptions, Maximum, Start, maximize};
 use cabo_core::{
     Acquisition, AcquisitionFn, Decision, DecisionContext, Diagnostics, Domain, Error,
@@ -102,9 +103,28 @@ impl Policy for AcquisitionPolicy {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let (maximum, stop, mut diagnostics) = {
             let f = self.acq.prepare(ctx)?;
-            let m = maximize_acquisition(f.as_ref(), ctx.problem, ctx.optimizer, ctx.seed)?;
-            let stop = f.stop_at(m.value);
-            (m, stop, f.diagnostics())
+            if ctx.pending.is_empty() {
+                let m = maximize_acquisition(f.as_ref(), ctx.problem, ctx.optimizer, ctx.seed)?;
+                let stop = f.stop_at(m.value);
+                (m, stop, f.diagnostics())
+            } else {
+                // Points in flight left out of the data: penalise around them.
+                let observed = ctx.data.x_matrix();
+                let best = ctx.best_y().unwrap_or(f64::NEG_INFINITY);
+                let seed = cabo_core::derive_seed(&[&ctx.seed, &"lipschitz"]);
+                let lp = LocalPenalty::new(
+                    f.as_ref(),
+                    ctx.posterior()?,
+                    &ctx.pending,
+                    &observed,
+                    best,
+                    seed,
+                )?;
+                let m = maximize_acquisition(&lp, ctx.problem, ctx.optimizer, ctx.seed)?;
+                // The stopping rule reads the acquisition itself, not its penalised value.
+                let stop = f.stop_at(f.value(&m.x));
+                (m, stop, lp.diagnostics())
+            }
         };
         diagnostics.insert("acq_value".to_string(), maximum.value);
         self.last = diagnostics;

@@ -8,7 +8,7 @@ use crate::error::SpecError;
 use crate::locate::Locator;
 use cabo_core::{
     AcquisitionSpec, Budget, CostFunctionSpec, CostModelSpec, Expr, ModelSpec, OptimizerSpec,
-    PolicySpec, ProblemSpec,
+    PendingRule, PolicySpec, ProblemSpec,
 };
 use limits::Limits;
 use serde::{Deserialize, Serialize};
@@ -711,8 +711,26 @@ impl LoadedSpec {
         s.budget.validate().map_err(|e| at("budget", e))?;
         self.check_workers("workers", &s.workers)?;
         for (i, p) in s.policies.iter().enumerate() {
-            if let Some(w) = &p.workers {
-                self.check_workers(&format!("policies[{i}].workers"), w)?;
+            let key = match &p.workers {
+                Some(w) => {
+                    self.check_workers(&format!("policies[{i}].workers"), w)?;
+                    format!("policies[{i}].workers.pending")
+                }
+                None => "workers.pending".to_string(),
+            };
+            let penalised = p.workers_in(s).pending == Some(PendingRule::LocalPenalization);
+            if penalised && p.acquisition.is_none() {
+                return Err(self.error_at(
+                    &key,
+                    format!(
+                        "local penalisation multiplies an acquisition function by penalties \
+                         around the pending points, and policy {:?} is a whole policy, not an \
+                         acquisition: give it another rule (kriging_believer, \
+                         constant_liar_min, constant_liar_mean, constant_liar_max) in its own \
+                         `workers:`",
+                        p.name
+                    ),
+                ));
             }
         }
         let initial = s
