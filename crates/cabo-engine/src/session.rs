@@ -325,16 +325,8 @@ impl Session {
     /// (the decision is made once).
     pub fn ask(&mut self) -> Result<Suggestion> {
         let index = self.step.data.len();
-        if let Some(unit) = self.design.get(index) {
-            return Ok(Suggestion::Evaluate(Suggested {
-                x: self.setup.problem.to_native(unit),
-                unit: unit.clone(),
-                phase: Phase::Initial,
-                evaluation: index,
-                iteration: None,
-                pending: 0,
-                diagnostics: Diagnostics::new(),
-            }));
+        if let Some(point) = self.design_point(index) {
+            return Ok(point);
         }
         if self.step.budget.exhausted() {
             return Ok(Suggestion::Done(self.spent_message()));
@@ -361,6 +353,20 @@ impl Session {
                 diagnostics: diagnostics.clone(),
             }),
         })
+    }
+
+    /// Evaluation `index` when it is a point of the initial design.
+    fn design_point(&self, index: usize) -> Option<Suggestion> {
+        let unit = self.design.get(index)?;
+        Some(Suggestion::Evaluate(Suggested {
+            x: self.setup.problem.to_native(unit),
+            unit: unit.clone(),
+            phase: Phase::Initial,
+            evaluation: index,
+            iteration: None,
+            pending: 0,
+            diagnostics: Diagnostics::new(),
+        }))
     }
 
     /// What the budget says once it is spent.
@@ -466,16 +472,8 @@ impl Session {
     /// evaluated.
     fn ask_with(&mut self, in_flight: &[Vec<f64>]) -> Result<Suggestion> {
         let index = self.step.data.len() + in_flight.len();
-        if let Some(unit) = self.design.get(index) {
-            return Ok(Suggestion::Evaluate(Suggested {
-                x: self.setup.problem.to_native(unit),
-                unit: unit.clone(),
-                phase: Phase::Initial,
-                evaluation: index,
-                iteration: None,
-                pending: 0,
-                diagnostics: Diagnostics::new(),
-            }));
+        if let Some(point) = self.design_point(index) {
+            return Ok(point);
         }
         self.step.check_cap(in_flight.len())?;
         let Some((decision, diagnostics, iteration)) = self.decide_with(in_flight)? else {
