@@ -71,8 +71,9 @@ struct Column<'a> {
 
 /// Every entry on its own setting with the reference model and `workers: 4`: it must run,
 /// deciding with the other workers' points pending, except on a setting with control sets,
-/// whose validation must refuse several workers and say why. Every acquisition runs with
-/// local penalisation too, and every whole policy must refuse it.
+/// whose validation must refuse several workers and say why. Every entry runs with sampled
+/// fantasies too, every acquisition with local penalisation, and every whole policy must
+/// refuse local penalisation.
 fn with_four_workers<'a>(
     entries: &'a [Entry],
     home: &BTreeMap<&'a str, (usize, Requirements)>,
@@ -110,26 +111,28 @@ fn with_four_workers<'a>(
                 .push(format!("{} with 4 workers: {m}", e.name)),
         }
         if !control_sets {
-            let name = format!("matrix-{}-k4-lp", e.name);
-            let setting = setting.replace(
-                "workers: 4\n",
-                "workers: { count: 4, pending: local_penalization }\n",
-            );
-            let text = spec_text(&setting, model, e.key(), e.example, &name);
-            match (e.key(), parse(&name, &text)) {
-                ("acquisition", Ok(loaded)) => batch.push((e.name, setting_name, loaded)),
-                ("acquisition", Err(m)) => column
-                    .failures
-                    .push(format!("{} with local penalisation: {m}", e.name)),
-                (_, Ok(_)) => column.failures.push(format!(
-                    "policy {} validates with local penalisation, which needs an acquisition",
-                    e.name
-                )),
-                (_, Err(m)) if m.contains("local penalisation multiplies an acquisition") => {}
-                (_, Err(m)) => column.failures.push(format!(
-                    "policy {} is refused local penalisation without saying why: {m}",
-                    e.name
-                )),
+            for (rule, suffix) in [("sampled_fantasies", "sf"), ("local_penalization", "lp")] {
+                let name = format!("matrix-{}-k4-{suffix}", e.name);
+                let setting = setting.replace(
+                    "workers: 4\n",
+                    &format!("workers: {{ count: 4, pending: {rule} }}\n"),
+                );
+                let text = spec_text(&setting, model, e.key(), e.example, &name);
+                let whole = e.key() == "policy" && rule == "local_penalization";
+                match (whole, parse(&name, &text)) {
+                    (false, Ok(loaded)) => batch.push((e.name, setting_name, loaded)),
+                    (false, Err(m)) => column.failures.push(format!("{} with {rule}: {m}", e.name)),
+                    (true, Ok(_)) => column.failures.push(format!(
+                        "policy {} validates with local penalisation, which needs an acquisition",
+                        e.name
+                    )),
+                    (true, Err(m))
+                        if m.contains("local penalisation multiplies an acquisition") => {}
+                    (true, Err(m)) => column.failures.push(format!(
+                        "policy {} is refused local penalisation without saying why: {m}",
+                        e.name
+                    )),
+                }
             }
         }
     }
@@ -141,10 +144,10 @@ fn with_four_workers<'a>(
             None => ran
                 .entry(entry)
                 .or_default()
-                .push(if loaded.spec.name.ends_with("-lp") {
-                    "with local penalisation"
-                } else {
-                    "runs"
+                .push(match loaded.spec.name.rsplit('-').next() {
+                    Some("lp") => "penalised",
+                    Some("sf") => "sampled",
+                    _ => "runs",
                 }),
             Some(m) => column.failures.push(format!(
                 "{entry} failed with 4 workers on {setting_name}: {m}"

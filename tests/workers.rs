@@ -58,6 +58,17 @@ impl Policy for Scripted {
             let lowest = observed.iter().copied().fold(f64::INFINITY, f64::min);
             self.seen.insert("fantasy_y".into(), fantasy.outcome.y);
             self.seen.insert("observed_min".into(), lowest);
+            let means: Vec<f64> = (ctx.fantasy_samples().iter())
+                .map(|p| p.mean_var(&fantasy.outcome.x).mean)
+                .collect();
+            if !means.is_empty() {
+                let n = means.len() as f64;
+                let avg = means.iter().sum::<f64>() / n;
+                let var = means.iter().map(|m| (m - avg).powi(2)).sum::<f64>() / (n - 1.0);
+                self.seen.insert("samples".into(), n);
+                self.seen.insert("samples_mean".into(), avg);
+                self.seen.insert("samples_sd".into(), var.sqrt());
+            }
             if self.posterior {
                 let p = ctx.posterior()?;
                 let at = p.mean_var(&fantasy.outcome.x);
@@ -275,5 +286,26 @@ fn a_constant_liar_fantasises_its_lie_and_the_posterior_passes_near_it() {
         let g = |k: &str| d[k].as_f64().unwrap();
         assert_eq!(g("fantasy_y"), g("observed_min"), "{d}");
         assert!(g("var_at_fantasy") <= g("noise_var") * (1.0 + 1e-9), "{d}");
+    }
+}
+
+#[test]
+fn sampled_fantasies_draw_sixteen_outcomes_around_the_believers_mean() {
+    for d in fantasy_decisions(Some("sampled_fantasies")) {
+        let g = |k: &str| d[k].as_f64().unwrap();
+        assert_eq!(g("samples"), 16.0, "{d}");
+        // The data keep the believer's fantasy; the draws scatter around it.
+        assert!(
+            (g("fantasy_y") - g("mean_at_fantasy")).abs() <= 1e-9 * (1.0 + g("fantasy_y").abs())
+        );
+        let (sd, mean) = (g("samples_sd"), g("samples_mean"));
+        assert!(sd > 1e-6, "the draws differ: {d}");
+        assert!((mean - g("fantasy_y")).abs() <= 4.0 * sd / 4.0, "{d}");
+    }
+    for d in fantasy_decisions(None) {
+        assert!(
+            d.get("samples").is_none(),
+            "the believer draws nothing: {d}"
+        );
     }
 }

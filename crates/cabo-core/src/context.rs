@@ -35,6 +35,13 @@ pub struct DecisionContext<'a> {
     /// [`crate::PendingRule::LocalPenalization`]): a policy that maximises an acquisition
     /// penalises it around them. Empty otherwise.
     pub pending: Vec<Vec<f64>>,
+    /// Posteriors conditioned on joint draws of the pending points' outcomes
+    /// ([`crate::PendingRule::SampledFantasies`]); empty otherwise.
+    fantasy_samples: Vec<Box<dyn Posterior>>,
+    /// A posterior given by the context this one was made from ([`Self::for_sample`]).
+    borrowed_posterior: Option<&'a dyn Posterior>,
+    /// The context this one was made from: its cost belief serves this one.
+    parent: Option<&'a DecisionContext<'a>>,
     model: Option<&'a RefCell<Box<dyn Model>>>,
     cost_model: Option<&'a RefCell<Box<dyn CostModel>>>,
     posterior: OnceCell<std::result::Result<Box<dyn Posterior>, String>>,
@@ -62,6 +69,9 @@ impl<'a> DecisionContext<'a> {
             optimizer,
             fantasies: 0,
             pending: Vec::new(),
+            fantasy_samples: Vec::new(),
+            borrowed_posterior: None,
+            parent: None,
             model: None,
             cost_model: None,
             posterior: OnceCell::new(),
@@ -74,6 +84,36 @@ impl<'a> DecisionContext<'a> {
     pub fn with_fantasies(mut self, count: usize) -> Self {
         self.fantasies = count;
         self
+    }
+
+    /// Posteriors conditioned on joint draws of the pending points' outcomes, for a policy to
+    /// average over ([`Self::for_sample`]).
+    pub fn with_fantasy_samples(mut self, samples: Vec<Box<dyn Posterior>>) -> Self {
+        self.fantasy_samples = samples;
+        self
+    }
+
+    /// The posteriors conditioned on sampled outcomes of the pending points (empty unless
+    /// the run's pending rule samples them).
+    pub fn fantasy_samples(&self) -> &[Box<dyn Posterior>] {
+        &self.fantasy_samples
+    }
+
+    /// This context with `posterior` as its posterior: the same data, budget, seed and
+    /// settings, and this context's cost belief (fitted once for every sample).
+    pub fn for_sample(&'a self, posterior: &'a dyn Posterior) -> DecisionContext<'a> {
+        let mut child = DecisionContext::new(
+            self.problem,
+            self.data,
+            self.budget,
+            self.iteration,
+            self.seed,
+            self.optimizer,
+        )
+        .with_fantasies(self.fantasies);
+        child.borrowed_posterior = Some(posterior);
+        child.parent = Some(self);
+        child
     }
 
     /// Names points in flight that the data leaves out, to be penalised around.
@@ -110,6 +150,9 @@ impl<'a> DecisionContext<'a> {
     /// hyperparameters kept, where the posterior offers [`crate::capability::Fantasize`];
     /// a model without it is fitted on observations and fantasies together.
     pub fn posterior(&self) -> Result<&dyn Posterior> {
+        if let Some(p) = self.borrowed_posterior {
+            return Ok(p);
+        }
         let fitted = self.posterior.get_or_init(|| {
             let model = self
                 .model
@@ -150,6 +193,9 @@ impl<'a> DecisionContext<'a> {
     /// The cost belief given all data, fitted on first use; with fantasies, fitted on the
     /// observations and conditioned on the fantasies' ln costs as [`Self::posterior`] is.
     pub fn cost_belief(&self) -> Result<&dyn CostBelief> {
+        if let Some(parent) = self.parent {
+            return parent.cost_belief();
+        }
         let fitted = self.cost_belief.get_or_init(|| {
             let model = self
                 .cost_model
@@ -197,6 +243,9 @@ impl<'a> DecisionContext<'a> {
 
     /// Diagnostics of the fitted posterior, if one was fitted.
     pub fn posterior_diagnostics(&self) -> crate::Diagnostics {
+        if let Some(p) = self.borrowed_posterior {
+            return p.diagnostics();
+        }
         match self.posterior.get() {
             Some(Ok(p)) => p.diagnostics(),
             _ => crate::Diagnostics::new(),

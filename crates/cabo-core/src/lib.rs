@@ -49,7 +49,7 @@ pub use expr::Expr;
 pub use lookahead::{Lookahead, LookaheadSpec, TreeShape};
 pub use model::{MeanVar, MeanVarGrad, Model, ModelSpec, Posterior, TrainingData};
 pub use objective::Objective;
-pub use pending::PendingRule;
+pub use pending::{PendingRule, SAMPLED_FANTASIES};
 pub use policy::{Decision, Diagnostics, Policy, PolicySpec};
 pub use problem::{
     BuildContext, ControlSet, Domain, ExternalEvaluation, Problem, ProblemAny, ProblemInfo,

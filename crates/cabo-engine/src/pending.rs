@@ -23,10 +23,12 @@
 //! a policy that maximises an acquisition penalises it around them.
 
 use crate::setup::{Setup, decide_in};
+use cabo_core::capability::{Covariance, PreparedPoint};
 use cabo_core::{
     BudgetState, CostBelief, Dataset, Decision, DecisionContext, Diagnostics, Observation, Outcome,
-    PendingRule, Phase, Posterior, Query, Result, derive_seed,
+    PendingRule, Phase, Posterior, Query, Result, Rng, SAMPLED_FANTASIES, derive_seed,
 };
+use cabo_linalg::Cholesky;
 use cabo_spec::spec::{PolicyEntry, Spec};
 
 /// The rule a policy entry decides with while points are pending: its workers' `pending`
@@ -101,6 +103,10 @@ pub(crate) fn decide(
         false => vec![lie(pending.rule, &data.ys()); xs.len()],
     };
     let (posterior, cost_belief) = conditioned(setup, &observed, kriging, &xs, &ys, &costs)?;
+    let samples = match pending.rule == PendingRule::SampledFantasies && kriging {
+        true => sampled(observed.posterior()?, &xs, seed)?,
+        false => Vec::new(),
+    };
     let mut fantasised = data.clone();
     for ((q, y), cost) in pending.queries.iter().zip(&ys).zip(&costs) {
         fantasised.push(Observation {
@@ -118,6 +124,7 @@ pub(crate) fn decide(
         &setup.optimizer,
     )
     .with_fantasies(xs.len())
+    .with_fantasy_samples(samples)
     .with_models(setup.model.as_ref(), setup.cost_model.as_ref());
     if let Some(p) = posterior {
         ctx = ctx.with_posterior(p);
@@ -147,6 +154,57 @@ fn fantasy_costs(setup: &Setup, observed: &DecisionContext<'_>, xs: &[&[f64]]) -
 /// observed) the mean of the values observed, 0 with none.
 fn lie(rule: PendingRule, ys: &[f64]) -> f64 {
     rule.lie(ys).unwrap_or_else(|| mean_or(ys, 0.0))
+}
+
+/// Posteriors conditioned on [`SAMPLED_FANTASIES`] joint draws of the outcomes at `xs` from
+/// `posterior` (its covariance there plus an observation's noise), drawn with `seed`; none
+/// where the posterior cannot give covariances or condition (the decision then rests on the
+/// Kriging believer alone).
+fn sampled(posterior: &dyn Posterior, xs: &[&[f64]], seed: u64) -> Result<Vec<Box<dyn Posterior>>> {
+    let (Some(cov), Some(fantasize)) = (posterior.covariance(), posterior.fantasize()) else {
+        return Ok(Vec::new());
+    };
+    let (draws, rows) = joint_draws(cov, xs, SAMPLED_FANTASIES, seed)?;
+    draws
+        .iter()
+        .map(|ys| fantasize.condition(&rows, ys))
+        .collect()
+}
+
+/// `count` joint draws of noisy outcomes at `xs` under `cov`, and the points row-major.
+fn joint_draws(
+    cov: &dyn Covariance,
+    xs: &[&[f64]],
+    count: usize,
+    seed: u64,
+) -> Result<(Vec<Vec<f64>>, Vec<f64>)> {
+    let k = xs.len();
+    let rows: Vec<f64> = xs.iter().flat_map(|x| x.iter().copied()).collect();
+    let mut prepared = vec![PreparedPoint::default(); k];
+    cov.prepare_many(&rows, false, &mut prepared);
+    let mut sigma = vec![0.0; k * k];
+    for i in 0..k {
+        sigma[i * k + i] = prepared[i].var + cov.fantasy_noise();
+        for j in 0..i {
+            let c = cov.cov(&prepared[i], &prepared[j], &mut [], &mut []);
+            sigma[i * k + j] = c;
+            sigma[j * k + i] = c;
+        }
+    }
+    let factor = Cholesky::factor(&sigma, k)?;
+    let mut rng = Rng::new(derive_seed(&[&seed, &"sampled fantasies"]));
+    let draws = (0..count)
+        .map(|_| {
+            let z: Vec<f64> = (0..k).map(|_| rng.normal()).collect();
+            (0..k)
+                .map(|i| {
+                    let noise: f64 = (0..=i).map(|j| factor.get(i, j) * z[j]).sum();
+                    prepared[i].mean + noise
+                })
+                .collect()
+        })
+        .collect();
+    Ok((draws, rows))
 }
 
 /// A posterior and a cost belief conditioned on fantasies, where they were.
@@ -189,5 +247,50 @@ fn mean_or(values: &[f64], none: f64) -> f64 {
         none
     } else {
         values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two points with means 1 and −2, variances 0.5 and 2, covariance 0.6, and noise 0.1.
+    struct Two;
+
+    impl Covariance for Two {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn fantasy_noise(&self) -> f64 {
+            0.1
+        }
+        fn prepare(&self, x: &[f64], _grad: bool, p: &mut PreparedPoint) {
+            (p.mean, p.var) = if x[0] < 0.5 { (1.0, 0.5) } else { (-2.0, 2.0) };
+            p.x = x.to_vec();
+        }
+        fn cov(&self, _a: &PreparedPoint, _b: &PreparedPoint, _: &mut [f64], _: &mut [f64]) -> f64 {
+            0.6
+        }
+    }
+
+    #[test]
+    fn joint_draws_have_the_posterior_mean_and_covariance_plus_noise() {
+        let (a, b) = ([0.2], [0.8]);
+        let n = 40_000;
+        let (draws, rows) = joint_draws(&Two, &[&a, &b], n, 3).unwrap();
+        assert_eq!(rows, [0.2, 0.8]);
+        let mean = |i: usize| draws.iter().map(|d| d[i]).sum::<f64>() / n as f64;
+        let (m0, m1) = (mean(0), mean(1));
+        let cov = |i: usize, j: usize, mi: f64, mj: f64| {
+            draws.iter().map(|d| (d[i] - mi) * (d[j] - mj)).sum::<f64>() / (n - 1) as f64
+        };
+        // Standard errors: √(v/n) for a mean, about v·√(2/n) for a variance.
+        assert!((m0 - 1.0).abs() < 4.0 * (0.6f64 / n as f64).sqrt(), "{m0}");
+        assert!((m1 + 2.0).abs() < 4.0 * (2.1f64 / n as f64).sqrt(), "{m1}");
+        assert!((cov(0, 0, m0, m0) - 0.6).abs() < 4.0 * 0.6 * (2.0 / n as f64).sqrt());
+        assert!((cov(1, 1, m1, m1) - 2.1).abs() < 4.0 * 2.1 * (2.0 / n as f64).sqrt());
+        assert!((cov(0, 1, m0, m1) - 0.6).abs() < 0.05);
+        // The same seed draws the same outcomes.
+        assert_eq!(joint_draws(&Two, &[&a, &b], 3, 3).unwrap().0, draws[..3]);
     }
 }

@@ -2,6 +2,7 @@
 //! [`AcquisitionFn`] over a problem's domain, and [`AcquisitionPolicy`], the policy "evaluate
 //! the maximiser of this acquisition".
 
+use crate::averaged::Averaged;
 use crate::local_penalty::LocalPenalty;
 use crate::multistart::{MaximizeOptions, Maximum, Start, maximize};
 use cabo_core::{
@@ -102,7 +103,19 @@ impl AcquisitionPolicy {
 impl Policy for AcquisitionPolicy {
     fn decide(&mut self, ctx: &DecisionContext<'_>) -> Result<Decision> {
         let (maximum, stop, mut diagnostics) = {
-            let f = self.acq.prepare(ctx)?;
+            let samples: Vec<DecisionContext<'_>> = (ctx.fantasy_samples().iter())
+                .map(|p| ctx.for_sample(p.as_ref()))
+                .collect();
+            let f = match samples.is_empty() {
+                true => self.acq.prepare(ctx)?,
+                false => {
+                    // Averaged over posteriors conditioned on draws of the points in flight.
+                    let parts = (samples.iter())
+                        .map(|c| self.acq.prepare(c))
+                        .collect::<Result<Vec<_>>>()?;
+                    Box::new(Averaged::new(parts))
+                }
+            };
             if ctx.pending.is_empty() {
                 let m = maximize_acquisition(f.as_ref(), ctx.problem, ctx.optimizer, ctx.seed)?;
                 let stop = f.stop_at(m.value);

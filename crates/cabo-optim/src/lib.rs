@@ -12,6 +12,7 @@
 //! | [`sobol`] | space-filling raw samples | Joe–Kuo Sobol' (≤ 256 dims) with linear-matrix scrambling + digital shift; Latin hypercube above |
 //! | [`multistart`] | global maximisation, [`maximize`] | BoTorch's `optimize_acqf`: Sobol' raw samples → `initialize_q_batch(_nonneg)` → L-BFGS-B restarts, plus the caller's warm and partial starts, searched in lockstep with batched evaluations |
 //! | [`acquisition`] | acquisition → decision | [`acquisition::maximize_acquisition`] and [`acquisition::AcquisitionPolicy`] |
+//! | [`averaged`] | an acquisition over fantasies of points in flight | the mean over posteriors conditioned on joint draws |
 //! | [`local_penalty`] | an acquisition with points in flight | local penalisation (González et al. 2016) |
 //! | [`roots`] | scalar equations | Brent's method and bisection on a bracket |
 //!
@@ -34,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod acquisition;
+pub mod averaged;
 pub mod lbfgsb;
 pub mod local_penalty;
 pub mod multistart;

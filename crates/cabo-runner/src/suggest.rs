@@ -434,6 +434,9 @@ fn fantasy_phrase(rule: PendingRule) -> &'static str {
         PendingRule::ConstantLiarMin => "fantasised at the lowest y observed (constant liar)",
         PendingRule::ConstantLiarMean => "fantasised at the mean y observed (constant liar)",
         PendingRule::ConstantLiarMax => "fantasised at the highest y observed (constant liar)",
+        PendingRule::SampledFantasies => {
+            "fantasised by 16 joint draws from the posterior, the acquisition averaged over them"
+        }
         PendingRule::LocalPenalization => {
             "not fantasised: the acquisition was penalised around them (local penalisation)"
         }
