@@ -60,6 +60,15 @@ initial_design: { points: 0 }
 /// The model every policy's setting is found with: it offers every capability.
 const REFERENCE: &str = "exact_gp";
 
+/// The quickstart's problem (`specs/quickstart.yaml`) with a cost budget of its smoke size,
+/// where the k = 4 column runs the entries of the plain setting.
+const QUICKSTART: &str = "problem: { type: ackley, dim: 2 }
+cost: { type: linear_mean, scale: 20, offset: 0.05 }
+cost_model: { type: log_gp, kernel: { type: matern52 }, fit: map, prior: gamma, standardize: true }
+budget: { cost: 40 }
+initial_design: { points: 3 }
+";
+
 /// The column of four asynchronous workers, with the reference model.
 const K4: &str = "exact_gp, k = 4";
 
@@ -69,7 +78,8 @@ struct Column<'a> {
     failures: Vec<String>,
 }
 
-/// Every entry on its own setting with the reference model and `workers: 4`: it must run,
+/// Every entry on its own setting (the plain one as the quickstart's problem) with the
+/// reference model and `workers: 4`: it must run,
 /// deciding with the other workers' points pending, except on a setting with control sets,
 /// whose validation must refuse several workers and say why. Every entry runs with sampled
 /// fantasies too, every acquisition with local penalisation, and every whole policy must
@@ -91,6 +101,11 @@ fn with_four_workers<'a>(
         };
         let (setting_name, setting) = SETTINGS[si];
         let name = format!("matrix-{}-k4", e.name);
+        // The plain setting becomes the quickstart's problem: Ackley in 2-D with its cost.
+        let setting = match setting_name {
+            "plain" => QUICKSTART.to_string(),
+            _ => setting.to_string(),
+        };
         let setting = format!("{setting}workers: 4\n");
         let control_sets = setting_name.starts_with("control sets");
         let refusal = |m: &str| m.contains("has control sets") && m.contains("`workers: 1`");
