@@ -697,13 +697,13 @@ fn a_second_interrupt_leaves_no_program_behind() {
     }
 }
 
-/// Three real workers, each running its own copy of the program: killed (SIGKILL) with
+/// Four real workers, each running its own copy of the program: killed (SIGKILL) with
 /// evaluations in flight, the run resumes — replaying the answers its journal holds in the
 /// order they arrived, asking again for the rest — to the bytes of a run never interrupted.
 /// The programs answer in a fixed order whatever their timing (`ordered` mode: a seeded
 /// sleep, then a wait for the journal to hold the answer before), pairs out of start order.
 #[test]
-fn three_real_workers_killed_mid_way_resume_to_the_same_bytes() {
+fn four_real_workers_killed_mid_way_resume_to_the_same_bytes() {
     if !python() {
         return;
     }
@@ -719,7 +719,7 @@ problem:
   optimum: 0.0
   timeout_s: 60
   cost: reported
-workers: 3
+workers: 4
 initial_design: {{ type: sobol, points: 5 }}
 budget: {{ iterations: 12 }}
 model: {{ type: exact_gp, kernel: {{ type: matern52 }}, fit: map, prior: gamma, noise: {{ min: 1.0e-6, max: 1.0e-2 }}, standardize: true }}
