@@ -83,8 +83,8 @@ impl<'a> LocalPenalty<'a> {
         self.lipschitz
     }
 
-    /// φ_j(x), with its gradient added into `grad` times `scale` when given.
-    fn penalty(&self, c: &Centre, x: &[f64], grad: Option<(&mut [f64], f64)>) -> f64 {
+    /// φ_j(x) and its slope: ∇φ_j(x) = slope · (x − x_j) (0 at x_j, or with σ_j = 0).
+    fn penalty(&self, c: &Centre, x: &[f64]) -> (f64, f64) {
         let dist = x
             .iter()
             .zip(&c.x)
@@ -92,16 +92,12 @@ impl<'a> LocalPenalty<'a> {
             .sum::<f64>()
             .sqrt();
         let u = (self.lipschitz * dist - self.best + c.mean) / c.sd;
-        if let Some((grad, scale)) = grad
-            && dist > 0.0
-            && c.sd > 0.0
-        {
-            let du = pdf(u) * self.lipschitz / (c.sd * dist) * scale;
-            for ((g, a), b) in grad.iter_mut().zip(x).zip(&c.x) {
-                *g += du * (a - b);
-            }
-        }
-        cdf(u)
+        let slope = if dist > 0.0 && c.sd > 0.0 {
+            pdf(u) * self.lipschitz / (c.sd * dist)
+        } else {
+            0.0
+        };
+        (cdf(u), slope)
     }
 
     /// g(α) and g'(α).
@@ -121,30 +117,28 @@ impl<'a> LocalPenalty<'a> {
 impl Objective for LocalPenalty<'_> {
     fn value(&self, x: &[f64]) -> f64 {
         let (g, _) = self.transformed(self.acq.value(x));
-        self.centres
-            .iter()
-            .fold(g, |v, c| v * self.penalty(c, x, None))
+        self.centres.iter().fold(g, |v, c| v * self.penalty(c, x).0)
     }
 
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let alpha = self.acq.value_grad(x, grad);
         let (g, dg) = self.transformed(alpha);
-        let penalties: Vec<f64> = self
-            .centres
-            .iter()
-            .map(|c| self.penalty(c, x, None))
-            .collect();
-        let product: f64 = penalties.iter().product();
+        // Each penalty once: its value and its slope.
+        let penalties: Vec<(f64, f64)> = self.centres.iter().map(|c| self.penalty(c, x)).collect();
+        let product: f64 = penalties.iter().map(|p| p.0).product();
         // ∇(g·Πφ) = g'·∇α·Πφ + g·Σ_j ∇φ_j·Π_{i≠j} φ_i.
         for v in grad.iter_mut() {
             *v *= dg * product;
         }
-        for (j, c) in self.centres.iter().enumerate() {
+        for (j, (c, &(_, slope))) in self.centres.iter().zip(&penalties).enumerate() {
             let others: f64 = (penalties.iter().enumerate())
                 .filter(|(i, _)| *i != j)
-                .map(|(_, p)| p)
+                .map(|(_, p)| p.0)
                 .product();
-            self.penalty(c, x, Some((grad, g * others)));
+            let scaled = slope * (g * others);
+            for ((d, a), b) in grad.iter_mut().zip(x).zip(&c.x) {
+                *d += scaled * (a - b);
+            }
         }
         g * product
     }
