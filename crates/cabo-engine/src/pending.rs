@@ -80,10 +80,8 @@ pub(crate) fn decide(
     let xs: Vec<&[f64]> = pending.queries.iter().map(|q| q.x.as_slice()).collect();
     let costs = fantasy_costs(setup, &observed, &xs)?;
     for &c in &costs {
-        seen.charge(c);
-    }
-    if pending.wall_time {
-        seen.spent = budget.spent;
+        // A wall-time budget counts the clock, which pending points do not move.
+        seen.charge(if pending.wall_time { 0.0 } else { c });
     }
     if seen.exhausted() {
         return Ok(None);

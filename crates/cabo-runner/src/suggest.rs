@@ -26,7 +26,7 @@
 //!
 //! Every error names the file, the line and, where one cell is at fault, its column.
 
-use cabo_core::{Error, PendingRule, Phase, Result};
+use cabo_core::{Error, PendingRule, Phase, Result, SAMPLED_FANTASIES};
 use cabo_engine::session::{Session, Suggested, Suggestion};
 use cabo_spec::LoadedSpec;
 use serde::Serialize;
@@ -428,17 +428,24 @@ impl Serialize for Named {
 }
 
 /// What a pending point is taken to have returned, as the notes say it.
-fn fantasy_phrase(rule: PendingRule) -> &'static str {
+fn fantasy_phrase(rule: PendingRule) -> String {
     match rule {
-        PendingRule::KrigingBeliever => "fantasised at the posterior mean (Kriging believer)",
-        PendingRule::ConstantLiarMin => "fantasised at the lowest y observed (constant liar)",
-        PendingRule::ConstantLiarMean => "fantasised at the mean y observed (constant liar)",
-        PendingRule::ConstantLiarMax => "fantasised at the highest y observed (constant liar)",
-        PendingRule::SampledFantasies => {
-            "fantasised by 16 joint draws from the posterior, the acquisition averaged over them"
+        PendingRule::KrigingBeliever => {
+            "fantasised at the posterior mean (Kriging believer)".into()
         }
+        PendingRule::ConstantLiarMin => {
+            "fantasised at the lowest y observed (constant liar)".into()
+        }
+        PendingRule::ConstantLiarMean => "fantasised at the mean y observed (constant liar)".into(),
+        PendingRule::ConstantLiarMax => {
+            "fantasised at the highest y observed (constant liar)".into()
+        }
+        PendingRule::SampledFantasies => format!(
+            "fantasised by {SAMPLED_FANTASIES} joint draws from the posterior, the acquisition \
+             averaged over them"
+        ),
         PendingRule::LocalPenalization => {
-            "not fantasised: the acquisition was penalised around them (local penalisation)"
+            "not fantasised: the acquisition was penalised around them (local penalisation)".into()
         }
     }
 }
