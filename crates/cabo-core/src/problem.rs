@@ -144,15 +144,18 @@ pub trait Problem: ProblemAny + Send + Sync {
     }
 
     /// The noise-free value a local ascent reaches from `x`, a point as this problem's
-    /// outcomes record it ([`Outcome::x`]), for a problem whose [`Problem::optimum`] is a
-    /// global search's estimate that a run can beat (a GP sample in many dimensions).
+    /// outcomes record it ([`Outcome::x`]), played with `control_set` (the query's, `None`
+    /// for a full query), for a problem whose [`Problem::optimum`] is a global search's
+    /// estimate that a run can beat (a GP sample in many dimensions, the per-set optima of
+    /// a problem with control sets). A problem with control sets ascends within the set
+    /// the point was played with, since that set decides what the point's value is.
     ///
     /// Reports measure regret against the best of the optimum and these ascents from every
     /// run's best point on the same instance, so a run that finds a better basin than the
     /// search keeps a regret above zero, the same reference serving every policy. `None`
     /// (the default) when the optimum is exact or the problem cannot be ascended.
-    fn local_optimum(&self, x: &[f64]) -> Option<f64> {
-        let _ = x;
+    fn local_optimum(&self, x: &[f64], control_set: Option<usize>) -> Option<f64> {
+        let _ = (x, control_set);
         None
     }
 

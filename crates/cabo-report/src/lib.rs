@@ -202,13 +202,16 @@ struct Line {
     best_value: Option<f64>,
     #[serde(default)]
     simple_regret: Option<f64>,
-    /// The noise-free value of this evaluation, and its point as the problem records it:
-    /// where a run's best point is, for the regret reference
+    /// The noise-free value of this evaluation, and its point as the problem records it
+    /// (with `control_set`): where a run's best point is, for the regret reference
     /// ([`reference`](mod@reference)).
     #[serde(default)]
     value: Option<f64>,
     #[serde(default)]
     x: Vec<f64>,
+    /// The control set the evaluation played (absent for a full query).
+    #[serde(default)]
+    control_set: Option<usize>,
     #[serde(default)]
     metrics: BTreeMap<String, f64>,
 }
@@ -803,6 +806,7 @@ mod tests {
             simple_regret: None,
             value: None,
             x: Vec::new(),
+            control_set: None,
             metrics: on
                 .map(|v| BTreeMap::from([("on".to_string(), v)]))
                 .unwrap_or_default(),

@@ -99,10 +99,11 @@ fn raise(
         let problem = spec_of_problem
             .build(runs[0].problem_seed)
             .map_err(|e| format!("rebuilding replication {replication}'s problem: {e}"))?;
-        let points: Vec<&[f64]> = runs.iter().filter_map(|r| best_point(r.lines)).collect();
+        let points: Vec<(&[f64], Option<usize>)> =
+            runs.iter().filter_map(|r| best_point(r.lines)).collect();
         let Some(ascended) = points
             .iter()
-            .filter_map(|x| problem.local_optimum(x))
+            .filter_map(|&(x, set)| problem.local_optimum(x, set))
             .reduce(f64::max)
         else {
             if points.is_empty() {
@@ -167,12 +168,13 @@ fn final_regret(lines: &[Line]) -> Option<f64> {
     lines.last().and_then(|l| l.simple_regret)
 }
 
-/// The recorded point of the run's best noise-free value (the first of equal values).
-fn best_point(lines: &[Line]) -> Option<&[f64]> {
+/// The recorded point of the run's best noise-free value (the first of equal values), and
+/// the control set it was played with.
+fn best_point(lines: &[Line]) -> Option<(&[f64], Option<usize>)> {
     lines
         .iter()
-        .filter_map(|l| Some((l.value?, &l.x)))
-        .filter(|(v, x)| v.is_finite() && !x.is_empty())
+        .filter_map(|l| Some((l.value?, l)))
+        .filter(|(v, l)| v.is_finite() && !l.x.is_empty())
         .reduce(|best, next| if next.0 > best.0 { next } else { best })
-        .map(|(_, x)| x.as_slice())
+        .map(|(_, l)| (l.x.as_slice(), l.control_set))
 }

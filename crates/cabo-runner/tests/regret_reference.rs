@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 fn load_plugins() {
     cabo_baselines::plugins();
     cabo_benchmarks::plugins();
+    cabo_cvs::plugins();
     cabo_gp::plugins();
 }
 
@@ -183,4 +184,79 @@ report: { x: iteration, y: simple_regret }
         .map(|(_, t)| t.steps.last().unwrap().1)
         .collect();
     assert_eq!(finals, vec![0.0, 0.0]);
+}
+
+#[test]
+fn plays_past_a_weak_search_of_the_control_sets_optima_are_measured_by_an_ascent_in_their_set() {
+    // Seed 002's problem with each set's optimum searched from one point for one step: the
+    // plays beat it, and the ascent within the set each run's best play used passes them.
+    load_plugins();
+    let text = "name: regret-reference
+replications: 2
+problem: { type: cvs, objective: { type: hartmann3 }, control_sets: [[0], [1], [2], [0, 1, 2]], costs: [0.1, 0.1, 0.1, 1.0], distribution: { type: truncated_normal, variance: 0.02 }, value_samples: 16, optimum: { raw_samples: 1, restarts: 1, max_iters: 1 } }
+budget: { cost: 3 }
+initial_design: { type: random, points: 3 }
+model: { type: exact_gp, kernel: { type: rbf, lengthscale: 0.1, outputscale: 1.0 }, fit: fixed, noise: 1.0e-4 }
+policies:
+  - name: UCB-PSQ
+    policy: { type: ucb_psq, beta: 2.0 }
+  - name: ETC-50
+    policy: { type: cvs_etc, plays: 50 }
+optimizer: { raw_samples: 16, restarts: 2, max_iters: 20 }
+report: { x: cumulative_cost, y: simple_regret }
+";
+    let spec = LoadedSpec::parse(Path::new("regret-reference.yaml"), text, false).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (runs, _) = run(&spec, out.path());
+    let mut marks = Vec::new();
+    for policy in ["UCB-PSQ", "ETC-50"] {
+        for r in 0..2 {
+            let path = out
+                .path()
+                .join(format!("regret-reference/{policy}/rep-{r}.json"));
+            let m: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let best = m["best_value"].as_f64().unwrap();
+            marks.push((
+                (policy.to_string(), r),
+                best,
+                m["simple_regret"].as_f64().unwrap(),
+            ));
+        }
+    }
+    let report = runs.report(None).unwrap();
+    assert_eq!(report.references.unchecked, None);
+    let raised = &report.references.raised;
+    // Every instance where a play reached the search's value has its reference raised.
+    for ((_, r), _, regret) in &marks {
+        if *regret == 0.0 {
+            assert!(
+                raised.iter().any(|x| x.replication == *r),
+                "{marks:?} {raised:?}"
+            );
+        }
+    }
+    assert!(
+        !raised.is_empty(),
+        "the weak search should be beaten: {marks:?}"
+    );
+    let traces = runs.traces(&report);
+    assert_eq!(traces.len(), marks.len());
+    for (policy, trace) in traces {
+        let key = (policy.to_string(), trace.replication);
+        let (_, best, recorded) = marks.iter().find(|m| m.0 == key).unwrap();
+        let regret = trace.steps.last().unwrap().1;
+        match raised.iter().find(|x| x.replication == trace.replication) {
+            Some(x) => {
+                assert!(x.reference > x.search.unwrap_or(f64::NEG_INFINITY));
+                assert!(regret > 0.0, "{key:?}: {regret}");
+                assert!(
+                    (regret + best - x.reference).abs() < 1e-9 * x.reference.abs().max(1.0),
+                    "{key:?}: {regret} + {best} vs {}",
+                    x.reference
+                );
+            }
+            None => assert_eq!(regret.to_bits(), recorded.to_bits(), "{key:?}"),
+        }
+    }
 }

@@ -317,7 +317,7 @@ impl Problem for GpPriorSample {
         self.found_optimum().map(|o| o.value)
     }
     /// From d = 8 on the optimum search is a lower bound (see [`OptimumSearch`]).
-    fn local_optimum(&self, x: &[f64]) -> Option<f64> {
+    fn local_optimum(&self, x: &[f64], _control_set: Option<usize>) -> Option<f64> {
         ascend(&self.f, x, ASCENT_MAX_ITERS).ok().map(|m| m.value)
     }
 }
@@ -492,7 +492,7 @@ mod tests {
             .found_optimum()
             .unwrap();
         let near: Vec<f64> = best.x.iter().map(|v| (v + 2e-3).min(1.0)).collect();
-        let climbed = weak.local_optimum(&near).unwrap();
+        let climbed = weak.local_optimum(&near, None).unwrap();
         assert!(
             (climbed - best.value).abs() < 1e-9,
             "{climbed} vs {}",
@@ -503,7 +503,7 @@ mod tests {
         for _ in 0..20 {
             let x: Vec<f64> = (0..4).map(|_| rng.uniform()).collect();
             let at = weak.evaluate(&Query::at(x.clone()), 0).unwrap().y;
-            assert!(weak.local_optimum(&x).unwrap() >= at);
+            assert!(weak.local_optimum(&x, None).unwrap() >= at);
         }
     }
 }

@@ -498,7 +498,7 @@ impl Problem for Surrogate {
         self.found_optimum().map(|o| o.value)
     }
     /// The optimum is a 16-restart search of the surface, which a run can beat.
-    fn local_optimum(&self, x: &[f64]) -> Option<f64> {
+    fn local_optimum(&self, x: &[f64], _control_set: Option<usize>) -> Option<f64> {
         ascend(&self.surfaces[0], x, crate::gp_prior::ASCENT_MAX_ITERS)
             .ok()
             .map(|m| m.value)

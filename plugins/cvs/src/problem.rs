@@ -18,7 +18,7 @@ use cabo_core::{
     ControlSet, Error, Objective, Observation, Outcome, Phase, Problem, ProblemInfo, ProblemSpec,
     Query, Result, Rng, check_count, derive_seed,
 };
-use cabo_optim::{MaximizeOptions, maximize};
+use cabo_optim::{MaximizeOptions, ascend, maximize};
 use cabo_toolkit::dist::{InputDistributions, VariableDistribution};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -66,6 +66,9 @@ pub const OPTIMUM_RESTARTS: RangeInclusive<usize> = 1..=1000;
 /// Range of `optimum.max_iters`: the iteration cap of each restart; 1000 times the
 /// default 100.
 pub const OPTIMUM_MAX_ITERS: RangeInclusive<usize> = 1..=100_000;
+/// The iteration cap of [`Problem::local_optimum`]'s one ascent within a control set: five
+/// times a restart's default, since one ascent, not every restart, is paid for.
+pub const ASCENT_MAX_ITERS: usize = 500;
 /// Range of `value_samples`: the value of every play and the per-set optima average the
 /// objective over them, so each evaluation's work grows with them; 256 times the seeds' 256.
 pub const VALUE_SAMPLES: RangeInclusive<usize> = 1..=65_536;
@@ -516,6 +519,22 @@ impl CvsProblem {
         Ok(sum / m as f64)
     }
 
+    /// The expected value of playing control set `i` at `xi`, its variables' values in the
+    /// set's order (NaN where the value cannot be computed, which an ascent avoids).
+    fn set_value(&self, i: usize, xi: &[f64]) -> f64 {
+        self.expected_value(i, &self.embed(i, xi))
+            .unwrap_or(f64::NAN)
+    }
+
+    /// A full-length point with set `i`'s variables at `xi` and the open ones at 0.5.
+    fn embed(&self, i: usize, xi: &[f64]) -> Vec<f64> {
+        let mut x = vec![0.5; self.info.dim];
+        for (k, &v) in self.sets[i].iter().enumerate() {
+            x[v] = xi[k];
+        }
+        x
+    }
+
     fn compute_optima(&self, settings: &OptimumSettings, seed: u64) -> Result<Optima> {
         let d = self.info.dim;
         let opt = cabo_core::OptimizerSettings {
@@ -526,22 +545,11 @@ impl CvsProblem {
         let per: Vec<Result<(f64, Vec<f64>)>> = (0..self.sets.len())
             .into_par_iter()
             .map(|i| {
-                let obj = FdObjective {
-                    f: &|xi: &[f64]| {
-                        let mut x = vec![0.5; d];
-                        for (k, &v) in self.sets[i].iter().enumerate() {
-                            x[v] = xi[k];
-                        }
-                        self.expected_value(i, &x).unwrap_or(f64::NAN)
-                    },
-                };
+                let value = |xi: &[f64]| self.set_value(i, xi);
+                let obj = FdObjective { f: &value };
                 let (dim, seed) = (self.sets[i].len(), derive_seed(&[&seed, &i]));
                 let best = maximize(&obj, dim, &opt, seed, &MaximizeOptions::default())?;
-                let mut x = vec![0.5; d];
-                for (k, &v) in self.sets[i].iter().enumerate() {
-                    x[v] = best.x[k];
-                }
-                Ok((best.value, x))
+                Ok((best.value, self.embed(i, &best.x)))
             })
             .collect();
         let mut per_set = Vec::new();
@@ -664,6 +672,23 @@ impl Problem for CvsProblem {
 
     fn optimum(&self) -> Option<f64> {
         Some(self.optima.best())
+    }
+
+    /// Each set's optimum is a multi-start search (a few restarts of finite-difference
+    /// L-BFGS-B) that a run can beat: the ascent climbs the expected value of the set `x`
+    /// was played with, from `x`'s values of that set's variables.
+    fn local_optimum(&self, x: &[f64], control_set: Option<usize>) -> Option<f64> {
+        let i = control_set.or(self.full_set)?;
+        let from: Option<Vec<f64>> = self
+            .sets
+            .get(i)?
+            .iter()
+            .map(|&v| x.get(v).copied())
+            .collect();
+        let value = |xi: &[f64]| self.set_value(i, xi);
+        ascend(&FdObjective { f: &value }, &from?, ASCENT_MAX_ITERS)
+            .ok()
+            .map(|m| m.value)
     }
 
     fn metrics(&self, history: &[Observation]) -> BTreeMap<String, f64> {

@@ -193,3 +193,44 @@ fn a_policy_view_without_an_objective_is_the_built_problems_view() {
     let too_wide = VariableDistribution::TruncatedNormal { variance: 0.1 };
     assert!(InputDistributions::every(too_wide, 3).is_err());
 }
+
+/// Each control set's optimum is a search, which a run can beat (here a search of one
+/// point and one step): the ascent from a played point climbs the expected value of the
+/// set it was played with. Oracle: that expected value on a grid of 2001 points of the
+/// set's one variable; the ascent from the grid's best point ends at or above it, and
+/// within what the grid's spacing can hide.
+#[test]
+fn an_ascent_within_the_played_set_passes_a_weak_search() {
+    cabo_benchmarks::plugins();
+    let spec: CvsSpec = serde_json::from_str(
+        r#"{"objective": {"type": "hartmann3"},
+            "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0],
+            "value_samples": 16, "optimum": {"raw_samples": 1, "restarts": 1, "max_iters": 1}}"#,
+    )
+    .unwrap();
+    let problem = CvsProblem::new(&spec, 5).unwrap();
+    let at = |x0: f64| vec![x0, 0.123, 0.877];
+    let (x0, grid_best) = (0..=2000)
+        .map(|k| f64::from(k) / 2000.0)
+        .map(|x0| (x0, problem.expected_value(0, &at(x0)).unwrap()))
+        .fold(
+            (0.0, f64::NEG_INFINITY),
+            |b, n| if n.1 > b.1 { n } else { b },
+        );
+    let searched = problem.optima().per_set[0];
+    assert!(
+        grid_best > searched + 1e-3,
+        "the weak search should be beaten: grid {grid_best}, search {searched}"
+    );
+    // The other coordinates of a played point are the environment's draws: they do not
+    // move the value of a play of set 0.
+    let climbed = problem.local_optimum(&at(x0), Some(0)).unwrap();
+    assert!(climbed >= grid_best, "{climbed} < {grid_best}");
+    assert!(climbed - grid_best < 1e-4, "{climbed} vs grid {grid_best}");
+    // Played with the full set, the same point climbs the full set's value instead.
+    let full = problem.local_optimum(&at(x0), Some(1)).unwrap();
+    assert!(full >= problem.expected_value(1, &at(x0)).unwrap());
+    assert_ne!(full, climbed);
+    // A full query is a play of the full set, which this problem has.
+    assert_eq!(problem.local_optimum(&at(x0), None), Some(full));
+}
