@@ -233,6 +233,91 @@ fn product_chunk<const W: usize>(
     g[j0..j0 + W].copy_from_slice(&acc);
 }
 
+avx2_dispatch! {
+/// `out[p] = Σ_j ((x[j] − points[j·m + p])·inverse_lengthscales[j])²` for `p < m`, with
+/// `points` stored by coordinate (`x.len() × m`) and each sum taken in ascending `j` from
+/// zero — the bits of a kernel's `r²(x, point_p)` with the differences multiplied by the
+/// inverse lengthscales, computed one point at a time.
+pub fn inverse_lengthscaled_squared_distances(
+    points: &[f64],
+    m: usize,
+    x: &[f64],
+    inverse_lengthscales: &[f64],
+    out: &mut [f64],
+) {
+    let out = &mut out[..m];
+    out.fill(0.0);
+    for (j, (&xj, &ij)) in x.iter().zip(inverse_lengthscales).enumerate() {
+        let coordinate = &points[j * m..(j + 1) * m];
+        for (o, &p) in out.iter_mut().zip(coordinate) {
+            let t = (xj - p) * ij;
+            *o += t * t;
+        }
+    }
+}
+}
+
+avx2_dispatch! {
+/// `g[j] += w[i]·(((x[j] − rows[i·d + j])·il[j])·(c[i]·il[j]))` over the rows i of `rows`
+/// (row-major, `d = x.len()` per row) in ascending order, `il` the inverse lengthscales,
+/// with exactly the plain loop's operations per entry: a weighted sum of a stationary
+/// kernel's gradients at `x` (`c` its gradient weights `2s·κ'(r_i²)`, `w` the caller's),
+/// without storing them. Blocks of 8, 4, 2 and 1 coordinates keep their running sums in
+/// registers while the rows stream past.
+pub fn weighted_kernel_gradients(
+    x: &[f64],
+    rows: &[f64],
+    c: &[f64],
+    w: &[f64],
+    inverse_lengthscales: &[f64],
+    g: &mut [f64],
+) {
+    let d = x.len();
+    assert!(g.len() == d && inverse_lengthscales.len() == d);
+    let mut j0 = 0;
+    while j0 < d {
+        let width = match d - j0 {
+            8.. => 8,
+            4..=7 => 4,
+            2..=3 => 2,
+            _ => 1,
+        };
+        let il = inverse_lengthscales;
+        match width {
+            8 => kernel_gradients_chunk::<8>(x, rows, c, w, il, g, j0),
+            4 => kernel_gradients_chunk::<4>(x, rows, c, w, il, g, j0),
+            2 => kernel_gradients_chunk::<2>(x, rows, c, w, il, g, j0),
+            _ => kernel_gradients_chunk::<1>(x, rows, c, w, il, g, j0),
+        }
+        j0 += width;
+    }
+}
+}
+
+/// [`weighted_kernel_gradients`] over the `W` coordinates from `j0`.
+#[inline(always)]
+fn kernel_gradients_chunk<const W: usize>(
+    x: &[f64],
+    rows: &[f64],
+    c: &[f64],
+    w: &[f64],
+    inverse_lengthscales: &[f64],
+    g: &mut [f64],
+    j0: usize,
+) {
+    let d = x.len();
+    let xs: [f64; W] = std::array::from_fn(|t| x[j0 + t]);
+    let il: [f64; W] = std::array::from_fn(|t| inverse_lengthscales[j0 + t]);
+    let mut acc: [f64; W] = std::array::from_fn(|t| g[j0 + t]);
+    for ((row, &ci), &wi) in rows.chunks_exact(d).zip(c).zip(w) {
+        let r: &[f64; W] = row[j0..j0 + W].try_into().expect("W coordinates");
+        for (((a, &xt), &rt), &lt) in acc.iter_mut().zip(&xs).zip(r).zip(&il) {
+            *a += wi * (((xt - rt) * lt) * (ci * lt));
+        }
+    }
+    g[j0..j0 + W].copy_from_slice(&acc);
+}
+
 /// `points` (row-major, `scale.len()` coordinates per point) laid out by coordinate into
 /// `out` (the same length), each coordinate multiplied by `scale[j]` first: the layout
 /// [`squared_distances`] reads.

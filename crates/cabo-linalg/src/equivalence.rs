@@ -21,14 +21,15 @@ use crate::cholesky::{
 };
 use crate::dense::product_rows;
 use crate::distance::{
-    BLOCK_LANES, block_squared_distances, kernel_jacobian, lengthscaled_squared_distances,
-    product_weighted_differences, scaled_by_coordinate, squared_distances, weighted_differences,
+    BLOCK_LANES, block_squared_distances, inverse_lengthscaled_squared_distances, kernel_jacobian,
+    lengthscaled_squared_distances, product_weighted_differences, scaled_by_coordinate,
+    squared_distances, weighted_differences, weighted_kernel_gradients,
 };
 use crate::factor::Cholesky;
 use crate::gram::{fill_rows, gradient_rows};
 use crate::panel::{BLOCK, PANEL_ROWS, Panels};
 use crate::profile::{Profile, scaled_profiles};
-use crate::rows::{Fold, accumulate_rows, free_gram, weighted_rows};
+use crate::rows::{Fold, accumulate_rows, free_gram, row_dots, weighted_rows};
 use crate::simd::{self, Isa, avx2_dispatch};
 use crate::vector::{axpy, dot};
 use std::sync::Mutex;
@@ -481,6 +482,81 @@ fn kernel_rows_by_coordinate() {
                     }
                     out.extend(r2);
                     out.extend(jac);
+                }
+            }
+            out
+        },
+    );
+}
+
+#[test]
+fn dots_of_every_row() {
+    same_bits_on_every_level("rows::row_dots", || {
+        let mut rng = Gen(36);
+        let mut out = Vec::new();
+        for d in [0, 1, 3, 4, 5, 8, 13, 32, 33] {
+            for m in LENGTHS {
+                let rows = rng.awkward_finite(m * d);
+                let x = rng.vec(d);
+                let mut dots = vec![f64::NAN; m];
+                row_dots(&rows, &x, &mut dots);
+                for (i, v) in dots.iter().enumerate() {
+                    let plain = if d == 0 {
+                        0.0
+                    } else {
+                        dot(&rows[i * d..(i + 1) * d], &x)
+                    };
+                    assert_eq!(v.to_bits(), plain.to_bits(), "d = {d}, m = {m}, row {i}");
+                }
+                out.extend(dots);
+            }
+        }
+        out
+    });
+}
+
+/// A posterior sample path's kernel terms (`PathwiseSample` of the GP plugin): the plain
+/// loop is the one point at a time, training point by training point, that it replaced.
+#[test]
+fn inverse_lengthscaled_kernel_terms() {
+    same_bits_on_every_level(
+        "distance::inverse_lengthscaled_squared_distances, weighted_kernel_gradients",
+        || {
+            let mut rng = Gen(35);
+            let mut out = Vec::new();
+            for d in [1, 2, 3, 5, 8, 13, 32] {
+                for m in LENGTHS {
+                    let rows = rng.awkward_finite(m * d);
+                    let x = rng.vec(d);
+                    let il: Vec<f64> = rng.vec(d).iter().map(|v| 1.0 / (0.1 + v.abs())).collect();
+                    let mut by_coordinate = vec![0.0; m * d];
+                    scaled_by_coordinate(&rows, &vec![1.0; d], &mut by_coordinate);
+                    let mut r2 = vec![f64::NAN; m];
+                    inverse_lengthscaled_squared_distances(&by_coordinate, m, &x, &il, &mut r2);
+                    let c = rng.awkward_finite(m);
+                    let w = rng.awkward_finite(m);
+                    let start = rng.vec(d);
+                    let mut g = start.clone();
+                    weighted_kernel_gradients(&x, &rows, &c, &w, &il, &mut g);
+                    let mut plain = start;
+                    let mut row = vec![0.0; d];
+                    for p in 0..m {
+                        let mut s = 0.0;
+                        for j in 0..d {
+                            let t = (x[j] - rows[p * d + j]) * il[j];
+                            row[j] = t;
+                            s += t * t;
+                        }
+                        assert_eq!(r2[p].to_bits(), s.to_bits(), "d = {d}, m = {m}, point {p}");
+                        for (gj, l) in row.iter_mut().zip(&il) {
+                            *gj *= c[p] * l;
+                        }
+                        axpy(w[p], &row, &mut plain);
+                    }
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&g), bits(&plain), "d = {d}, m = {m}");
+                    out.extend(r2);
+                    out.extend(g);
                 }
             }
             out

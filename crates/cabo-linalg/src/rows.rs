@@ -1,13 +1,30 @@
 //! Sums over the rows of a row-major matrix: the products `Wᵀd`, `WᵀZr` and `WᵀZZᵀW` of
 //! L-BFGS-B's generalised Cauchy point and subspace step, where `W` is `n × 2m` and `Z`
-//! selects the free variables, and the weighted sums of a kernel's Jacobian rows that make
-//! a GP's gradients (`weighted_rows`). Each entry is summed in ascending row order, whatever
-//! the blocking, so every build gives the plain loop's bits.
+//! selects the free variables, the weighted sums of a kernel's Jacobian rows that make a GP's
+//! gradients (`weighted_rows`), and the dot products of every row with one vector
+//! (`row_dots`: random features' arguments). Each entry is summed in ascending row order,
+//! whatever the blocking, so every build gives the plain loop's bits.
 
 // Dense small-matrix kernels read clearest with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
 use crate::simd::avx2_dispatch;
+use crate::vector::dot;
+
+avx2_dispatch! {
+    /// `out[i] = dot(row_i, x)` for the rows of `rows` (row-major, `x.len()` per row): the
+    /// bits of [`dot`] row by row, with consecutive rows' sums in flight together.
+    pub fn row_dots(rows: &[f64], x: &[f64], out: &mut [f64]) {
+        let d = x.len();
+        if d == 0 {
+            out.fill(0.0);
+            return;
+        }
+        for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+            *o = dot(row, x);
+        }
+    }
+}
 
 avx2_dispatch! {
     /// `p += Σ_i d_i · W_i` over the rows `W_i` of `w` (stride `stride`, first `p.len()`

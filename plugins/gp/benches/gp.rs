@@ -1,8 +1,9 @@
 //! GP benchmarks: MAP fitting at n = 100 (d = 8, 16), batched posterior over 512 points,
-//! single-point mean/variance with gradients, and the two triangular solves of one
-//! posterior variance and its gradient (n = 100, 400). Run with `cargo bench -p cabo-gp`.
+//! single-point mean/variance with gradients, the two triangular solves of one
+//! posterior variance and its gradient (n = 100, 400), and a Thompson sample path's value
+//! and gradient (n = 600, d = 16, 32). Run with `cargo bench -p cabo-gp`.
 
-use cabo_core::{MeanVar, Posterior, Rng, TrainingData};
+use cabo_core::{MeanVar, Objective, Posterior, Rng, TrainingData};
 use cabo_gp::{ExactGp, GpConfig, GpPosterior, KernelKind, Prior};
 use cabo_linalg::Cholesky;
 use divan::Bencher;
@@ -106,4 +107,28 @@ fn solve_lower_then_upper(bencher: Bencher, n: usize) {
         chol.solve_lower_in_place(divan::black_box(&mut z));
         chol.solve_upper_in_place(&mut z);
     });
+}
+
+/// One value and gradient of a Thompson sample path (1024 random features, pathwise update
+/// over n = 600 training points), at seed 000's d = 16 and 32: what each L-BFGS-B step of
+/// a Thompson-sampling decision pays.
+#[divan::bench(args = [16, 32])]
+fn sample_path_value_grad_n600(bencher: Bencher, d: usize) {
+    let (x, y) = data(600, d);
+    let ls = cabo_gp::Lengthscale::PerDim(vec![0.1; d]);
+    let post = ExactGp::new(GpConfig::fixed(KernelKind::Matern52, ls, 1.0, 1e-4))
+        .unwrap()
+        .fit(
+            TrainingData {
+                dim: d,
+                x: &x,
+                y: &y,
+            },
+            0,
+        )
+        .unwrap();
+    let path = post.pathwise_sample(7).unwrap();
+    let q = vec![0.43; d];
+    let mut g = vec![0.0; d];
+    bencher.bench_local(|| path.value_grad(divan::black_box(&q), &mut g));
 }

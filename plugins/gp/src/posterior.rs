@@ -18,8 +18,8 @@ use cabo_core::{
 };
 use cabo_linalg::Cholesky;
 use cabo_linalg::distance::{
-    BLOCK_LANES, block_squared_distances, scaled_by_coordinate, squared_distances,
-    weighted_differences,
+    BLOCK_LANES, block_squared_distances, inverse_lengthscaled_squared_distances,
+    scaled_by_coordinate, squared_distances, weighted_differences, weighted_kernel_gradients,
 };
 use cabo_linalg::{axpy, dot};
 use std::cell::RefCell;
@@ -671,10 +671,17 @@ impl GpPosterior {
             .map(|(x, y)| y - self.mean - prior.value(x) - sd * rng.normal())
             .collect();
         self.chol.solve_in_place(&mut v);
+        let mut x_scaled_by_coordinate = vec![0.0; self.train.x_scaled.len()];
+        scaled_by_coordinate(
+            &self.train.x_scaled,
+            &vec![1.0; d],
+            &mut x_scaled_by_coordinate,
+        );
         Ok(PathwiseSample {
             posterior: self.clone(),
             prior,
             weights: v,
+            x_scaled_by_coordinate,
         })
     }
 
@@ -872,38 +879,52 @@ impl SamplePaths for GpPosterior {
 
 /// A posterior sample path by pathwise (Matheron) conditioning of a random-feature prior
 /// draw; see [`GpPosterior::pathwise_sample`]. Values are in y units.
+///
+/// Thompson sampling maximises it from hundreds of starts, so its kernel terms run over the
+/// training inputs side by side: squared distances from inputs laid out by coordinate,
+/// kernel values and gradient weights in one vectorised loop, and the gradient's weighted
+/// sum without storing the kernel's Jacobian. Each entry has the operations, in the order,
+/// of the point-by-point loop over training inputs (`cross_model`, `cross_grad_model`), so
+/// the values are those bits.
 #[derive(Debug, Clone)]
 pub struct PathwiseSample {
     posterior: GpPosterior,
     prior: RandomFeatures,
     /// `(K + σ²I)⁻¹(y − mean − f_prior(X) − ε)`.
     weights: Vec<f64>,
+    /// The training inputs divided by the lengthscales, laid out by coordinate (`d × n`).
+    x_scaled_by_coordinate: Vec<f64>,
 }
 
 impl Objective for PathwiseSample {
     fn value(&self, x: &[f64]) -> f64 {
         let p = &self.posterior;
-        let mut k = vec![0.0; p.len()];
-        p.cross_model(x, &mut k);
-        let f = p.mean + self.prior.value(x) + dot(&k, &self.weights);
-        p.transform.shift + p.transform.scale * f
+        let n = p.len();
+        let xsc: Vec<f64> = x.iter().zip(&p.inv_ls).map(|(a, il)| a * il).collect();
+        with_scratch(2 * n, |buf| {
+            let (k, c) = buf.split_at_mut(n);
+            squared_distances(&self.x_scaled_by_coordinate, n, &xsc, k);
+            scaled_profiles(p.kernel.kind, p.kernel.outputscale, k, c);
+            let f = p.mean + self.prior.value(x) + dot(k, &self.weights);
+            p.transform.shift + p.transform.scale * f
+        })
     }
 
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         let p = &self.posterior;
-        let d = p.train.dim;
         let n = p.len();
-        let mut k = vec![0.0; n];
-        let mut dk = vec![0.0; n * d];
-        p.cross_grad_model(x, &mut k, &mut dk);
-        let f = p.mean + self.prior.value_grad(x, grad) + dot(&k, &self.weights);
-        for (w, g) in self.weights.iter().zip(dk.chunks_exact(d)) {
-            axpy(*w, g, grad);
-        }
-        for g in grad.iter_mut() {
-            *g *= p.transform.scale;
-        }
-        p.transform.shift + p.transform.scale * f
+        with_scratch(2 * n, |buf| {
+            let (k, c) = buf.split_at_mut(n);
+            let by_coordinate = &p.train.x_by_coordinate;
+            inverse_lengthscaled_squared_distances(by_coordinate, n, x, &p.inv_ls, k);
+            scaled_profiles(p.kernel.kind, p.kernel.outputscale, k, c);
+            let f = p.mean + self.prior.value_grad(x, grad) + dot(k, &self.weights);
+            weighted_kernel_gradients(x, &p.train.x, c, &self.weights, &p.inv_ls, grad);
+            for g in grad.iter_mut() {
+                *g *= p.transform.scale;
+            }
+            p.transform.shift + p.transform.scale * f
+        })
     }
 }
 
@@ -1016,4 +1037,92 @@ pub(crate) fn scale_rows(x: &[f64], inv_ls: &[f64]) -> Vec<f64> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ExactGp, GpConfig, KernelKind, Lengthscale};
+    use cabo_core::{Rng, TrainingData};
+
+    /// [`PathwiseSample`]'s value and gradient as the point-by-point loop over training
+    /// inputs computes them: the reference its vectorised kernel terms must match bitwise.
+    fn one_training_point_at_a_time(
+        path: &PathwiseSample,
+        x: &[f64],
+        grad: &mut [f64],
+    ) -> [f64; 2] {
+        let p = &path.posterior;
+        let (d, n) = (p.train.dim, p.len());
+        let mut k = vec![0.0; n];
+        p.cross_model(x, &mut k);
+        let value = p.transform.shift
+            + p.transform.scale * (p.mean + path.prior.value(x) + dot(&k, &path.weights));
+        let mut dk = vec![0.0; n * d];
+        p.cross_grad_model(x, &mut k, &mut dk);
+        let f = p.mean + path.prior.value_grad(x, grad) + dot(&k, &path.weights);
+        for (w, g) in path.weights.iter().zip(dk.chunks_exact(d)) {
+            axpy(*w, g, grad);
+        }
+        for g in grad.iter_mut() {
+            *g *= p.transform.scale;
+        }
+        [value, p.transform.shift + p.transform.scale * f]
+    }
+
+    #[test]
+    fn sample_paths_have_the_bits_of_the_point_by_point_loop() {
+        let kinds = [
+            KernelKind::Rbf,
+            KernelKind::Matern12,
+            KernelKind::Matern32,
+            KernelKind::Matern52,
+        ];
+        for kind in kinds {
+            for (n, d, standardize) in [
+                (0, 2, false),
+                (1, 1, true),
+                (9, 3, true),
+                (37, 8, false),
+                (66, 32, true),
+                (21, 13, false),
+            ] {
+                let mut rng = Rng::new((n * 100 + d) as u64);
+                let x: Vec<f64> = (0..n * d).map(|_| rng.uniform()).collect();
+                let y: Vec<f64> = x
+                    .chunks_exact(d)
+                    .map(|p| p.iter().map(|v| (3.0 * v).sin()).sum())
+                    .collect();
+                let ls = Lengthscale::PerDim((0..d).map(|j| 0.15 + 0.05 * j as f64).collect());
+                let mut config = GpConfig::fixed(kind, ls, 1.7, 1e-4);
+                config.standardize = standardize;
+                let data = TrainingData {
+                    dim: d,
+                    x: &x,
+                    y: &y,
+                };
+                let mut post = ExactGp::new(config).unwrap().fit(data, 0).unwrap();
+                if n > 0 {
+                    // A conditioned posterior (a fantasy) extends the training inputs.
+                    let fx: Vec<f64> = (0..2 * d).map(|_| rng.uniform()).collect();
+                    post = post.condition_many(&fx, &[0.3, -0.2]).unwrap();
+                }
+                let path = post.pathwise_sample_with(64, 11).unwrap();
+                for _ in 0..20 {
+                    let q: Vec<f64> = (0..d).map(|_| rng.uniform()).collect();
+                    let (mut g, mut want_g) = (vec![0.0; d], vec![0.0; d]);
+                    let value = path.value(&q);
+                    let value_grad = path.value_grad(&q, &mut g);
+                    let want = one_training_point_at_a_time(&path, &q, &mut want_g);
+                    assert_eq!(
+                        [value.to_bits(), value_grad.to_bits()],
+                        want.map(f64::to_bits),
+                        "{kind:?} n = {n} d = {d}"
+                    );
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&g), bits(&want_g), "{kind:?} n = {n} d = {d}");
+                }
+            }
+        }
+    }
 }

@@ -10,6 +10,7 @@
 
 use crate::kernel::{Kernel, KernelKind};
 use cabo_core::{Error, Objective, Result, Rng};
+use cabo_linalg::rows::{Fold, row_dots, weighted_rows};
 
 /// A random-feature expansion of a kernel together with one weight vector: a function
 /// `f(x) = Σ_i w_i φ_i(x)` over `[0,1]^d` (or any real inputs).
@@ -128,37 +129,38 @@ impl RandomFeatures {
 
 /// The function drawn: a GP-prior sample (GP-sample objectives) or, with posterior weights, a
 /// posterior sample path.
+///
+/// Thompson sampling evaluates it at every step of hundreds of local searches, so each
+/// evaluation goes in passes over the features: the arguments `ω_iᵀx` of all of them (the
+/// dot products side by side), their cosines (and sines), then the sums. Each feature's
+/// operations, and the order of every sum over features, are those of a loop feature by
+/// feature, so the values are its bits.
 impl Objective for RandomFeatures {
     /// `f(x) = φ(x)ᵀw`.
     fn value(&self, x: &[f64]) -> f64 {
-        let d = self.dim;
+        let mut args = vec![0.0; self.n_features()];
+        row_dots(&self.omega, x, &mut args);
         let mut s = 0.0;
-        for ((w, om), b) in self
-            .weights
-            .iter()
-            .zip(self.omega.chunks_exact(d))
-            .zip(&self.phase)
-        {
-            s += w * (cabo_linalg::dot(om, x) + b).cos();
+        for ((w, a), b) in self.weights.iter().zip(&args).zip(&self.phase) {
+            s += w * (a + b).cos();
         }
         self.amplitude * s
     }
 
     /// `f(x)`, writing `∇f(x)` into `grad`.
     fn value_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        let d = self.dim;
-        grad.fill(0.0);
+        let m = self.n_features();
+        let mut args = vec![0.0; m];
+        row_dots(&self.omega, x, &mut args);
         let mut s = 0.0;
-        for ((w, om), b) in self
-            .weights
-            .iter()
-            .zip(self.omega.chunks_exact(d))
-            .zip(&self.phase)
-        {
-            let (sin, cos) = (cabo_linalg::dot(om, x) + b).sin_cos();
+        // Each argument becomes its gradient coefficient −w·sin once its cosine is summed.
+        for ((w, a), b) in self.weights.iter().zip(args.iter_mut()).zip(&self.phase) {
+            let (sin, cos) = (*a + b).sin_cos();
             s += w * cos;
-            cabo_linalg::axpy(-w * sin, om, grad);
+            *a = -w * sin;
         }
+        grad.fill(0.0);
+        weighted_rows(&self.omega, &args, Fold::Add, grad);
         for g in grad.iter_mut() {
             *g *= self.amplitude;
         }
@@ -176,6 +178,47 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The feature-by-feature loop the passes of [`RandomFeatures`]' evaluation replaced.
+    fn feature_by_feature(f: &RandomFeatures, x: &[f64], grad: &mut [f64]) -> [f64; 2] {
+        let d = f.dim;
+        let (mut s, mut sg) = (0.0, 0.0);
+        grad.fill(0.0);
+        for ((w, om), b) in f.weights.iter().zip(f.omega.chunks_exact(d)).zip(&f.phase) {
+            s += w * (cabo_linalg::dot(om, x) + b).cos();
+            let (sin, cos) = (cabo_linalg::dot(om, x) + b).sin_cos();
+            sg += w * cos;
+            cabo_linalg::axpy(-w * sin, om, grad);
+        }
+        for g in grad.iter_mut() {
+            *g *= f.amplitude;
+        }
+        [f.amplitude * s, f.amplitude * sg]
+    }
+
+    #[test]
+    fn passes_over_the_features_have_the_bits_of_the_feature_by_feature_loop() {
+        let mut rng = Rng::new(4);
+        for kind in [KernelKind::Rbf, KernelKind::Matern52] {
+            for (d, m) in [(1, 1), (3, 7), (8, 64), (13, 100), (32, 1024)] {
+                let ls: Vec<f64> = (0..d).map(|j| 0.1 + 0.03 * j as f64).collect();
+                let f = RandomFeatures::new(kind, &ls, 1.3, m, d as u64).unwrap();
+                for _ in 0..10 {
+                    let x: Vec<f64> = (0..d).map(|_| rng.uniform()).collect();
+                    let (mut g, mut want_g) = (vec![f64::NAN; d], vec![0.0; d]);
+                    let got = [f.value(&x), f.value_grad(&x, &mut g)];
+                    let want = feature_by_feature(&f, &x, &mut want_g);
+                    assert_eq!(
+                        got.map(f64::to_bits),
+                        want.map(f64::to_bits),
+                        "{kind:?} d = {d}"
+                    );
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&g), bits(&want_g), "{kind:?} d = {d}, m = {m}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn gradient_matches_finite_differences() {
