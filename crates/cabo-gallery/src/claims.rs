@@ -8,7 +8,9 @@
 //! one side. Checks that read several specs' runs (a half-budget run against a full-budget
 //! one, an advantage from spec to spec, tallies over settings) are decided in the `across` module.
 
-use super::schema::{Check, Claim, Direction, GallerySpec, Settled, grid_share, metric_of};
+use super::schema::{
+    Check, Claim, Direction, GallerySpec, OnFailure, Settled, grid_share, metric_of,
+};
 use super::values::RunValues;
 use super::{SpecResult, sig};
 pub(super) use across::plan_across;
@@ -20,12 +22,12 @@ use std::fmt::Write;
 pub enum Outcome {
     /// Decided (or not yet) by paired statistics.
     Paired(Paired),
-    /// A study's or a runtime's check: the numbers and whether they bear the claim out.
+    /// A study's or a runtime's check: the numbers and what they decide.
     Direct {
         /// What was measured.
         text: String,
-        /// Whether the check passes.
-        holds: bool,
+        /// The verdict: holds when the check passes, else what its failure decides.
+        verdict: cabo_evidence::Verdict,
     },
     /// A rate check: the mean log–log slope of a policy's runs, decided like a paired check.
     Rate(Rate),
@@ -105,8 +107,11 @@ impl Outcome {
                     V::Inconclusive => Kind::Inconclusive,
                 }
             }
-            Outcome::Direct { holds: true, .. } => Kind::Holds,
-            Outcome::Direct { holds: false, .. } => Kind::DoesNotHold,
+            Outcome::Direct { verdict, .. } => match verdict {
+                V::Holds => Kind::Holds,
+                V::DoesNotHold => Kind::DoesNotHold,
+                V::Inconclusive => Kind::Inconclusive,
+            },
             Outcome::NotRun => Kind::NotRun,
             Outcome::CannotRun(_) => Kind::CannotRun,
             Outcome::Tested(_) => Kind::Tested,
@@ -226,12 +231,30 @@ pub(super) fn evaluate(claim: &Claim, results: &[SpecResult]) -> Result<Outcome,
         && let Some(relation) = study_rows(check, study)
     {
         let (text, holds) = relation.map_err(|e| format!("claim {}: {e}", claim.id))?;
-        return Ok(Outcome::Direct { text, holds });
+        return Ok(direct_outcome(check, text, holds));
     }
     Ok(match direct(check, r) {
-        Some((text, holds)) => Outcome::Direct { text, holds },
+        Some((text, holds)) => direct_outcome(check, text, holds),
         None => Outcome::NotRun,
     })
+}
+
+/// A study's or a runtime's check that passes (`holds`) or not, as the check says a
+/// failure decides.
+fn direct_outcome(check: &Check, text: String, holds: bool) -> Outcome {
+    use cabo_evidence::Verdict as V;
+    let verdict = match (holds, check) {
+        (true, _) => V::Holds,
+        (
+            false,
+            Check::StudyAtMost {
+                on_failure: OnFailure::Inconclusive,
+                ..
+            },
+        ) => V::Inconclusive,
+        (false, _) => V::DoesNotHold,
+    };
+    Outcome::Direct { text, verdict }
 }
 
 /// A study's or a runtime's check on the spec's results.
@@ -254,6 +277,7 @@ fn direct(check: &Check, r: &SpecResult) -> Option<(String, bool)> {
             right,
             slack_column,
             slack,
+            on_failure: _,
         } => {
             let columns = [left, right].map(String::as_str);
             study_at_most(
@@ -361,13 +385,15 @@ fn cells(outcome: &Outcome) -> (String, String, String) {
             );
             (count, numbers.join("<br>"), verdict)
         }
-        Outcome::Direct { text, holds } => (
+        Outcome::Direct { text, verdict } => (
             "—".into(),
             cell(text),
-            if *holds {
-                "**holds**"
-            } else {
-                "**does not hold**"
+            match verdict {
+                cabo_evidence::Verdict::Holds => "**holds**",
+                cabo_evidence::Verdict::DoesNotHold => "**does not hold**",
+                cabo_evidence::Verdict::Inconclusive => {
+                    "*inconclusive: the bound checked is not the claim's quantity*"
+                }
             }
             .into(),
         ),
@@ -1191,6 +1217,38 @@ mod tests {
         ]);
         assert!(study_rows(&convex(1e-9), &bent).unwrap().unwrap().1);
         assert!(!study_rows(&convex(0.0), &bent).unwrap().unwrap().1);
+    }
+
+    #[test]
+    fn a_bound_that_fails_is_inconclusive_only_where_the_check_says_so() {
+        // Two rows: the lower end 0.97 and 0.99 of the upper end; a 2 % margin.
+        let out = study_of(&[("", 1.0, 0.97, 1.0), ("", 2.0, 0.99, 1.0)]);
+        let at_most = |on_failure| Check::StudyAtMost {
+            table: "t".into(),
+            left: "s.e.".into(),
+            right: "y".into(),
+            slack_column: Some("y".into()),
+            slack: 0.0204,
+            on_failure,
+        };
+        let decide = |check: &Check| {
+            let (text, holds) = study_at_most(&out, "t", ["s.e.", "y"], Some("y"), 0.0204).unwrap();
+            direct_outcome(check, text, holds).kind()
+        };
+        // 1 ≤ 0.97 × 1.0204 = 0.9898 fails; 1 ≤ 0.99 × 1.0204 passes: one row of two fails.
+        assert_eq!(decide(&at_most(OnFailure::DoesNotHold)), Kind::DoesNotHold);
+        assert_eq!(
+            decide(&at_most(OnFailure::Inconclusive)),
+            Kind::Inconclusive
+        );
+        // Passing holds either way.
+        let both = study_of(&[("", 1.0, 0.99, 1.0)]);
+        let (text, holds) = study_at_most(&both, "t", ["s.e.", "y"], Some("y"), 0.0204).unwrap();
+        assert!(holds, "{text}");
+        for on_failure in [OnFailure::DoesNotHold, OnFailure::Inconclusive] {
+            let o = direct_outcome(&at_most(on_failure), text.clone(), holds);
+            assert_eq!(o.kind(), Kind::Holds);
+        }
     }
 
     #[test]

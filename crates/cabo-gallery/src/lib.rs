@@ -941,11 +941,15 @@ fn outcomes(list: &[Claim], results: &[SpecResult]) -> Result<Vec<Outcome>, Stri
         .map(|c| match kept_row(c, results) {
             Some(row) if row.contains("| **holds**") => Ok(Outcome::Direct {
                 text: String::new(),
-                holds: true,
+                verdict: cabo_evidence::Verdict::Holds,
             }),
             Some(row) if row.contains("| **does not hold**") => Ok(Outcome::Direct {
                 text: String::new(),
-                holds: false,
+                verdict: cabo_evidence::Verdict::DoesNotHold,
+            }),
+            Some(row) if row.contains("| *inconclusive: the bound") => Ok(Outcome::Direct {
+                text: String::new(),
+                verdict: cabo_evidence::Verdict::Inconclusive,
             }),
             Some(_) => Ok(Outcome::NotRun),
             None => claims::evaluate(c, results),

@@ -400,6 +400,12 @@ pub enum Check {
         /// How many of those units are tolerated.
         #[serde(default)]
         slack: f64,
+        /// What a row past the bound decides: `does_not_hold` (the default), or
+        /// `inconclusive` where `right` only bounds from above what the claim compares
+        /// `left` with (a band's upper end), so that passing decides the claim and failing
+        /// does not.
+        #[serde(default)]
+        on_failure: OnFailure,
     },
     /// The largest value of a study table's column is at least `at_least`.
     StudyMax {
@@ -608,6 +614,17 @@ pub struct Read<'a> {
     pub on: On,
     /// The share of the budget, for early.
     pub at: Option<f64>,
+}
+
+/// What a [`Check::StudyAtMost`] that fails decides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// The claim does not hold.
+    #[default]
+    DoesNotHold,
+    /// The claim stays undecided: the bound checked is not the claim's own quantity.
+    Inconclusive,
 }
 
 /// Which way a [`Check::StudyMonotone`] column moves as its `by` column grows.
