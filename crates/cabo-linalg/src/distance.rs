@@ -182,6 +182,31 @@ fn differences_chunk<const W: usize>(
     gv[j0..j0 + W].copy_from_slice(&av);
 }
 
+/// Calls `chunk::<W>(args…, j0)` over the coordinates `0..d` in blocks of `W` = 8, 4, 2 and 1
+/// from `j0`: the column blocks of a weighted sum over rows whose running sums stay in
+/// registers while the rows stream past (a chunk function per kernel, one blocking).
+macro_rules! in_column_blocks {
+    ($d:expr, $chunk:ident($($arg:expr),*)) => {{
+        let d = $d;
+        let mut j0 = 0;
+        while j0 < d {
+            let width = match d - j0 {
+                8.. => 8,
+                4..=7 => 4,
+                2..=3 => 2,
+                _ => 1,
+            };
+            match width {
+                8 => $chunk::<8>($($arg,)* j0),
+                4 => $chunk::<4>($($arg,)* j0),
+                2 => $chunk::<2>($($arg,)* j0),
+                _ => $chunk::<1>($($arg,)* j0),
+            }
+            j0 += width;
+        }
+    }};
+}
+
 avx2_dispatch! {
 /// `g[j] += (c[i]·f[i])·(x[j] − rows[i·d + j])` over the rows i of `rows` (row-major,
 /// `d = x.len()` per row) in ascending order, with exactly the plain loop's operations per
@@ -189,24 +214,8 @@ avx2_dispatch! {
 /// weights, `f` the caller's). Blocks of 8, 4, 2 and 1 coordinates keep their running sums
 /// in registers while the rows stream past.
 pub fn product_weighted_differences(x: &[f64], rows: &[f64], c: &[f64], f: &[f64], g: &mut [f64]) {
-    let d = x.len();
-    assert!(g.len() == d);
-    let mut j0 = 0;
-    while j0 < d {
-        let width = match d - j0 {
-            8.. => 8,
-            4..=7 => 4,
-            2..=3 => 2,
-            _ => 1,
-        };
-        match width {
-            8 => product_chunk::<8>(x, rows, c, f, g, j0),
-            4 => product_chunk::<4>(x, rows, c, f, g, j0),
-            2 => product_chunk::<2>(x, rows, c, f, g, j0),
-            _ => product_chunk::<1>(x, rows, c, f, g, j0),
-        }
-        j0 += width;
-    }
+    assert!(g.len() == x.len());
+    in_column_blocks!(x.len(), product_chunk(x, rows, c, f, g));
 }
 }
 
@@ -272,25 +281,9 @@ pub fn weighted_kernel_gradients(
     inverse_lengthscales: &[f64],
     g: &mut [f64],
 ) {
-    let d = x.len();
-    assert!(g.len() == d && inverse_lengthscales.len() == d);
-    let mut j0 = 0;
-    while j0 < d {
-        let width = match d - j0 {
-            8.. => 8,
-            4..=7 => 4,
-            2..=3 => 2,
-            _ => 1,
-        };
-        let il = inverse_lengthscales;
-        match width {
-            8 => kernel_gradients_chunk::<8>(x, rows, c, w, il, g, j0),
-            4 => kernel_gradients_chunk::<4>(x, rows, c, w, il, g, j0),
-            2 => kernel_gradients_chunk::<2>(x, rows, c, w, il, g, j0),
-            _ => kernel_gradients_chunk::<1>(x, rows, c, w, il, g, j0),
-        }
-        j0 += width;
-    }
+    let il = inverse_lengthscales;
+    assert!(g.len() == x.len() && il.len() == x.len());
+    in_column_blocks!(x.len(), kernel_gradients_chunk(x, rows, c, w, il, g));
 }
 }
 
