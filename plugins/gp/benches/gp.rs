@@ -51,18 +51,18 @@ fn map_fit_n100(bencher: Bencher, d: usize) {
 }
 
 fn posterior(d: usize) -> GpPosterior {
-    let (x, y) = data(100, d);
-    ExactGp::new(config())
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: d,
-                x: &x,
-                y: &y,
-            },
-            0,
-        )
-        .unwrap()
+    fitted(config(), 100, d)
+}
+
+/// A GP of `config` fitted to `n` points of [`data`] in `d` dimensions.
+fn fitted(config: GpConfig, n: usize, d: usize) -> GpPosterior {
+    let (x, y) = data(n, d);
+    let data = TrainingData {
+        dim: d,
+        x: &x,
+        y: &y,
+    };
+    ExactGp::new(config).unwrap().fit(data, 0).unwrap()
 }
 
 #[divan::bench(args = [8, 16])]
@@ -114,19 +114,8 @@ fn solve_lower_then_upper(bencher: Bencher, n: usize) {
 /// a Thompson-sampling decision pays.
 #[divan::bench(args = [16, 32])]
 fn sample_path_value_grad_n600(bencher: Bencher, d: usize) {
-    let (x, y) = data(600, d);
     let ls = cabo_gp::Lengthscale::PerDim(vec![0.1; d]);
-    let post = ExactGp::new(GpConfig::fixed(KernelKind::Matern52, ls, 1.0, 1e-4))
-        .unwrap()
-        .fit(
-            TrainingData {
-                dim: d,
-                x: &x,
-                y: &y,
-            },
-            0,
-        )
-        .unwrap();
+    let post = fitted(GpConfig::fixed(KernelKind::Matern52, ls, 1.0, 1e-4), 600, d);
     let path = post.pathwise_sample(7).unwrap();
     let q = vec![0.43; d];
     let mut g = vec![0.0; d];
