@@ -41,6 +41,27 @@ impl Objective for Averaged<'_> {
         sum / n
     }
 
+    /// Each part's batched evaluation (which shares work between the points), summed part
+    /// by part in [`Objective::value_grad`]'s order, so every row has its bits.
+    fn value_grads(&self, xs: &[f64], values: &mut [f64], grads: &mut [f64]) {
+        values.fill(0.0);
+        grads.fill(0.0);
+        let (mut part_values, mut part_grads) = (vec![0.0; values.len()], vec![0.0; grads.len()]);
+        for p in &self.parts {
+            p.value_grads(xs, &mut part_values, &mut part_grads);
+            for (s, v) in values.iter_mut().zip(&part_values) {
+                *s += v;
+            }
+            for (g, v) in grads.iter_mut().zip(&part_grads) {
+                *g += v;
+            }
+        }
+        let n = self.parts.len() as f64;
+        for v in values.iter_mut().chain(grads.iter_mut()) {
+            *v /= n;
+        }
+    }
+
     fn non_negative(&self) -> bool {
         self.parts.iter().all(|p| p.non_negative())
     }
@@ -84,5 +105,25 @@ mod tests {
         assert_eq!(v, (0.5 + 0.25 + 1.5 + 0.25) / 2.0);
         assert_eq!(v, avg.value(&[0.5, 0.25]));
         assert_eq!(g, [2.0, 1.0]);
+    }
+
+    #[test]
+    fn batched_rows_have_the_bits_of_single_points() {
+        let avg = Averaged::new(vec![
+            Box::new(Line(0.1)),
+            Box::new(Line(0.7)),
+            Box::new(Line(1.3)),
+        ]);
+        let xs = [0.3, 0.9, 0.11, 0.47, 0.73, 0.05];
+        let (mut values, mut grads) = ([0.0; 3], [0.0; 6]);
+        avg.value_grads(&xs, &mut values, &mut grads);
+        for (r, x) in xs.chunks_exact(2).enumerate() {
+            let mut g = [0.0; 2];
+            assert_eq!(values[r].to_bits(), avg.value_grad(x, &mut g).to_bits());
+            assert_eq!(
+                [grads[2 * r].to_bits(), grads[2 * r + 1].to_bits()],
+                g.map(f64::to_bits)
+            );
+        }
     }
 }
