@@ -900,10 +900,13 @@ impl Objective for PathwiseSample {
     fn value(&self, x: &[f64]) -> f64 {
         let p = &self.posterior;
         let n = p.len();
-        let xsc: Vec<f64> = x.iter().zip(&p.inv_ls).map(|(a, il)| a * il).collect();
-        with_scratch(2 * n, |buf| {
-            let (k, c) = buf.split_at_mut(n);
-            squared_distances(&self.x_scaled_by_coordinate, n, &xsc, k);
+        with_scratch(2 * n + x.len(), |buf| {
+            let (k, rest) = buf.split_at_mut(n);
+            let (c, xsc) = rest.split_at_mut(n);
+            for ((s, a), il) in xsc.iter_mut().zip(x).zip(&p.inv_ls) {
+                *s = a * il;
+            }
+            squared_distances(&self.x_scaled_by_coordinate, n, xsc, k);
             scaled_profiles(p.kernel.kind, p.kernel.outputscale, k, c);
             let f = p.mean + self.prior.value(x) + dot(k, &self.weights);
             p.transform.shift + p.transform.scale * f
