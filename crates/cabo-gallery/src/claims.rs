@@ -239,6 +239,18 @@ pub(super) fn evaluate(claim: &Claim, results: &[SpecResult]) -> Result<Outcome,
     })
 }
 
+/// The verdict cell of a study's or a runtime's check, which a kept row is also read back
+/// from.
+pub(super) fn direct_verdict_cell(verdict: cabo_evidence::Verdict) -> &'static str {
+    match verdict {
+        cabo_evidence::Verdict::Holds => "**holds**",
+        cabo_evidence::Verdict::DoesNotHold => "**does not hold**",
+        cabo_evidence::Verdict::Inconclusive => {
+            "*inconclusive: the bound checked is not the claim's quantity*"
+        }
+    }
+}
+
 /// A study's or a runtime's check that passes (`holds`) or not, as the check says a
 /// failure decides.
 fn direct_outcome(check: &Check, text: String, holds: bool) -> Outcome {
@@ -385,18 +397,9 @@ fn cells(outcome: &Outcome) -> (String, String, String) {
             );
             (count, numbers.join("<br>"), verdict)
         }
-        Outcome::Direct { text, verdict } => (
-            "—".into(),
-            cell(text),
-            match verdict {
-                cabo_evidence::Verdict::Holds => "**holds**",
-                cabo_evidence::Verdict::DoesNotHold => "**does not hold**",
-                cabo_evidence::Verdict::Inconclusive => {
-                    "*inconclusive: the bound checked is not the claim's quantity*"
-                }
-            }
-            .into(),
-        ),
+        Outcome::Direct { text, verdict } => {
+            ("—".into(), cell(text), direct_verdict_cell(*verdict).into())
+        }
         Outcome::Rate(rate) => rate_cells(rate),
         Outcome::NotRun => ("0".into(), "—".into(), "*not run yet*".into()),
         Outcome::CannotRun(why) => (

@@ -939,22 +939,23 @@ fn render(
 fn outcomes(list: &[Claim], results: &[SpecResult]) -> Result<Vec<Outcome>, String> {
     list.iter()
         .map(|c| match kept_row(c, results) {
-            Some(row) if row.contains("| **holds**") => Ok(Outcome::Direct {
-                text: String::new(),
-                verdict: cabo_evidence::Verdict::Holds,
-            }),
-            Some(row) if row.contains("| **does not hold**") => Ok(Outcome::Direct {
-                text: String::new(),
-                verdict: cabo_evidence::Verdict::DoesNotHold,
-            }),
-            Some(row) if row.contains("| *inconclusive: the bound") => Ok(Outcome::Direct {
-                text: String::new(),
-                verdict: cabo_evidence::Verdict::Inconclusive,
-            }),
-            Some(_) => Ok(Outcome::NotRun),
+            Some(row) => Ok(
+                kept_verdict(row).map_or(Outcome::NotRun, |verdict| Outcome::Direct {
+                    text: String::new(),
+                    verdict,
+                }),
+            ),
             None => claims::evaluate(c, results),
         })
         .collect()
+}
+
+/// The verdict a kept row gives, read from its verdict cell.
+fn kept_verdict(row: &str) -> Option<cabo_evidence::Verdict> {
+    use cabo_evidence::Verdict as V;
+    [V::Holds, V::DoesNotHold, V::Inconclusive]
+        .into_iter()
+        .find(|&v| row.contains(&format!("| {}", claims::direct_verdict_cell(v))))
 }
 
 /// A claims table with the line per kind of test under it.
