@@ -49,17 +49,24 @@ const CASES: [(&str, &str); 6] = [
     ("levy6+6", SETS_12D_LEVY),
 ];
 
+/// The control sets and mean costs of seed 004's 12-D problems (an objective on 6
+/// variables plus 6 dummies).
+macro_rules! sets_12d {
+    () => {
+        r#""control_sets": [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]], "costs": [0.1, 0.1, 0.1, 0.5, 0.5, 0.5, 1.0]"#
+    };
+}
 const SETS_12D_HARTMANN: &str = concat!(
     r#""objective": {"type": "hartmann6", "dummy_dims": 6}, "#,
-    r#""control_sets": [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]], "costs": [0.1, 0.1, 0.1, 0.5, 0.5, 0.5, 1.0]"#
+    sets_12d!()
 );
 const SETS_12D_ACKLEY: &str = concat!(
     r#""objective": {"type": "ackley", "dim": 6, "dummy_dims": 6}, "#,
-    r#""control_sets": [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]], "costs": [0.1, 0.1, 0.1, 0.5, 0.5, 0.5, 1.0]"#
+    sets_12d!()
 );
 const SETS_12D_LEVY: &str = concat!(
     r#""objective": {"type": "levy", "dim": 6, "dummy_dims": 6}, "#,
-    r#""control_sets": [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]], "costs": [0.1, 0.1, 0.1, 0.5, 0.5, 0.5, 1.0]"#
+    sets_12d!()
 );
 
 /// The searches, `(raw_samples, restarts, max_iters)`: the specs' setting first, then
