@@ -89,7 +89,8 @@ enum Command {
         #[arg(required_unless_present = "plan", conflicts_with = "plan")]
         specs: Vec<String>,
         /// A plan as `reproduce --list` prints it: one job per line, each running its spec
-        /// with the line's `--replications` and `--only` (instead of the flags').
+        /// with the line's `--replications`, `--from-replication` and `--only` (instead of
+        /// the flags').
         #[arg(long, value_name = "FILE")]
         plan: Option<PathBuf>,
         #[command(flatten)]
@@ -302,11 +303,13 @@ impl Sweep {
             smoke,
             only,
             replications,
+            from_replication,
         } = self.select;
         let opts = RunOptions {
             smoke,
             only,
             replications,
+            from_replication,
             out: self.out,
             ..RunOptions::default()
         };
@@ -328,6 +331,11 @@ struct Selection {
     /// the spec's replications are complete.
     #[arg(long, value_name = "N")]
     replications: Option<usize>,
+    /// Skip the replications below K (counted from 0): they ran elsewhere, and their
+    /// per-run values are committed beside the gallery's pages. `reproduce --list` writes
+    /// it where a plan's first replications are done.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    from_replication: usize,
 }
 
 impl From<SlurmArgs> for slurm::SlurmOptions {
@@ -344,6 +352,7 @@ impl From<SlurmArgs> for slurm::SlurmOptions {
             smoke: a.select.smoke,
             only: a.select.only,
             replications: a.select.replications,
+            from_replication: a.select.from_replication,
             out: a.out,
             dir: a.dir,
             binary: a.binary,
@@ -505,6 +514,7 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
         smoke: opts.select.smoke,
         only: opts.select.only.clone(),
         replications: opts.select.replications,
+        from_replication: opts.select.from_replication,
         ..RunOptions::default()
     };
     let runs: usize = match cabo_runner::load_specs(&paths, &run_opts) {
@@ -534,16 +544,13 @@ fn slurm_plan(plan: &std::path::Path, opts: SlurmArgs) -> ExitCode {
     let base: slurm::SlurmOptions = opts.into();
     let mut submits = Vec::new();
     for line in &lines {
-        let o = slurm::SlurmOptions {
-            only: line.only.clone(),
-            replications: line.replications,
-            ..base.clone()
-        };
+        let o = base.for_plan_line(line);
         let path = PathBuf::from(&line.spec);
         let run_opts = RunOptions {
             smoke: o.smoke,
             only: o.only.clone(),
             replications: o.replications,
+            from_replication: o.from_replication,
             ..RunOptions::default()
         };
         let runs = match cabo_runner::load_specs(std::slice::from_ref(&path), &run_opts) {
@@ -877,6 +884,7 @@ fn run_batches(papers: &[cabo_gallery::Paper], r: &Reproduction) -> ExitCode {
         eprintln!("batch: {}", line.line());
         let opts = RunOptions {
             replications: line.replications,
+            from_replication: line.from_replication,
             only: line.only.clone(),
             out: r.out.clone(),
             threads: r.threads,

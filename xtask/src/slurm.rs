@@ -35,6 +35,8 @@ pub struct SlurmOptions {
     pub only: Vec<String>,
     /// Replications override.
     pub replications: Option<usize>,
+    /// Skip the replications below this one (committed elsewhere).
+    pub from_replication: usize,
     /// Results directory (shared by every task).
     pub out: PathBuf,
     /// Where the scripts and the tasks' logs go.
@@ -43,6 +45,19 @@ pub struct SlurmOptions {
     pub binary: Option<PathBuf>,
     /// Job name (default: `cabo-<first spec's file stem>`).
     pub job_name: Option<String>,
+}
+
+impl SlurmOptions {
+    /// These options with a plan line's selection (its spec's policies and replications)
+    /// in place of the command line's.
+    pub fn for_plan_line(&self, line: &cabo_gallery::PlanLine) -> SlurmOptions {
+        SlurmOptions {
+            only: line.only.clone(),
+            replications: line.replications,
+            from_replication: line.from_replication,
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for SlurmOptions {
@@ -59,6 +74,7 @@ impl Default for SlurmOptions {
             smoke: false,
             only: Vec::new(),
             replications: None,
+            from_replication: 0,
             out: PathBuf::from("results"),
             dir: PathBuf::from("slurm"),
             binary: None,
@@ -386,6 +402,9 @@ impl Sweep<'_> {
         if let Some(r) = o.replications {
             let _ = write!(array, " --replications {r}");
         }
+        if o.from_replication > 0 {
+            let _ = write!(array, " --from-replication {}", o.from_replication);
+        }
         array.push('\n');
         array
     }
@@ -497,27 +516,25 @@ mod tests {
             binary: Some(PathBuf::from("/opt/cabo/xtask")),
             ..SlurmOptions::default()
         };
-        let plan = "specs/a.yaml --replications 8 --only PBGI --only 'EI (true prior)'\n\
+        let plan = "specs/a.yaml --replications 8 --from-replication 4 --only PBGI --only 'EI (true prior)'\n\
                     specs/b.yaml\n";
         let mut submits = Vec::new();
         for line in cabo_gallery::parse_plan(plan, "plan.txt").unwrap() {
-            let o = SlurmOptions {
-                only: line.only.clone(),
-                replications: line.replications,
-                ..base.clone()
-            };
+            let o = base.for_plan_line(&line);
             let spec = [PathBuf::from(&line.spec)];
             scripts(&spec, &o).unwrap();
             submits.push(submit_path(&spec, &o));
         }
         let array = std::fs::read_to_string(tmp.join("cabo-a.array.sbatch")).unwrap();
         assert!(
-            array.contains("--only PBGI --only 'EI (true prior)' --replications 8\n"),
+            array.contains(
+                "--only PBGI --only 'EI (true prior)' --replications 8 --from-replication 4\n"
+            ),
             "{array}"
         );
         let other = std::fs::read_to_string(tmp.join("cabo-b.array.sbatch")).unwrap();
         assert!(
-            !other.contains("--only") && !other.contains("--replications"),
+            !other.contains("--only") && !other.contains("-replication"),
             "{other}"
         );
         let msg = write_plan_submit(&base, &submits).unwrap();

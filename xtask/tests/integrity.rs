@@ -174,6 +174,22 @@ fn a_partial_sweep_records_the_whole_spec_and_reports_what_is_missing() {
 }
 
 #[test]
+fn from_replication_runs_the_later_replications_alone_and_refuses_an_empty_selection() {
+    let s = Sweep::new(SPEC);
+    let stderr = s.ok("run", &["--only", "EI", "--from-replication", "1"]);
+    assert!(stderr.contains("1 run(s) executed"), "{stderr}");
+    assert!(s.dir().join("EI/rep-1.json").exists());
+    assert!(!s.dir().join("EI/rep-0.json").exists());
+    let o = s.call("run", &["--replications", "1", "--from-replication", "1"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--from-replication 1 leaves no replication to run"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn runs_of_an_earlier_spec_version_are_kept_apart_and_never_counted() {
     let s = Sweep::new(SPEC);
     s.ok("run", &[]);

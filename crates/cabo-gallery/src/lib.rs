@@ -1225,11 +1225,14 @@ fn remaining_row(out: &mut String, c: &Claim, row: RemainingRow, results: &[Spec
                 unmeasured.join(", ")
             ),
         });
-    let line = PlanLine {
-        spec: spec.to_string(),
-        replications: Some(of),
-        only,
-    };
+    let mut line = PlanLine::new(spec.to_string(), Some(of), only);
+    if let Some(Some(v)) = results
+        .iter()
+        .find(|r| r.spec.path == spec)
+        .map(|r| &r.values)
+    {
+        skip_done(&mut line, v);
+    }
     let _ = writeln!(
         out,
         "| {} | {have} → {of} | {runs} | {hours} | `cargo xtask slurm {} --workers` |",
@@ -1366,14 +1369,35 @@ pub fn run_plan(
     cap: Cap,
 ) -> Result<Vec<PlanLine>, String> {
     let mut lines = Vec::new();
+    let mut values = Vec::new();
     for paper in papers {
         let (results, _) = paper_results(root, paper, out, pages_dir, Reports::Leave)?;
         for r in &results {
             lines.extend(spec_plan(paper, r, cap)?);
         }
         lines.extend(claims::plan_across(paper, &results, cap)?);
+        values.extend(results.into_iter().map(|r| (r.spec.path, r.values)));
     }
-    Ok(plan::merge(lines))
+    let mut merged = plan::merge(lines);
+    for line in &mut merged {
+        let of_spec = values.iter().find(|(path, _)| *path == line.spec);
+        if let Some((_, Some(v))) = of_spec {
+            skip_done(line, v);
+        }
+    }
+    Ok(merged)
+}
+
+/// Starts `line` at the first replication one of its policies has not completed in the
+/// pooled values `v`, so that what is committed is not run again. A line for every policy
+/// (a study, or runtimes, which read the runs' own times rather than committed values)
+/// starts at 0.
+fn skip_done(line: &mut PlanLine, v: &RunValues) {
+    if let (false, Some(upto)) = (line.only.is_empty(), line.replications) {
+        line.from_replication = v
+            .first_missing(&line.only, upto)
+            .min(upto.saturating_sub(1));
+    }
 }
 
 /// The plan line one claim on `r`'s spec needs, if any: its policies up to the next look
@@ -1398,11 +1422,7 @@ fn claim_plan(
     let Some((policy, others)) = check.runs_read() else {
         // Runtimes and the slowest policy read every policy's runs.
         let short = r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none();
-        return Ok(short.then(|| PlanLine {
-            spec: r.spec.path.clone(),
-            replications: Some(cap_n),
-            only: Vec::new(),
-        }));
+        return Ok(short.then(|| PlanLine::new(r.spec.path.clone(), Some(cap_n), Vec::new())));
     };
     let policies: Vec<String> = std::iter::once(policy)
         .chain(others.iter().map(String::as_str))
@@ -1424,11 +1444,7 @@ fn claim_plan(
         return Ok(None);
     };
     let target = next.min(cap_n);
-    Ok((target > have).then(|| PlanLine {
-        spec: r.spec.path.clone(),
-        replications: Some(target),
-        only: policies,
-    }))
+    Ok((target > have).then(|| PlanLine::new(r.spec.path.clone(), Some(target), policies)))
 }
 
 /// One spec's lines of the plan.
@@ -1436,11 +1452,7 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
     let Some(own) = r.spec_replications else {
         let needed = r.study.is_none() && r.kept.is_none();
         return Ok(needed
-            .then(|| PlanLine {
-                spec: r.spec.path.clone(),
-                replications: None,
-                only: Vec::new(),
-            })
+            .then(|| PlanLine::new(r.spec.path.clone(), None, Vec::new()))
             .into_iter()
             .collect());
     };
@@ -1461,11 +1473,7 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
         .as_ref()
         .is_some_and(|rt| rt.rows.iter().any(|row| row.spec == r.spec.path));
     if timed && r.runs_complete < cap_n * r.runs_total / own.max(1) && r.kept.is_none() {
-        lines.push(PlanLine {
-            spec: r.spec.path.clone(),
-            replications: Some(cap_n),
-            only: Vec::new(),
-        });
+        lines.push(PlanLine::new(r.spec.path.clone(), Some(cap_n), Vec::new()));
     }
     // A spec no claim reads still has its figure on the page: run it once.
     let read = paper
@@ -1474,11 +1482,7 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
         .chain(&paper.beyond_the_paper)
         .any(|c| on_spec(&c));
     if !read && r.runs_complete == 0 && r.kept.is_none() {
-        lines.push(PlanLine {
-            spec: r.spec.path.clone(),
-            replications: Some(cap_n),
-            only: Vec::new(),
-        });
+        lines.push(PlanLine::new(r.spec.path.clone(), Some(cap_n), Vec::new()));
     }
     Ok(lines)
 }
@@ -1684,6 +1688,57 @@ beyond_the_paper:
         // runs 0 … 3 again for the claim on the curve: none is under `out`.
         let plan = run_plan(root, &g.papers, &out, &pages, Cap::default()).unwrap();
         assert_eq!(plan[0].replications, Some(8), "{plan:?}");
+        assert_eq!(plan[0].from_replication, 0, "{plan:?}");
+    }
+
+    #[test]
+    fn a_fresh_machine_plans_only_the_replications_the_committed_values_lack() {
+        let (tmp, g) = repo();
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        run(root, &out, 4);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        // Another machine: the committed CSV has replications 0 … 3, the results nothing.
+        std::fs::remove_dir_all(&out).unwrap();
+        let full = Cap {
+            full: true,
+            replications: None,
+        };
+        let plan = run_plan(root, &g.papers, &out, &pages, full).unwrap();
+        let lines: Vec<String> = plan.iter().map(PlanLine::line).collect();
+        assert_eq!(
+            lines,
+            ["specs/f.yaml --replications 8 --from-replication 4 --only EI --only Random"]
+        );
+        // Without one policy's replication 2 in the file, the plan starts there.
+        let csv_path = pages.join("900-f/gallery-fixture.runs.csv");
+        let csv = std::fs::read_to_string(&csv_path).unwrap();
+        let without: Vec<&str> = csv
+            .lines()
+            .filter(|l| !l.starts_with("Random,2,"))
+            .collect();
+        std::fs::write(&csv_path, without.join("\n") + "\n").unwrap();
+        let gap = run_plan(root, &g.papers, &out, &pages, full).unwrap();
+        assert_eq!(gap[0].from_replication, 2, "{gap:?}");
+        std::fs::write(&csv_path, csv).unwrap();
+        // The line's selection runs replications 4 … 7 alone, and they pool with the
+        // committed ones into 8.
+        let opts = cabo_runner::RunOptions {
+            replications: plan[0].replications,
+            from_replication: plan[0].from_replication,
+            out: out.clone(),
+            report: false,
+            ..cabo_runner::RunOptions::default()
+        };
+        let specs = cabo_runner::load_specs(&[root.join("specs/f.yaml")], &opts).unwrap();
+        let selected = cabo_runner::selected_runs(&specs[0], &opts);
+        assert_eq!(selected.len(), 2 * 4);
+        assert!(selected.iter().all(|r| (4..8).contains(&r.replication)));
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        cabo_runner::run_specs(&specs, &opts, &cancel).unwrap();
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let page = std::fs::read_to_string(pages.join("900-f.md")).unwrap();
+        assert!(page.contains("| 8 / 8 |"), "{page}");
     }
 
     #[test]
@@ -1760,7 +1815,9 @@ beyond_the_paper:
             assert!(page.contains("## What remains"), "{page}");
             assert!(page.contains("| 4 → 8 | 8 |"), "{page}");
             assert!(
-                page.contains("`cargo xtask slurm specs/f.yaml --replications 8 --only "),
+                page.contains(
+                    "`cargo xtask slurm specs/f.yaml --replications 8 --from-replication 4 --only "
+                ),
                 "{page}"
             );
         } else {

@@ -4,30 +4,47 @@
 //! lines, so a cluster runs exactly what is still undecided:
 //!
 //! ```text
-//! specs/pbgi/bayesian-regret-cost-aware-d16.yaml --replications 8 --only PBGI --only EIPC
+//! specs/pbgi/bayesian-regret-cost-aware-d16.yaml --replications 8 --from-replication 4 --only PBGI --only EIPC
 //! ```
 //!
 //! A line without `--only` runs every policy (a study, or a spec whose runtime rows need all
-//! of them); one without `--replications` runs the spec's own count.
+//! of them); one without `--replications` runs the spec's own count. `--from-replication K`
+//! skips the replications whose per-run values are committed beside the page already, so a
+//! fresh machine or a cluster does not run them again.
 
 /// One spec's runs still needed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanLine {
     /// The spec's path from the repository root.
     pub spec: String,
-    /// Run replications 0 … N−1 (`None`: the spec's own count).
+    /// Run replications up to N−1 (`None`: the spec's own count).
     pub replications: Option<usize>,
+    /// Start at this replication: the ones below it are done (0: none is).
+    pub from_replication: usize,
     /// Only these policies (empty: all).
     pub only: Vec<String>,
 }
 
 impl PlanLine {
+    /// Replications 0 … `replications` − 1 of `only` (every policy when empty) of `spec`.
+    pub fn new(spec: impl Into<String>, replications: Option<usize>, only: Vec<String>) -> Self {
+        PlanLine {
+            spec: spec.into(),
+            replications,
+            from_replication: 0,
+            only,
+        }
+    }
+
     /// The line as `--list` prints it and `slurm --plan` reads it (names with spaces or
     /// quotes single-quoted as a shell would take them).
     pub fn line(&self) -> String {
         let mut s = quote(&self.spec);
         if let Some(n) = self.replications {
             s.push_str(&format!(" --replications {n}"));
+        }
+        if self.from_replication > 0 {
+            s.push_str(&format!(" --from-replication {}", self.from_replication));
         }
         for p in &self.only {
             s.push_str(&format!(" --only {}", quote(p)));
@@ -44,11 +61,7 @@ impl PlanLine {
         if spec.starts_with('#') {
             return Ok(None);
         }
-        let mut plan = PlanLine {
-            spec: spec.clone(),
-            replications: None,
-            only: Vec::new(),
-        };
+        let mut plan = PlanLine::new(spec.clone(), None, Vec::new());
         while let Some((flag, tail)) = rest.split_first() {
             let (value, tail) = tail
                 .split_first()
@@ -59,10 +72,16 @@ impl PlanLine {
                         format!("--replications {value:?}: expected a whole number")
                     })?)
                 }
+                "--from-replication" => {
+                    plan.from_replication = value.parse().map_err(|_| {
+                        format!("--from-replication {value:?}: expected a whole number")
+                    })?
+                }
                 "--only" => plan.only.push(value.clone()),
                 other => {
                     return Err(format!(
-                        "unknown {other:?}: a plan line is `SPEC [--replications N] [--only POLICY]…`"
+                        "unknown {other:?}: a plan line is `SPEC [--replications N] \
+                         [--from-replication K] [--only POLICY]…`"
                     ));
                 }
             }
@@ -128,8 +147,8 @@ fn shell_words(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// Joins lines of the same spec: the larger replication count, every policy either names
-/// (a line for all policies takes in the others).
+/// Joins lines of the same spec: the larger replication count, the earlier first
+/// replication, every policy either names (a line for all policies takes in the others).
 pub fn merge(lines: Vec<PlanLine>) -> Vec<PlanLine> {
     let mut out: Vec<PlanLine> = Vec::new();
     for l in lines {
@@ -141,6 +160,7 @@ pub fn merge(lines: Vec<PlanLine>) -> Vec<PlanLine> {
             (Some(a), Some(b)) => Some(a.max(b)),
             _ => None,
         };
+        m.from_replication = m.from_replication.min(l.from_replication);
         if m.only.is_empty() || l.only.is_empty() {
             m.only.clear();
         } else {
@@ -161,14 +181,17 @@ mod tests {
     #[test]
     fn a_plan_line_round_trips_with_quoted_names() {
         let p = PlanLine {
-            spec: "specs/pbgi/a b.yaml".into(),
-            replications: Some(8),
-            only: vec!["PBGI (true prior)".into(), "it's".into(), "EIPC".into()],
+            from_replication: 3,
+            ..PlanLine::new(
+                "specs/pbgi/a b.yaml",
+                Some(8),
+                vec!["PBGI (true prior)".into(), "it's".into(), "EIPC".into()],
+            )
         };
         let line = p.line();
         assert_eq!(
             line,
-            "'specs/pbgi/a b.yaml' --replications 8 --only 'PBGI (true prior)' --only 'it'\\''s' --only EIPC"
+            "'specs/pbgi/a b.yaml' --replications 8 --from-replication 3 --only 'PBGI (true prior)' --only 'it'\\''s' --only EIPC"
         );
         assert_eq!(PlanLine::parse(&line).unwrap(), Some(p));
         assert_eq!(PlanLine::parse("  # a comment").unwrap(), None);
@@ -185,13 +208,19 @@ mod tests {
 
     #[test]
     fn lines_of_one_spec_merge_into_the_larger_selection() {
-        let l = |r, only: &[&str]| PlanLine {
-            spec: "s.yaml".into(),
-            replications: Some(r),
-            only: only.iter().map(|s| s.to_string()).collect(),
+        let l = |r, only: &[&str]| {
+            PlanLine::new(
+                "s.yaml",
+                Some(r),
+                only.iter().map(|s| s.to_string()).collect(),
+            )
         };
-        let merged = merge(vec![l(4, &["A", "B"]), l(8, &["A", "C"])]);
-        assert_eq!(merged, [l(8, &["A", "B", "C"])]);
+        let from = |k, line: PlanLine| PlanLine {
+            from_replication: k,
+            ..line
+        };
+        let merged = merge(vec![from(2, l(4, &["A", "B"])), from(5, l(8, &["A", "C"]))]);
+        assert_eq!(merged, [from(2, l(8, &["A", "B", "C"]))]);
         let all = merge(vec![l(4, &["A"]), l(4, &[])]);
         assert_eq!(all, [l(4, &[])]);
     }

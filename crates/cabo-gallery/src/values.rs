@@ -358,6 +358,28 @@ impl RunValues {
             .collect()
     }
 
+    /// The first replication below `upto` that one of `policies` has not completed here
+    /// (`upto` when all have): a run counts as completed when it has a row on every metric
+    /// the policy has rows on, with the grid where the file keeps the metric's grid. The
+    /// replications below it need not run again: their values are already pooled.
+    pub fn first_missing(&self, policies: &[String], upto: usize) -> usize {
+        let done = |policy: &str, rep: usize| {
+            let mut kept = self
+                .metrics
+                .iter()
+                .filter(|m| !self.replications(policy, &m.name).is_empty())
+                .peekable();
+            kept.peek().is_some()
+                && kept.all(|m| {
+                    self.row(policy, rep, &m.name)
+                        .is_some_and(|v| self.final_only.contains(&m.name) || v.len() == VALUES)
+                })
+        };
+        (0..upto)
+            .find(|&rep| policies.iter().any(|p| !done(p, rep)))
+            .unwrap_or(upto)
+    }
+
     /// The grid (v0 … v40) of `policy`'s run `rep` on `metric`, where the file keeps it.
     pub fn grid(&self, policy: &str, rep: usize, metric: &str) -> Option<&[Option<f64>]> {
         self.row(policy, rep, metric)

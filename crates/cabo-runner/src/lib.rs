@@ -39,6 +39,9 @@ pub struct RunOptions {
     pub only: Vec<String>,
     /// Override the number of replications.
     pub replications: Option<usize>,
+    /// Skip the replications below this one: they ran elsewhere and their per-run values
+    /// are committed (a gallery plan's `--from-replication`); default 0.
+    pub from_replication: usize,
     /// Where results go (`<out>/<spec name>/…`).
     pub out: PathBuf,
     /// Worker threads (`None`: rayon's default, which honours `RAYON_NUM_THREADS`).
@@ -108,6 +111,7 @@ impl Default for RunOptions {
             smoke: false,
             only: Vec::new(),
             replications: None,
+            from_replication: 0,
             out: PathBuf::from("results"),
             threads: None,
             progress: false,
@@ -352,7 +356,7 @@ pub fn load_specs(paths: &[PathBuf], opts: &RunOptions) -> Result<Vec<LoadedSpec
     }
 }
 
-/// Checks `--only` and `--replications` against the spec. They select runs; the spec itself
+/// Checks `--only`, `--replications` and `--from-replication` against the spec. They select runs; the spec itself
 /// (its results directory, `spec.json`, report and manifest) stays whole.
 fn apply_options(s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecError> {
     if let Some(r) = opts.replications {
@@ -369,6 +373,18 @@ fn apply_options(s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecErr
                 ),
             ));
         }
+    }
+    let reps = opts.replications.unwrap_or(s.spec.replications);
+    if opts.from_replication >= reps {
+        return Err(s.error_at(
+            "replications",
+            format!(
+                "--from-replication {} leaves no replication to run: the selection is \
+                 replications 0 … {} (replications are counted from 0)",
+                opts.from_replication,
+                reps - 1
+            ),
+        ));
     }
     let names: Vec<&str> = s.spec.policies.iter().map(|p| p.name.as_str()).collect();
     for want in &opts.only {
@@ -388,7 +404,8 @@ fn apply_options(s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecErr
     Ok(s)
 }
 
-/// The runs of `spec` that `--only` and `--replications` select, policy-major.
+/// The runs of `spec` that `--only`, `--replications` and `--from-replication` select,
+/// policy-major.
 pub fn selected_runs(spec: &LoadedSpec, opts: &RunOptions) -> Vec<RunId> {
     let reps = opts
         .replications
@@ -399,7 +416,7 @@ pub fn selected_runs(spec: &LoadedSpec, opts: &RunOptions) -> Vec<RunId> {
         if !opts.only.is_empty() && !opts.only.contains(&entry.name) {
             continue;
         }
-        runs.extend((0..reps).map(|r| RunId {
+        runs.extend((opts.from_replication..reps).map(|r| RunId {
             policy: p,
             replication: r,
         }));

@@ -566,11 +566,11 @@ pub(crate) fn plan_across(
             };
             let target = next.min(cap.of(&r.spec, replications));
             if target > have {
-                lines.push(PlanLine {
-                    spec: read.spec.to_string(),
-                    replications: Some(target),
-                    only: read.policies.iter().map(|p| p.to_string()).collect(),
-                });
+                lines.push(PlanLine::new(
+                    read.spec,
+                    Some(target),
+                    read.policies.iter().map(|p| p.to_string()).collect(),
+                ));
             }
         }
     }
