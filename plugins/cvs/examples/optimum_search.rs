@@ -104,7 +104,10 @@ fn main() {
         let searched = |setting, seed| {
             let start = Instant::now();
             let p = CvsProblem::new(&spec(setting), seed).expect("the case builds");
-            (p.optima().clone(), start.elapsed().as_secs_f64())
+            (
+                p.optima().expect("the search runs").clone(),
+                start.elapsed().as_secs_f64(),
+            )
         };
         let (candidates, strongest) = SETTINGS.split_at(SETTINGS.len() - 1);
         let reference: Vec<_> = (0..instances).map(|s| searched(strongest[0], s)).collect();

@@ -5,8 +5,8 @@
 //! environment draws the others from their distributions, evaluates the objective at the
 //! realised point and charges the cost of set i. Regret uses `value` = E_{X^{-i}} f([x^i,
 //! X^{-i}]), estimated with a fixed quasi-random sample set per replication, and the optimum
-//! is the best such expectation over all control sets, found numerically per set and cached
-//! process-wide per replication.
+//! is the best such expectation over all control sets, found numerically per set on first
+//! use and cached process-wide per replication.
 //!
 //! **Full queries** (`control_set: None`, as the run engine's initial design issues them)
 //! are treated as plays of a control set that contains every variable when the problem has
@@ -333,10 +333,19 @@ impl Optima {
     }
 }
 
-type Cache = Mutex<HashMap<String, Arc<OnceLock<std::result::Result<Arc<Optima>, String>>>>>;
+/// One replication's searches, shared by every build of it in the process: the worst value
+/// of f (cheap: f itself, found when the problem is built) and the per-set optima
+/// (expensive: every evaluation averages the value samples, found on first use).
+#[derive(Default)]
+struct Searches {
+    worst: OnceLock<std::result::Result<f64, String>>,
+    optima: OnceLock<std::result::Result<Arc<Optima>, String>>,
+}
 
-/// Optima are expensive (a multi-start search per control set) and identical for every
-/// policy of a replication, so they are computed once per (spec, seed) in the process.
+type Cache = Mutex<HashMap<String, Arc<Searches>>>;
+
+/// The searches are identical for every policy of a replication, so each runs once per
+/// (spec, seed) in the process.
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
@@ -389,10 +398,13 @@ pub struct CvsProblem {
     value_samples: Vec<f64>,
     full_set: Option<usize>,
     alpha: f64,
-    optima: Arc<Optima>,
-    /// The cheapest control set whose best expected (shifted) value is within 1 − α of the
-    /// best (seed 004's i*).
-    tolerant_best: usize,
+    /// How each set's optimum is searched, and the search's seed.
+    search: (OptimumSettings, u64),
+    /// The worst value of f over \[0,1\]^d.
+    worst: f64,
+    /// This replication's searches (the per-set optima run on first use: a report that
+    /// rebuilds the problem to ascend from a run's best point never pays for them).
+    searches: Arc<Searches>,
 }
 
 /// The worst value of the objective over \[0,1\]^d, attached to `ProblemInfo` as a typed
@@ -403,7 +415,8 @@ pub struct CvsProblem {
 pub struct ValueFloor(pub f64);
 
 impl CvsProblem {
-    /// Builds replication `seed` of `spec`, computing (or fetching) its optima.
+    /// Builds replication `seed` of `spec`, finding (or fetching) the worst value of its
+    /// objective; the per-set optima are searched on first use.
     pub fn new(spec: &CvsSpec, seed: u64) -> Result<Self> {
         let objective = spec
             .objective
@@ -422,6 +435,16 @@ impl CvsProblem {
             known_costs,
             dists.clone(),
         )?;
+        let key = format!(
+            "{}#{seed}",
+            serde_json::to_string(spec).map_err(|e| Error::invalid(e.to_string()))?
+        );
+        let searches = cache()
+            .lock()
+            .map_err(|_| Error::numerical("cvs: the optimum cache was poisoned"))?
+            .entry(key)
+            .or_default()
+            .clone();
         let mut p = CvsProblem {
             info,
             objective,
@@ -433,40 +456,40 @@ impl CvsProblem {
             value_samples,
             full_set,
             alpha: spec.alpha,
-            optima: Arc::new(Optima {
-                per_set: Vec::new(),
-                argmax: Vec::new(),
-                worst: 0.0,
-            }),
-            tolerant_best: 0,
+            search: (spec.optimum.clone(), derive_seed(&[&seed, &"optimum"])),
+            worst: 0.0,
+            searches,
         };
-        let key = format!(
-            "{}#{seed}",
-            serde_json::to_string(spec).map_err(|e| Error::invalid(e.to_string()))?
-        );
-        let cell = cache()
-            .lock()
-            .map_err(|_| Error::numerical("cvs: the optimum cache was poisoned"))?
-            .entry(key)
-            .or_default()
-            .clone();
-        let optima = cell
-            .get_or_init(|| {
-                p.compute_optima(&spec.optimum, derive_seed(&[&seed, &"optimum"]))
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            })
+        p.worst = p
+            .searches
+            .worst
+            .get_or_init(|| p.compute_worst().map_err(|e| e.to_string()))
             .clone()
             .map_err(Error::numerical)?;
-        p.tolerant_best = tolerant_best(&optima, &p.costs, p.alpha);
-        p.info = p.info.clone().with_extension(ValueFloor(optima.worst));
-        p.optima = optima;
+        p.info = p.info.clone().with_extension(ValueFloor(p.worst));
         Ok(p)
     }
 
-    /// The optima of this replication.
-    pub fn optima(&self) -> &Optima {
-        &self.optima
+    /// The optima of this replication, searched on the first call (for every build of the
+    /// replication in the process). Errors only where the objective has no finite value
+    /// at any point the search tries, which its evaluations would report too.
+    pub fn optima(&self) -> Result<&Optima> {
+        self.searches
+            .optima
+            .get_or_init(|| {
+                self.compute_optima()
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map(|o| &**o)
+            .map_err(|e| Error::numerical(e.clone()))
+    }
+
+    /// Whether this replication's per-set optima have been searched in this process (by
+    /// this build or another of the same replication).
+    pub fn optima_searched(&self) -> bool {
+        self.searches.optima.get().is_some()
     }
 
     /// The control sets (0-based variable indices).
@@ -481,8 +504,8 @@ impl CvsProblem {
 
     /// Seed 004's i*: the cheapest set whose best expected value, shifted by the worst
     /// value of f, is at least (1 − α) times the best.
-    pub fn tolerant_best(&self) -> usize {
-        self.tolerant_best
+    pub fn tolerant_best(&self) -> Result<usize> {
+        Ok(tolerant_best(self.optima()?, &self.costs, self.alpha))
     }
 
     fn f(&self, x: &[f64]) -> Result<f64> {
@@ -535,13 +558,20 @@ impl CvsProblem {
         x
     }
 
-    fn compute_optima(&self, settings: &OptimumSettings, seed: u64) -> Result<Optima> {
-        let d = self.info.dim;
+    /// The optimiser settings and seed of the searches.
+    fn search_settings(&self) -> (cabo_core::OptimizerSettings, u64) {
+        let (settings, seed) = &self.search;
         let opt = cabo_core::OptimizerSettings {
             raw_samples: settings.raw_samples,
             restarts: settings.restarts,
             max_iters: settings.max_iters,
         };
+        (opt, *seed)
+    }
+
+    /// Each control set's best expected value and its maximiser.
+    fn compute_optima(&self) -> Result<Optima> {
+        let (opt, seed) = self.search_settings();
         let per: Vec<Result<(f64, Vec<f64>)>> = (0..self.sets.len())
             .into_par_iter()
             .map(|i| {
@@ -559,16 +589,22 @@ impl CvsProblem {
             per_set.push(v);
             argmax.push(x);
         }
+        Ok(Optima {
+            per_set,
+            argmax,
+            worst: self.worst,
+        })
+    }
+
+    /// The worst value of f over \[0,1\]^d, by the same search on −f.
+    fn compute_worst(&self) -> Result<f64> {
+        let (opt, seed) = self.search_settings();
         let worst_obj = FdObjective {
             f: &|x: &[f64]| -self.f(x).unwrap_or(f64::NAN),
         };
         let seed = derive_seed(&[&seed, &"worst"]);
-        let worst = -maximize(&worst_obj, d, &opt, seed, &MaximizeOptions::default())?.value;
-        Ok(Optima {
-            per_set,
-            argmax,
-            worst,
-        })
+        let d = self.info.dim;
+        Ok(-maximize(&worst_obj, d, &opt, seed, &MaximizeOptions::default())?.value)
     }
 
     fn draw_cost(&self, set: usize, rng: &mut Rng) -> f64 {
@@ -670,8 +706,9 @@ impl Problem for CvsProblem {
         Ok(Outcome::new(y, cost, x, value))
     }
 
+    /// The best set's searched optimum (`None` only where [`CvsProblem::optima`] errs).
     fn optimum(&self) -> Option<f64> {
-        Some(self.optima.best())
+        self.optima().ok().map(Optima::best)
     }
 
     /// Each set's optimum is a multi-start search (a few restarts of finite-difference
@@ -693,9 +730,12 @@ impl Problem for CvsProblem {
 
     fn metrics(&self, history: &[Observation]) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
-        let best = self.optima.best();
-        let worst = self.optima.worst;
-        let c_star = self.costs[self.tolerant_best];
+        let Ok(optima) = self.optima() else {
+            return out; // no regret without optima; the run's evaluations say why
+        };
+        let (best, worst) = (optima.best(), optima.worst);
+        let tolerant_best = tolerant_best(optima, &self.costs, self.alpha);
+        let c_star = self.costs[tolerant_best];
         let (mut simple, mut cumulative, mut quality, mut cost_regret) =
             (f64::INFINITY, 0.0, 0.0, 0.0);
         let mut last = None;
@@ -723,7 +763,7 @@ impl Problem for CvsProblem {
         if let Some(i) = last {
             out.insert("cvs.control_set".into(), i as f64);
             // 1 when the play used the optimal set i* (a report marker's input).
-            let on = f64::from(u8::from(i == self.tolerant_best));
+            let on = f64::from(u8::from(i == tolerant_best));
             out.insert("cvs.on_optimal_set".into(), on);
         }
         out
