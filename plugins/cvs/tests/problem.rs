@@ -260,3 +260,22 @@ fn the_per_set_optima_are_searched_on_first_use_once_per_replication() {
     assert_eq!(again.optimum(), Some(best));
     assert!(!CvsProblem::new(&spec, 18).unwrap().optima_searched());
 }
+
+/// A set holding every variable leaves nothing open, so its best expected value is the
+/// objective's own optimum: Hartmann-3's published 3.86278 (Surjanovic & Bingham), however
+/// weak the set search (here one raw point and one iteration); a subset keeps its search.
+#[test]
+fn the_full_sets_optimum_is_the_objectives_own() {
+    cabo_benchmarks::plugins();
+    let spec: CvsSpec = serde_json::from_str(
+        r#"{"objective": {"type": "hartmann3"},
+            "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0],
+            "value_samples": 16, "optimum": {"raw_samples": 1, "restarts": 1, "max_iters": 1}}"#,
+    )
+    .unwrap();
+    let problem = CvsProblem::new(&spec, 5).unwrap();
+    let optima = problem.optima().unwrap();
+    assert!((optima.per_set[1] - 3.86278).abs() < 1e-5, "{optima:?}");
+    let searched = problem.expected_value(0, &optima.argmax[0]).unwrap();
+    assert_eq!(optima.per_set[0], searched);
+}
