@@ -1491,6 +1491,12 @@ fn spec_plan(paper: &Paper, r: &SpecResult, cap: Cap) -> Result<Vec<PlanLine>, S
 mod tests {
     use super::*;
 
+    /// Up to the paper's replications.
+    const FULL: Cap = Cap {
+        full: true,
+        replications: None,
+    };
+
     /// EI against random search on Ackley-2, a few cheap iterations: a real spec, run in
     /// milliseconds.
     const SPEC: &str = "name: gallery-fixture
@@ -1566,11 +1572,7 @@ beyond_the_paper:
         let (tmp, g) = repo();
         let root = tmp.path();
         let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
-        let full = Cap {
-            full: true,
-            replications: None,
-        };
-        let plan = run_plan(root, &g.papers, &out, &pages, full).unwrap();
+        let plan = run_plan(root, &g.papers, &out, &pages, FULL).unwrap();
         // Looks at 4 and 8; EI and Random from the first claim, the comparable claim's
         // Random and EI merged into one line.
         let lines: Vec<String> = plan.iter().map(PlanLine::line).collect();
@@ -1700,11 +1702,7 @@ beyond_the_paper:
         write_pages(root, &g.papers, &out, &pages, "test").unwrap();
         // Another machine: the committed CSV has replications 0 … 3, the results nothing.
         std::fs::remove_dir_all(&out).unwrap();
-        let full = Cap {
-            full: true,
-            replications: None,
-        };
-        let plan = run_plan(root, &g.papers, &out, &pages, full).unwrap();
+        let plan = run_plan(root, &g.papers, &out, &pages, FULL).unwrap();
         let lines: Vec<String> = plan.iter().map(PlanLine::line).collect();
         assert_eq!(
             lines,
@@ -1718,7 +1716,7 @@ beyond_the_paper:
             .filter(|l| !l.starts_with("Random,2,"))
             .collect();
         std::fs::write(&csv_path, without.join("\n") + "\n").unwrap();
-        let gap = run_plan(root, &g.papers, &out, &pages, full).unwrap();
+        let gap = run_plan(root, &g.papers, &out, &pages, FULL).unwrap();
         assert_eq!(gap[0].from_replication, 2, "{gap:?}");
         std::fs::write(&csv_path, csv).unwrap();
         // The line's selection runs replications 4 … 7 alone, and they pool with the
@@ -1803,11 +1801,7 @@ beyond_the_paper:
         assert!(page.contains("<!-- gallery-spec specs/f.yaml "), "{page}");
 
         // The plan after this look: an undecided claim asks for the next look, 8.
-        let full = Cap {
-            full: true,
-            replications: None,
-        };
-        let plan = run_plan(root, &g.papers, &out, &pages, full).unwrap();
+        let plan = run_plan(root, &g.papers, &out, &pages, FULL).unwrap();
         if page.contains("*inconclusive at n = 4 of 8*") {
             assert_eq!(plan.len(), 1, "{plan:?}");
             assert_eq!(plan[0].replications, Some(8));

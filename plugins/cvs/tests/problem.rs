@@ -201,13 +201,7 @@ fn a_policy_view_without_an_objective_is_the_built_problems_view() {
 /// within what the grid's spacing can hide.
 #[test]
 fn an_ascent_within_the_played_set_passes_a_weak_search() {
-    cabo_benchmarks::plugins();
-    let spec: CvsSpec = serde_json::from_str(
-        r#"{"objective": {"type": "hartmann3"},
-            "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0],
-            "value_samples": 16, "optimum": {"raw_samples": 1, "restarts": 1, "max_iters": 1}}"#,
-    )
-    .unwrap();
+    let spec = hartmann3_with_full_set((1, 1, 1));
     let problem = CvsProblem::new(&spec, 5).unwrap();
     let at = |x0: f64| vec![x0, 0.123, 0.877];
     let (x0, grid_best) = (0..=2000)
@@ -240,13 +234,7 @@ fn an_ascent_within_the_played_set_passes_a_weak_search() {
 /// `optimum` (or metrics) call makes, once for every build of the replication.
 #[test]
 fn the_per_set_optima_are_searched_on_first_use_once_per_replication() {
-    cabo_benchmarks::plugins();
-    let spec: CvsSpec = serde_json::from_str(
-        r#"{"objective": {"type": "hartmann3"},
-            "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0],
-            "value_samples": 16, "optimum": {"raw_samples": 8, "restarts": 2, "max_iters": 7}}"#,
-    )
-    .unwrap();
+    let spec = hartmann3_with_full_set((8, 2, 7));
     let problem = CvsProblem::new(&spec, 17).unwrap();
     assert!(problem.local_optimum(&[0.2, 0.5, 0.7], Some(0)).is_some());
     assert!(!problem.optima_searched());
@@ -266,16 +254,22 @@ fn the_per_set_optima_are_searched_on_first_use_once_per_replication() {
 /// weak the set search (here one raw point and one iteration); a subset keeps its search.
 #[test]
 fn the_full_sets_optimum_is_the_objectives_own() {
-    cabo_benchmarks::plugins();
-    let spec: CvsSpec = serde_json::from_str(
-        r#"{"objective": {"type": "hartmann3"},
-            "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0],
-            "value_samples": 16, "optimum": {"raw_samples": 1, "restarts": 1, "max_iters": 1}}"#,
-    )
-    .unwrap();
+    let spec = hartmann3_with_full_set((1, 1, 1));
     let problem = CvsProblem::new(&spec, 5).unwrap();
     let optima = problem.optima().unwrap();
     assert!((optima.per_set[1] - 3.86278).abs() < 1e-5, "{optima:?}");
     let searched = problem.expected_value(0, &optima.argmax[0]).unwrap();
     assert_eq!(optima.per_set[0], searched);
+}
+
+/// Hartmann-3 with the control sets {0} and {0, 1, 2}, 16 value samples, and each set's
+/// optimum searched with `(raw_samples, restarts, max_iters)`.
+fn hartmann3_with_full_set((raw, restarts, iters): (usize, usize, usize)) -> CvsSpec {
+    cabo_benchmarks::plugins();
+    serde_json::from_str(&format!(
+        r#"{{"objective": {{"type": "hartmann3"}},
+            "control_sets": [[0], [0, 1, 2]], "costs": [0.1, 1.0], "value_samples": 16,
+            "optimum": {{"raw_samples": {raw}, "restarts": {restarts}, "max_iters": {iters}}}}}"#
+    ))
+    .unwrap()
 }
