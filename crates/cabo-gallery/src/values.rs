@@ -12,7 +12,7 @@
 
 use super::schema::{GRID_INTERVALS, On};
 use cabo_report::{Report, Runs, Y};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// A row's key: (policy, replication, metric).
@@ -363,20 +363,26 @@ impl RunValues {
     /// the policy has rows on, with the grid where the file keeps the metric's grid. The
     /// replications below it need not run again: their values are already pooled.
     pub fn first_missing(&self, policies: &[String], upto: usize) -> usize {
-        let done = |policy: &str, rep: usize| {
-            let mut kept = self
-                .metrics
-                .iter()
-                .filter(|m| !self.replications(policy, &m.name).is_empty())
-                .peekable();
-            kept.peek().is_some()
-                && kept.all(|m| {
-                    self.row(policy, rep, &m.name)
-                        .is_some_and(|v| self.final_only.contains(&m.name) || v.len() == VALUES)
+        // Per policy, the metrics it has rows on, found once rather than per replication.
+        let kept: Vec<(&String, BTreeSet<&String>)> = policies
+            .iter()
+            .map(|p| {
+                let metrics = (self.rows.keys())
+                    .filter(|(q, _, _)| q == p)
+                    .map(|(_, _, m)| m)
+                    .collect();
+                (p, metrics)
+            })
+            .collect();
+        let done = |policy: &str, metrics: &BTreeSet<&String>, rep: usize| {
+            !metrics.is_empty()
+                && metrics.iter().all(|m| {
+                    (self.row(policy, rep, m))
+                        .is_some_and(|v| self.final_only.contains(*m) || v.len() == VALUES)
                 })
         };
         (0..upto)
-            .find(|&rep| policies.iter().any(|p| !done(p, rep)))
+            .find(|&rep| kept.iter().any(|(p, ms)| !done(p, ms, rep)))
             .unwrap_or(upto)
     }
 
