@@ -510,13 +510,8 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let run_opts = RunOptions {
-        smoke: opts.select.smoke,
-        only: opts.select.only.clone(),
-        replications: opts.select.replications,
-        from_replication: opts.select.from_replication,
-        ..RunOptions::default()
-    };
+    let opts: slurm::SlurmOptions = opts.into();
+    let run_opts = opts.run_options();
     let runs: usize = match cabo_runner::load_specs(&paths, &run_opts) {
         Ok(specs) => specs
             .iter()
@@ -524,7 +519,7 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
             .sum(),
         Err(e) => return fail(&e),
     };
-    finish(slurm::write_scripts(&paths, &opts.into(), runs))
+    finish(slurm::write_scripts(&paths, &opts, runs))
 }
 
 /// `slurm --plan`: one job set per line of the plan, each with the line's selection, and one
@@ -546,13 +541,7 @@ fn slurm_plan(plan: &std::path::Path, opts: SlurmArgs) -> ExitCode {
     for line in &lines {
         let o = base.for_plan_line(line);
         let path = PathBuf::from(&line.spec);
-        let run_opts = RunOptions {
-            smoke: o.smoke,
-            only: o.only.clone(),
-            replications: o.replications,
-            from_replication: o.from_replication,
-            ..RunOptions::default()
-        };
+        let run_opts = o.run_options();
         let runs = match cabo_runner::load_specs(std::slice::from_ref(&path), &run_opts) {
             Ok(specs) => specs
                 .iter()

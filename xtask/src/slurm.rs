@@ -48,6 +48,18 @@ pub struct SlurmOptions {
 }
 
 impl SlurmOptions {
+    /// The run options of this selection (specs, policies, replications), with which the
+    /// tasks run and their runs are counted.
+    pub fn run_options(&self) -> cabo_runner::RunOptions {
+        cabo_runner::RunOptions {
+            smoke: self.smoke,
+            only: self.only.clone(),
+            replications: self.replications,
+            from_replication: self.from_replication,
+            ..cabo_runner::RunOptions::default()
+        }
+    }
+
     /// These options with a plan line's selection (its spec's policies and replications)
     /// in place of the command line's.
     pub fn for_plan_line(&self, line: &cabo_gallery::PlanLine) -> SlurmOptions {

@@ -356,8 +356,9 @@ pub fn load_specs(paths: &[PathBuf], opts: &RunOptions) -> Result<Vec<LoadedSpec
     }
 }
 
-/// Checks `--only`, `--replications` and `--from-replication` against the spec. They select runs; the spec itself
-/// (its results directory, `spec.json`, report and manifest) stays whole.
+/// Checks `--only`, `--replications` and `--from-replication` against the spec. They select
+/// runs; the spec itself (its results directory, `spec.json`, report and manifest) stays
+/// whole.
 fn apply_options(s: LoadedSpec, opts: &RunOptions) -> Result<LoadedSpec, SpecError> {
     if let Some(r) = opts.replications {
         if r == 0 {
