@@ -407,8 +407,10 @@ pub struct CvsProblem {
     value_samples: Vec<f64>,
     full_set: Option<usize>,
     alpha: f64,
-    /// How each set's optimum is searched, and the search's seed.
-    search: (OptimumSettings, u64),
+    /// How each set's optimum (and the worst value) is searched.
+    search: cabo_core::OptimizerSettings,
+    /// The searches' seed.
+    search_seed: u64,
     /// The worst value of f over \[0,1\]^d.
     worst: f64,
     /// This replication's searches (the per-set optima run on first use: a report that
@@ -465,7 +467,12 @@ impl CvsProblem {
             value_samples,
             full_set,
             alpha: spec.alpha,
-            search: (spec.optimum.clone(), derive_seed(&[&seed, &"optimum"])),
+            search: cabo_core::OptimizerSettings {
+                raw_samples: spec.optimum.raw_samples,
+                restarts: spec.optimum.restarts,
+                max_iters: spec.optimum.max_iters,
+            },
+            search_seed: derive_seed(&[&seed, &"optimum"]),
             worst: 0.0,
             searches,
         };
@@ -567,24 +574,13 @@ impl CvsProblem {
         x
     }
 
-    /// The optimiser settings and seed of the searches.
-    fn search_settings(&self) -> (cabo_core::OptimizerSettings, u64) {
-        let (settings, seed) = &self.search;
-        let opt = cabo_core::OptimizerSettings {
-            raw_samples: settings.raw_samples,
-            restarts: settings.restarts,
-            max_iters: settings.max_iters,
-        };
-        (opt, *seed)
-    }
-
     /// Each control set's best expected value and its maximiser. A set holding every
     /// variable leaves nothing open: its value is f, whose optimum the objective may know
     /// exactly (Hartmann, Ackley, Levy) or search far harder than a finite-difference
     /// search can afford (a GP prior sample: tens of thousands of points, a thousand
     /// restarts, analytic gradients), so that set takes the better of the two.
     fn compute_optima(&self) -> Result<Optima> {
-        let (opt, seed) = self.search_settings();
+        let (opt, seed) = (self.search, self.search_seed);
         let per: Vec<Result<(f64, Vec<f64>)>> = (0..self.sets.len())
             .into_par_iter()
             .map(|i| {
@@ -614,7 +610,7 @@ impl CvsProblem {
 
     /// The worst value of f over \[0,1\]^d, by the same search on −f.
     fn compute_worst(&self) -> Result<f64> {
-        let (opt, seed) = self.search_settings();
+        let (opt, seed) = (self.search, self.search_seed);
         let worst_obj = FdObjective {
             f: &|x: &[f64]| -self.f(x).unwrap_or(f64::NAN),
         };
