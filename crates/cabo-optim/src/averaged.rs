@@ -115,15 +115,6 @@ mod tests {
             Box::new(Line(1.3)),
         ]);
         let xs = [0.3, 0.9, 0.11, 0.47, 0.73, 0.05];
-        let (mut values, mut grads) = ([0.0; 3], [0.0; 6]);
-        avg.value_grads(&xs, &mut values, &mut grads);
-        for (r, x) in xs.chunks_exact(2).enumerate() {
-            let mut g = [0.0; 2];
-            assert_eq!(values[r].to_bits(), avg.value_grad(x, &mut g).to_bits());
-            assert_eq!(
-                [grads[2 * r].to_bits(), grads[2 * r + 1].to_bits()],
-                g.map(f64::to_bits)
-            );
-        }
+        crate::testing::assert_batched_rows_match_single_points(&avg, &xs, 2);
     }
 }

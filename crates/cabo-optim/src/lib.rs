@@ -42,6 +42,8 @@ pub mod multistart;
 pub mod roots;
 pub mod sobol;
 mod sobol_table;
+#[cfg(test)]
+mod testing;
 
 pub use acquisition::{AcquisitionPolicy, maximize_acquisition};
 pub use lbfgsb::Tolerances;

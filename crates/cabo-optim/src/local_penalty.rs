@@ -306,17 +306,7 @@ mod tests {
     #[test]
     fn batched_rows_have_the_bits_of_single_points() {
         let acq = Wave;
-        let lp = penalised(&acq);
         let xs = [0.5, 0.5, 0.1, 0.9, 0.3, 0.6, 0.31, 0.58];
-        let (mut values, mut grads) = ([0.0; 4], [0.0; 8]);
-        lp.value_grads(&xs, &mut values, &mut grads);
-        for (r, x) in xs.chunks_exact(2).enumerate() {
-            let mut g = [0.0; 2];
-            assert_eq!(values[r].to_bits(), lp.value_grad(x, &mut g).to_bits());
-            assert_eq!(
-                [grads[2 * r].to_bits(), grads[2 * r + 1].to_bits()],
-                g.map(f64::to_bits)
-            );
-        }
+        crate::testing::assert_batched_rows_match_single_points(&penalised(&acq), &xs, 2);
     }
 }
