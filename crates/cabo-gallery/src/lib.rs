@@ -813,10 +813,20 @@ fn write_values(results: &[SpecResult], assets: &Path) -> Result<(), String> {
 /// The marker line of the claim file a page was made from.
 const CLAIMS_LINE: &str = "<!-- gallery-claims ";
 
-/// A fingerprint of everything a paper's claim file says (claims, settings, specs, runtimes).
+/// The version of the pages' wording: raised with every change to the text [`render`]
+/// writes around the numbers, so that every page is rewritten in it, as a changed claim file
+/// rewrites its page, and not only the pages that have new results.
+const PAGE_WORDING: u32 = 1;
+
+/// A fingerprint of everything a paper's claim file says (claims, settings, specs, runtimes)
+/// and of the pages' wording ([`PAGE_WORDING`]).
 fn claims_fingerprint(paper: &Paper) -> String {
+    fingerprint_in_wording(paper, PAGE_WORDING)
+}
+
+fn fingerprint_in_wording(paper: &Paper, wording: u32) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("{paper:?}").as_bytes());
+    let digest = Sha256::digest(format!("wording {wording}\n{paper:?}").as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -1148,7 +1158,10 @@ fn what_remains_section(
              CPU-hours at each policy's mean CPU time per counted run, for a policy without one \
              at the spec's mean over its counted runs, or where none is counted yet, at the \
              earlier runs' mean that its `cpu_seconds_per_run` records (\"—\": no \
-             measurement).\n"
+             measurement). A run's CPU time is what its `rep-<r>.times.jsonl` records: its \
+             decisions' model fits, acquisitions and evaluations. The set-up of a \
+             replication's problem (a search for its optima, say) is not in it, so where that \
+             set-up is costly the estimate is low by it, once per replication and process.\n"
         );
         let _ = writeln!(
             out,
@@ -1825,6 +1838,36 @@ beyond_the_paper:
         } else {
             sig(v)
         }
+    }
+
+    #[test]
+    fn a_page_in_an_earlier_wording_is_rewritten_without_new_results() {
+        let (tmp, g) = repo();
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        run(root, &out, 4);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        // A machine without the results: nothing to add, and the page is in today's wording.
+        let empty = root.join("elsewhere");
+        let again = write_pages(root, &g.papers, &empty, &pages, "test").unwrap();
+        assert!(!again[0].changed);
+
+        // The page as an earlier wording wrote it: its marker records that wording.
+        let path = pages.join("900-f.md");
+        let page = std::fs::read_to_string(&path).unwrap();
+        let paper = &g.papers[0];
+        let (now, before) = (
+            fingerprint_in_wording(paper, PAGE_WORDING),
+            fingerprint_in_wording(paper, PAGE_WORDING - 1),
+        );
+        assert_ne!(now, before);
+        let marker = |f: &str| format!("{CLAIMS_LINE}{f} -->");
+        assert!(page.contains(&marker(&now)), "{page}");
+        std::fs::write(&path, page.replace(&marker(&now), &marker(&before))).unwrap();
+        let rewritten = write_pages(root, &g.papers, &empty, &pages, "test").unwrap();
+        assert!(rewritten[0].changed);
+        let page = std::fs::read_to_string(&path).unwrap();
+        assert!(page.contains(&marker(&now)) && !page.contains(&marker(&before)));
     }
 
     #[test]
