@@ -3,7 +3,8 @@
 # single-node cluster on localhost (as root, without systemd), submit `cargo xtask slurm`'s job
 # array for the quickstart smoke spec (once in fixed shards, once as workers sharing the sweep
 # through run locks), wait for it and its dependent report job, and check that the merged
-# results and report equal a local run's byte for byte.
+# results and report equal a local run's byte for byte; then reproduce a fixture paper with
+# `slurm --reproduce`, round by round, to its page.
 #
 # Run from anywhere: bash tests/slurm.sh   (needs root; takes a few minutes the first time).
 # `.ci/run` runs it; where it cannot run (not root, no packages) it exits 77 and says why.
@@ -162,8 +163,86 @@ sweep_on_slurm() {
     fi
 }
 
-# Fixed shards, then workers sharing the whole sweep through run locks.
+# `slurm --reproduce`: a fixture paper (one spec, looks at 4 and 8 replications) reproduced
+# round by round, each round planning, submitting its arrays and chaining the next on them,
+# until nothing is left to run and the last round writes the page.
+reproduce_on_slurm() {
+    local repo=$work/repo xtask
+    xtask=$(pwd)/target/debug/xtask
+    mkdir -p "$repo/specs" "$repo/docs/reproductions"
+    cat >"$repo/specs/f.yaml" <<'SPEC'
+name: gallery-fixture
+replications: 8
+problem: { type: ackley, dim: 2 }
+cost: { type: linear_mean, scale: 20, offset: 0.05 }
+budget: { iterations: 6 }
+initial_design: { type: sobol, points: 3 }
+model: { type: exact_gp, kernel: { type: matern52 }, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }
+cost_model: { type: known }
+policies:
+  - name: EI
+    acquisition: { type: ei }
+  - name: Random
+    policy: { type: random_search }
+optimizer: { raw_samples: 32, restarts: 1, max_iters: 20 }
+report: { x: iteration, y: log10_simple_regret, bands: quartiles }
+SPEC
+    printf 'papers:\n  - { file: 900-f.yaml }\n' >"$repo/docs/reproductions/gallery.yaml"
+    cat >"$repo/docs/reproductions/900-f.yaml" <<'PAPER'
+id: '900'
+title: A fixture paper
+seed: s.txt
+page: 900-f.md
+specs:
+  - { path: specs/f.yaml, paper_replications: 8, looks: 2 }
+claims:
+  - { id: ei-beats-random, claim: EI beats random search, quote: EI is better, source: Fig. 1,
+      spec: specs/f.yaml, check: { type: better, policy: EI, than: [Random] } }
+PAPER
+    local out=$work/rounds-results jobs=$work/rounds-jobs
+    (cd "$repo" && "$xtask" slurm --reproduce 900 --full --shards 2 --cpus-per-task 1 \
+        --out "$out" --dir "$jobs" --binary "$xtask")
+    sbatch --parsable "$jobs/cabo-reproduce-900.round.sbatch" >/dev/null
+    local deadline=$((SECONDS + 900))
+    while [ -n "$(squeue -h 2>/dev/null)" ]; do
+        if [ $SECONDS -gt $deadline ]; then
+            echo "tests/slurm.sh: rounds: jobs still queued after 900 s" >&2
+            squeue >&2
+            return 1
+        fi
+        sleep 1
+    done
+    local fail=0 rounds
+    rounds=$(ls -d "$jobs"/round-* | wc -l)
+    echo "rounds: $rounds round(s); their plans:"
+    cat "$jobs"/round-*/plan.txt
+    # Round 1 runs the first look (4 replications); the last round finds nothing to run.
+    if [ "$rounds" -lt 2 ] || [ ! -s "$jobs/round-1/plan.txt" ] || [ -s "$jobs/round-$rounds/plan.txt" ]; then
+        echo "tests/slurm.sh: rounds: expected planned rounds ending in an empty plan, found $rounds" >&2
+        fail=1
+    fi
+    if ! grep -q "every claim is decided or at its cap" "$jobs"/logs/cabo-reproduce-900-*.out; then
+        echo "tests/slurm.sh: rounds: no round says it is done" >&2
+        fail=1
+    fi
+    if [ -n "$(cd "$repo" && "$xtask" reproduce 900 --full --list --out "$out")" ]; then
+        echo "tests/slurm.sh: rounds: runs are still planned after the last round" >&2
+        fail=1
+    fi
+    if ! grep -q "ei-beats-random" "$repo/docs/reproductions/900-f.md" 2>/dev/null; then
+        echo "tests/slurm.sh: rounds: the last round wrote no page" >&2
+        fail=1
+    fi
+    if [ $fail != 0 ]; then
+        tail -n 30 "$jobs"/logs/* "$jobs"/round-*/logs/* >&2 || true
+        return 1
+    fi
+}
+
+# Fixed shards, then workers sharing the whole sweep through run locks, then a paper
+# reproduced in rounds.
 sweep_on_slurm shards
 sweep_on_slurm workers --workers
+reproduce_on_slurm
 keep=0
-echo "slurm: 2 passed, 0 failed"
+echo "slurm: 3 passed, 0 failed"

@@ -10,7 +10,8 @@
 //! - `reproduce <paper>|all` runs a paper's gallery specs in batches until its claims are
 //!   decided, and rewrites its page (`--list` prints the runs still needed as a plan);
 //! - `slurm <spec>...` (or `slurm --plan FILE`) writes an sbatch job array (one task per
-//!   shard) and a report job;
+//!   shard) and a report job; `slurm --reproduce <paper>` a job that reproduces the paper on
+//!   the cluster round by round;
 //! - `new-plugin <kind> <name>` scaffolds a plugin crate;
 //! - `bench` runs the divan benchmarks and tabulates their medians.
 
@@ -24,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 mod bench;
 mod progress;
+mod rounds;
 mod scaffold;
 mod slurm;
 
@@ -86,15 +88,31 @@ enum Command {
     /// after the array succeeds.
     Slurm {
         /// Spec files or glob patterns.
-        #[arg(required_unless_present = "plan", conflicts_with = "plan")]
+        #[arg(
+            required_unless_present_any = ["plan", "reproduce"],
+            conflicts_with_all = ["plan", "reproduce"]
+        )]
         specs: Vec<String>,
         /// A plan as `reproduce --list` prints it: one job per line, each running its spec
         /// with the line's `--replications`, `--from-replication` and `--only` (instead of
         /// the flags').
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "reproduce")]
         plan: Option<PathBuf>,
+        /// Reproduce a paper of the gallery (000 … 004, a name such as pbgi, or `all`) in
+        /// rounds: write a job that plans the runs its undecided claims still need, submits
+        /// them, and submits the next round to start once they have ended, until nothing is
+        /// left; the last round writes the pages.
+        #[arg(long, value_name = "PAPER")]
+        reproduce: Option<String>,
+        /// With --reproduce: up to the papers' replications (as `reproduce --full`).
+        #[arg(long)]
+        full: bool,
+        /// With --reproduce: at most this many rounds submit runs (a round plans again the
+        /// runs that failed in the one before, so the chain needs an end) [default: 12].
+        #[arg(long, value_name = "N")]
+        rounds: Option<usize>,
         #[command(flatten)]
-        opts: SlurmArgs,
+        opts: Box<SlurmArgs>,
     },
     /// Scaffold a plugin crate `plugins/<name>/` with a working plugin, a unit test and a
     /// smoke spec, and link it from the facade.
@@ -381,9 +399,29 @@ fn main() -> ExitCode {
             smoke,
             times,
         } => report(&targets, &out, smoke, times.as_deref()),
-        Command::Slurm { specs, plan, opts } => match plan {
-            Some(plan) => slurm_plan(&plan, opts),
-            None => slurm_scripts(&specs, opts),
+        Command::Slurm {
+            specs,
+            plan,
+            reproduce,
+            full,
+            rounds,
+            opts,
+        } => match (plan, reproduce) {
+            (_, None) if full || rounds.is_some() => fail(&RunError::Setup(
+                "--full and --rounds go with --reproduce PAPER (a spec list or --plan says \
+                 which runs to make itself)"
+                    .into(),
+            )),
+            (Some(plan), _) => slurm_plan(&plan, *opts),
+            (None, Some(paper)) => slurm_rounds(
+                rounds::Rounds {
+                    paper,
+                    full,
+                    rounds: rounds.unwrap_or(rounds::DEFAULT_ROUNDS),
+                },
+                *opts,
+            ),
+            (None, None) => slurm_scripts(&specs, *opts),
         },
         Command::NewPlugin {
             kind,
@@ -520,6 +558,23 @@ fn slurm_scripts(specs: &[String], opts: SlurmArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     finish(slurm::write_scripts(&paths, &opts, runs))
+}
+
+/// `slurm --reproduce`: checks the paper and that no run selection is given (each round
+/// plans its own), then writes the round job.
+fn slurm_rounds(r: rounds::Rounds, opts: SlurmArgs) -> ExitCode {
+    if let Err(code) = gallery_papers(&r.paper) {
+        return code;
+    }
+    let s = &opts.select;
+    if s.smoke || !s.only.is_empty() || s.replications.is_some() || s.from_replication > 0 {
+        return fail(&RunError::Setup(
+            "--reproduce plans each round's runs itself: drop --smoke, --only, \
+             --replications and --from-replication"
+                .into(),
+        ));
+    }
+    finish(rounds::write_rounds(&r, &opts.into()))
 }
 
 /// `slurm --plan`: one job set per line of the plan, each with the line's selection, and one

@@ -125,7 +125,7 @@ fn check_one_line(flag: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn absolute(p: &Path) -> Result<PathBuf, String> {
+pub(crate) fn absolute(p: &Path) -> Result<PathBuf, String> {
     std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
@@ -280,7 +280,7 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
 }
 
 /// Rejects options Slurm or the sweep cannot use, before anything is written.
-fn check_options(o: &SlurmOptions) -> Result<(), String> {
+pub(crate) fn check_options(o: &SlurmOptions) -> Result<(), String> {
     if o.shards == 0 {
         return Err("--shards must be at least 1".into());
     }
@@ -333,6 +333,31 @@ fn job_name(specs: &[PathBuf], o: &SlurmOptions) -> String {
     })
 }
 
+/// The `#SBATCH` lines of a job named `name` that starts in `workdir`, with `extra` after
+/// the name: the resources of `o`.
+pub fn header(o: &SlurmOptions, workdir: &Path, name: &str, extra: &str) -> String {
+    let mut h = String::from("#!/bin/bash\n");
+    let _ = writeln!(h, "#SBATCH --job-name={}", sbatch_quote(name));
+    h.push_str(extra);
+    let _ = writeln!(h, "#SBATCH --cpus-per-task={}", o.cpus_per_task);
+    for (flag, v) in [
+        ("mem", &o.mem),
+        ("time", &o.time),
+        ("partition", &o.partition),
+        ("account", &o.account),
+    ] {
+        if let Some(v) = v {
+            let _ = writeln!(h, "#SBATCH --{flag}={}", sbatch_quote(v));
+        }
+    }
+    let _ = writeln!(
+        h,
+        "#SBATCH --chdir={}",
+        sbatch_quote(&workdir.display().to_string())
+    );
+    h
+}
+
 /// What the array and report scripts share: the options, where the jobs start, and the
 /// quoted binary, spec list and output directory.
 struct Sweep<'a> {
@@ -346,27 +371,7 @@ struct Sweep<'a> {
 impl Sweep<'_> {
     /// The `#SBATCH` lines of a job named `name`, with `extra` after the name.
     fn header(&self, name: &str, extra: &str) -> String {
-        let o = self.o;
-        let mut h = String::from("#!/bin/bash\n");
-        let _ = writeln!(h, "#SBATCH --job-name={}", sbatch_quote(name));
-        h.push_str(extra);
-        let _ = writeln!(h, "#SBATCH --cpus-per-task={}", o.cpus_per_task);
-        for (flag, v) in [
-            ("mem", &o.mem),
-            ("time", &o.time),
-            ("partition", &o.partition),
-            ("account", &o.account),
-        ] {
-            if let Some(v) = v {
-                let _ = writeln!(h, "#SBATCH --{flag}={}", sbatch_quote(v));
-            }
-        }
-        let _ = writeln!(
-            h,
-            "#SBATCH --chdir={}",
-            sbatch_quote(&self.workdir.display().to_string())
-        );
-        h
+        header(self.o, &self.workdir, name, extra)
     }
 
     /// The array job: one task per shard, or workers taking runs by their locks.

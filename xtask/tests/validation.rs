@@ -536,6 +536,40 @@ fn slurm_refuses_control_characters_in_every_flag_and_writes_nothing() {
 }
 
 #[test]
+fn slurm_reproduce_refuses_an_unknown_paper_and_a_selection_of_its_own_and_writes_nothing() {
+    let root = workspace_root();
+    let jobs = tempfile::tempdir().unwrap();
+    let dir = jobs.path().join("jobs");
+    let dir = dir.to_str().unwrap();
+    let slurm = |extra: &[&str]| {
+        let mut args = vec!["slurm", "--dir", dir];
+        args.extend_from_slice(extra);
+        let err = refused(&root, &args);
+        assert!(
+            !jobs.path().join("jobs").exists(),
+            "slurm wrote files:\n{err}"
+        );
+        err
+    };
+    insta::assert_snapshot!(
+        "slurm_reproduce_unknown_paper",
+        slurm(&["--reproduce", "pbgj"])
+    );
+    insta::assert_snapshot!(
+        "slurm_reproduce_with_a_selection",
+        slurm(&["--reproduce", "000", "--only", "PBGI"])
+    );
+    insta::assert_snapshot!(
+        "slurm_rounds_without_reproduce",
+        slurm(&["specs/quickstart.yaml", "--rounds", "3"])
+    );
+    assert!(
+        slurm(&["--reproduce", "000", "--rounds", "0"]).contains("--rounds must be at least 1")
+    );
+    assert!(slurm(&["--reproduce", "000", "--time", "soon"]).contains("--time \"soon\""));
+}
+
+#[test]
 fn slurm_caps_the_array_at_the_sweeps_run_count_and_says_so() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("spec.yaml"), SIX_RUNS).unwrap();
