@@ -816,7 +816,7 @@ const CLAIMS_LINE: &str = "<!-- gallery-claims ";
 /// The version of the pages' wording: raised with every change to the text [`render`]
 /// writes around the numbers, so that every page is rewritten in it, as a changed claim file
 /// rewrites its page, and not only the pages that have new results.
-const PAGE_WORDING: u32 = 1;
+const PAGE_WORDING: u32 = 2;
 
 /// A fingerprint of everything a paper's claim file says (claims, settings, specs, runtimes)
 /// and of the pages' wording ([`PAGE_WORDING`]).
@@ -1047,7 +1047,7 @@ fn how_to_run_section(out: &mut String, paper: &Paper, results: &[SpecResult], c
         out,
         "```sh\ncargo xtask reproduce {id}          # batches until every claim is decided (the gallery's replications at most)\n\
          cargo xtask reproduce {id} --full   # … up to the paper's replications\n\
-         cargo xtask reproduce {id} --list > plan.txt && cargo xtask slurm --plan plan.txt   # the same on a cluster\n```\n",
+         cargo xtask slurm --reproduce {id} --full --workers --shards 64 && sbatch slurm/cabo-reproduce-{id}.round.sbatch   # the same on a Slurm cluster, round by round\n```\n",
         id = paper.id
     );
     let _ = writeln!(out, "Made at commit `{commit}` from:\n");
