@@ -816,7 +816,7 @@ const CLAIMS_LINE: &str = "<!-- gallery-claims ";
 /// The version of the pages' wording: raised with every change to the text [`render`]
 /// writes around the numbers, so that every page is rewritten in it, as a changed claim file
 /// rewrites its page, and not only the pages that have new results.
-const PAGE_WORDING: u32 = 2;
+const PAGE_WORDING: u32 = 3;
 
 /// A fingerprint of everything a paper's claim file says (claims, settings, specs, runtimes)
 /// and of the pages' wording ([`PAGE_WORDING`]).
@@ -1186,7 +1186,9 @@ fn what_remains_section(
                     only.iter().map(|q| (q.clone(), each)).collect();
                 Some((c, have, of, runs, only, remaining))
             }));
+        let mut distinct = DistinctRuns::default();
         for (c, have, of, runs, only, remaining) in rows {
+            distinct.add(c, runs, results);
             let row = RemainingRow {
                 have,
                 of,
@@ -1197,8 +1199,96 @@ fn what_remains_section(
             remaining_row(out, c, row, results);
         }
         out.push('\n');
+        distinct.write(out, results);
     }
     paper_remaining_table(out, paper);
+}
+
+/// The runs of "What remains" counted once each: claims that read the same spec and policy
+/// share its runs, which the table's rows count once per claim.
+#[derive(Default)]
+struct DistinctRuns {
+    /// Per (spec, policy): the runs still missing to the spec's paper replications. A claim
+    /// that names no policy (a study's) counts under the policy "".
+    runs: std::collections::BTreeMap<(String, String), usize>,
+}
+
+impl DistinctRuns {
+    /// Adds the runs `c` reads (`runs`, its row's count, for a claim that names no policy).
+    fn add(&mut self, c: &Claim, runs: usize, results: &[SpecResult]) {
+        let reads = c.reads();
+        if reads.is_empty() {
+            if let Some(spec) = &c.spec {
+                self.need(spec, "", runs);
+            }
+            return;
+        }
+        for read in reads {
+            let Some(r) = results.iter().find(|r| r.spec.path == read.spec) else {
+                continue;
+            };
+            for policy in read.policies {
+                let counted = r.values.as_ref().map_or(0, |v| {
+                    v.replications(policy, read.metric)
+                        .iter()
+                        .filter(|&&k| k < r.spec.paper_replications)
+                        .count()
+                });
+                self.need(read.spec, policy, r.spec.paper_replications - counted);
+            }
+        }
+    }
+
+    fn need(&mut self, spec: &str, policy: &str, runs: usize) {
+        let n = self
+            .runs
+            .entry((spec.to_string(), policy.to_string()))
+            .or_default();
+        *n = (*n).max(runs);
+    }
+
+    /// The runs, their CPU-hours at each policy's measured mean, and the runs without a
+    /// measurement to price them.
+    fn priced(&self, results: &[SpecResult]) -> (usize, f64, usize) {
+        let (mut runs, mut hours, mut unpriced) = (0, 0.0, 0);
+        for ((spec, policy), &n) in self.runs.iter().filter(|(_, n)| **n > 0) {
+            runs += n;
+            let remaining = if policy.is_empty() {
+                Vec::new()
+            } else {
+                vec![(policy.clone(), n)]
+            };
+            match results
+                .iter()
+                .find(|r| &r.spec.path == spec)
+                .and_then(|r| r.remaining_hours(&remaining, n))
+            {
+                Some((h, _)) => hours += h,
+                None => unpriced += n,
+            }
+        }
+        (runs, hours, unpriced)
+    }
+
+    /// Writes the total under the table.
+    fn write(&self, out: &mut String, results: &[SpecResult]) {
+        let (runs, hours, unpriced) = self.priced(results);
+        let total = match unpriced {
+            0 => format!("**{runs} runs, about {} CPU-hours**", sig(hours)),
+            k if k == runs => format!("**{runs} runs** (none has a measurement to price it)"),
+            k => format!(
+                "**{runs} runs, about {} CPU-hours** for the {} with a measurement",
+                sig(hours),
+                runs - k
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "All of it, each run counted once where claims share it (the rows count it once \
+             per claim): {total}, when every claim needs its paper's replications; the \
+             sequential rule may stop earlier.\n"
+        );
+    }
 }
 
 /// One undecided claim's row of "What remains", before its CPU-hours are priced.
@@ -1226,18 +1316,27 @@ fn remaining_row(out: &mut String, c: &Claim, row: RemainingRow, results: &[Spec
         remaining,
     } = row;
     let spec = c.spec.as_deref().unwrap_or_default();
-    let hours = results
-        .iter()
-        .find(|r| r.spec.path == spec)
-        .and_then(|r| r.remaining_hours(&remaining, runs))
-        .map_or("—".to_string(), |(h, unmeasured)| match unmeasured[..] {
-            [] => sig(h),
-            _ => format!(
-                "{} ({} at the spec's mean: no counted run yet)",
-                sig(h),
-                unmeasured.join(", ")
-            ),
-        });
+    let across = c.check.as_ref().is_some_and(|k| k.across_specs());
+    let hours = if across {
+        // Its runs lie in several specs: each at its own spec's and policy's mean.
+        let mut reads = DistinctRuns::default();
+        reads.add(c, runs, results);
+        let (_, h, unpriced) = reads.priced(results);
+        Some((h, Vec::new())).filter(|_| unpriced == 0)
+    } else {
+        results
+            .iter()
+            .find(|r| r.spec.path == spec)
+            .and_then(|r| r.remaining_hours(&remaining, runs))
+    };
+    let hours = hours.map_or("—".to_string(), |(h, unmeasured)| match unmeasured[..] {
+        [] => sig(h),
+        _ => format!(
+            "{} ({} at the spec's mean: no counted run yet)",
+            sig(h),
+            unmeasured.join(", ")
+        ),
+    });
     let mut line = PlanLine::new(spec.to_string(), Some(of), only);
     if let Some(Some(v)) = results
         .iter()
@@ -1638,6 +1737,33 @@ beyond_the_paper:
         let (hours, unmeasured) = hours_at_policy_means(&[], 36.0, &with_kg);
         assert!((hours - 3.0 * 36.0 / 3600.0).abs() < 1e-12);
         assert!(unmeasured.is_empty());
+    }
+
+    #[test]
+    fn what_remains_counts_a_run_that_claims_share_once() {
+        let (tmp, g) = repo();
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        let total = |page: &str| {
+            page.lines()
+                .find(|l| l.starts_with("All of it"))
+                .unwrap_or_else(|| panic!("no total:\n{page}"))
+                .to_string()
+        };
+        // Three claims read EI and Random on the one spec: their rows count 16 runs each,
+        // the total 8 of each policy.
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let page = std::fs::read_to_string(pages.join("900-f.md")).unwrap();
+        assert_eq!(page.matches("| 0 → 8 | 16 |").count(), 3, "{page}");
+        assert!(
+            total(&page).contains("**16 runs** (none has a measurement to price it)"),
+            "{page}"
+        );
+        // Four replications later: 4 of each policy remain, priced at their measured means.
+        run(root, &out, 4);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let page = std::fs::read_to_string(pages.join("900-f.md")).unwrap();
+        assert!(total(&page).contains("**8 runs, about "), "{page}");
     }
 
     #[test]
