@@ -110,6 +110,20 @@ cargo build --quiet -p xtask
 spec=specs/quickstart.yaml
 cargo xtask run "$spec" --smoke --out "$work/local" 2>"$work/log/local.err"
 
+# Waits until the jobs `$3` (comma-separated; empty: every job) have left the queue, or
+# fails after `$2` seconds naming `$1`.
+wait_for_jobs() {
+    local deadline=$((SECONDS + $2))
+    while [ -n "$(squeue -h ${3:+-j "$3"} 2>/dev/null)" ]; do
+        if [ $SECONDS -gt $deadline ]; then
+            echo "tests/slurm.sh: $1: jobs still queued after $2 s" >&2
+            squeue >&2
+            return 1
+        fi
+        sleep 1
+    done
+}
+
 # Submits the quickstart smoke sweep as job `$1` with the extra `slurm` flags `$2…`, waits
 # for the array and the report job, and checks the merged results against the local run's.
 sweep_on_slurm() {
@@ -122,15 +136,7 @@ sweep_on_slurm() {
     echo "$submitted"
     array=$(echo "$submitted" | sed -n 's/^array job \([0-9]*\).*/\1/p')
     report=$(echo "$submitted" | sed -n 's/.*report job \([0-9]*\).*/\1/p')
-    local deadline=$((SECONDS + 600))
-    while [ -n "$(squeue -h -j "$array,$report" 2>/dev/null)" ]; do
-        if [ $SECONDS -gt $deadline ]; then
-            echo "tests/slurm.sh: $job: jobs still queued after 600 s" >&2
-            squeue >&2
-            return 1
-        fi
-        sleep 1
-    done
+    wait_for_jobs "$job" 600 "$array,$report"
     local fail=0 logs=$work/$job-jobs/logs tasks
     tasks=$(ls "$logs" | grep -c "^$job-[0-9]*_[0-9]*\.out$" || true)
     if [ "$tasks" != 3 ]; then
@@ -163,55 +169,20 @@ sweep_on_slurm() {
     fi
 }
 
-# `slurm --reproduce`: a fixture paper (one spec, looks at 4 and 8 replications) reproduced
+# `slurm --reproduce`: the gallery's fixture paper (one spec, looks at 4 and 8) reproduced
 # round by round, each round planning, submitting its arrays and chaining the next on them,
 # until nothing is left to run and the last round writes the page.
 reproduce_on_slurm() {
     local repo=$work/repo xtask
     xtask=$(pwd)/target/debug/xtask
-    mkdir -p "$repo/specs" "$repo/docs/reproductions"
-    cat >"$repo/specs/f.yaml" <<'SPEC'
-name: gallery-fixture
-replications: 8
-problem: { type: ackley, dim: 2 }
-cost: { type: linear_mean, scale: 20, offset: 0.05 }
-budget: { iterations: 6 }
-initial_design: { type: sobol, points: 3 }
-model: { type: exact_gp, kernel: { type: matern52 }, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }
-cost_model: { type: known }
-policies:
-  - name: EI
-    acquisition: { type: ei }
-  - name: Random
-    policy: { type: random_search }
-optimizer: { raw_samples: 32, restarts: 1, max_iters: 20 }
-report: { x: iteration, y: log10_simple_regret, bands: quartiles }
-SPEC
-    printf 'papers:\n  - { file: 900-f.yaml }\n' >"$repo/docs/reproductions/gallery.yaml"
-    cat >"$repo/docs/reproductions/900-f.yaml" <<'PAPER'
-id: '900'
-title: A fixture paper
-seed: s.txt
-page: 900-f.md
-specs:
-  - { path: specs/f.yaml, paper_replications: 8, looks: 2 }
-claims:
-  - { id: ei-beats-random, claim: EI beats random search, quote: EI is better, source: Fig. 1,
-      spec: specs/f.yaml, check: { type: better, policy: EI, than: [Random] } }
-PAPER
+    # The gallery's fixture repository: one spec, EI against random search, looks at 4 and 8.
+    cp -r crates/cabo-gallery/fixture "$repo"
     local out=$work/rounds-results jobs=$work/rounds-jobs
     (cd "$repo" && "$xtask" slurm --reproduce 900 --full --shards 2 --cpus-per-task 1 \
         --out "$out" --dir "$jobs" --binary "$xtask")
     sbatch --parsable "$jobs/cabo-reproduce-900.round.sbatch" >/dev/null
-    local deadline=$((SECONDS + 900))
-    while [ -n "$(squeue -h 2>/dev/null)" ]; do
-        if [ $SECONDS -gt $deadline ]; then
-            echo "tests/slurm.sh: rounds: jobs still queued after 900 s" >&2
-            squeue >&2
-            return 1
-        fi
-        sleep 1
-    done
+    # Every job: the rounds submit their arrays and the next round themselves.
+    wait_for_jobs rounds 900 ""
     local fail=0 rounds
     rounds=$(ls -d "$jobs"/round-* | wc -l)
     echo "rounds: $rounds round(s); their plans:"

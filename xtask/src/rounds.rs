@@ -56,14 +56,9 @@ fn array_flags(o: &SlurmOptions, binary: &str) -> String {
     if let Some(k) = o.concurrency {
         let _ = write!(f, " --concurrency {k}");
     }
-    for (flag, v) in [
-        ("--mem", &o.mem),
-        ("--time", &o.time),
-        ("--partition", &o.partition),
-        ("--account", &o.account),
-    ] {
+    for (flag, v) in o.resources() {
         if let Some(v) = v {
-            let _ = write!(f, " {flag} {}", quote(v));
+            let _ = write!(f, " --{flag} {}", quote(v));
         }
     }
     f

@@ -60,6 +60,17 @@ impl SlurmOptions {
         }
     }
 
+    /// The resources a task may request, by their flags' names: memory, time limit,
+    /// partition and account.
+    pub fn resources(&self) -> [(&'static str, &Option<String>); 4] {
+        [
+            ("mem", &self.mem),
+            ("time", &self.time),
+            ("partition", &self.partition),
+            ("account", &self.account),
+        ]
+    }
+
     /// These options with a plan line's selection (its spec's policies and replications)
     /// in place of the command line's.
     pub fn for_plan_line(&self, line: &cabo_gallery::PlanLine) -> SlurmOptions {
@@ -340,12 +351,7 @@ pub fn header(o: &SlurmOptions, workdir: &Path, name: &str, extra: &str) -> Stri
     let _ = writeln!(h, "#SBATCH --job-name={}", sbatch_quote(name));
     h.push_str(extra);
     let _ = writeln!(h, "#SBATCH --cpus-per-task={}", o.cpus_per_task);
-    for (flag, v) in [
-        ("mem", &o.mem),
-        ("time", &o.time),
-        ("partition", &o.partition),
-        ("account", &o.account),
-    ] {
+    for (flag, v) in o.resources() {
         if let Some(v) = v {
             let _ = writeln!(h, "#SBATCH --{flag}={}", sbatch_quote(v));
         }

@@ -1610,46 +1610,11 @@ mod tests {
     };
 
     /// EI against random search on Ackley-2, a few cheap iterations: a real spec, run in
-    /// milliseconds.
-    const SPEC: &str = "name: gallery-fixture
-replications: 8
-problem: { type: ackley, dim: 2 }
-cost: { type: linear_mean, scale: 20, offset: 0.05 }
-budget: { iterations: 6 }
-initial_design: { type: sobol, points: 3 }
-model: { type: exact_gp, kernel: { type: matern52 }, fit: map, prior: gamma, noise: { min: 1.0e-6, max: 1.0e-2 }, standardize: true }
-cost_model: { type: known }
-policies:
-  - name: EI
-    acquisition: { type: ei }
-  - name: Random
-    policy: { type: random_search }
-optimizer: { raw_samples: 32, restarts: 1, max_iters: 20 }
-report: { x: iteration, y: log10_simple_regret, bands: quartiles }
-";
+    /// milliseconds. It and the paper are the fixture repository's (`fixture/`), which
+    /// tests/slurm.sh reproduces on a cluster too.
+    const SPEC: &str = include_str!("../fixture/specs/f.yaml");
 
-    const PAPER: &str = "id: '900'
-title: A fixture paper
-seed: s.txt
-page: 900-f.md
-code: someone/code @ 1234567
-specs:
-  - { path: specs/f.yaml, paper_replications: 8, looks: 2 }
-settings:
-  - { parameter: noise, paper: not stated, code: fixed 1e-4, cabo: learned, reason: cabo's default }
-  - { parameter: budget, paper: 6 iterations, code: 6 iterations, cabo: 6 iterations }
-claims:
-  - { id: ei-beats-random, claim: EI beats random search, quote: EI is better, source: Fig. 1,
-      spec: specs/f.yaml, check: { type: better, policy: EI, than: [Random] } }
-  - { id: ei-sooner, claim: EI gets there sooner, quote: sooner, source: Fig. 1,
-      spec: specs/f.yaml, check: { type: better, policy: EI, than: [Random], on: area } }
-  - { id: thm, claim: a theorem, quote: it holds, source: Thm. 1,
-      tested_by: 'tests/t.rs: verified_here' }
-  - { id: private, claim: on private data, quote: data, source: Fig. 9, cannot_run: the data are private }
-beyond_the_paper:
-  - { id: random-comparable, claim: random comparable to EI, source: Fig. 1, spec: specs/f.yaml,
-      check: { type: comparable, policy: Random, to: [EI], margin: 0.5 } }
-";
+    const PAPER: &str = include_str!("../fixture/docs/reproductions/900-f.yaml");
 
     fn load_plugins() {
         cabo_baselines::plugins();
