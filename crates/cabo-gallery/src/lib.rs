@@ -1491,25 +1491,29 @@ pub fn run_plan(
         values.extend(results.into_iter().map(|r| (r.spec.path, r.values)));
     }
     let mut merged = plan::merge(lines);
-    for line in &mut merged {
-        let of_spec = values.iter().find(|(path, _)| *path == line.spec);
-        if let Some((_, Some(v))) = of_spec {
-            skip_done(line, v);
-        }
-    }
+    // A line whose replications are all pooled already (a claim across specs plans every
+    // spec it reads up to its next look, some of which may be further) runs nothing.
+    merged.retain_mut(
+        |line| match values.iter().find(|(path, _)| *path == line.spec) {
+            Some((_, Some(v))) => skip_done(line, v),
+            _ => true,
+        },
+    );
     Ok(merged)
 }
 
 /// Starts `line` at the first replication one of its policies has not completed in the
-/// pooled values `v`, so that what is committed is not run again. A line for every policy
-/// (a study, or runtimes, which read the runs' own times rather than committed values)
-/// starts at 0.
-fn skip_done(line: &mut PlanLine, v: &RunValues) {
-    if let (false, Some(upto)) = (line.only.is_empty(), line.replications) {
-        line.from_replication = v
-            .first_missing(&line.only, upto)
-            .min(upto.saturating_sub(1));
-    }
+/// pooled values `v`, so that what is committed is not run again; false when every
+/// replication of the line is complete there (it then starts at its last, so that the
+/// command it prints still selects a run). A line for every policy (a study, or runtimes,
+/// which read the runs' own times rather than committed values) starts at 0.
+fn skip_done(line: &mut PlanLine, v: &RunValues) -> bool {
+    let (false, Some(upto)) = (line.only.is_empty(), line.replications) else {
+        return true;
+    };
+    let first = v.first_missing(&line.only, upto);
+    line.from_replication = first.min(upto.saturating_sub(1));
+    first < upto
 }
 
 /// The plan line one claim on `r`'s spec needs, if any: its policies up to the next look
@@ -1841,6 +1845,30 @@ mod tests {
         write_pages(root, &g.papers, &out, &pages, "test").unwrap();
         let page = std::fs::read_to_string(pages.join("900-f.md")).unwrap();
         assert!(page.contains("| 8 / 8 |"), "{page}");
+    }
+
+    #[test]
+    fn a_plan_line_whose_replications_are_all_pooled_is_dropped() {
+        let (tmp, g) = repo();
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        run(root, &out, 4);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let csv = std::fs::read_to_string(pages.join("900-f/gallery-fixture.runs.csv")).unwrap();
+        let values = RunValues::parse(&csv, "fixture").unwrap();
+        let line = |n| {
+            PlanLine::new(
+                "specs/f.yaml".to_string(),
+                Some(n),
+                vec!["EI".into(), "Random".into()],
+            )
+        };
+        // Replications 0 … 3 are pooled: a line to 4 has nothing to run, one to 8 starts at 4.
+        let mut done = line(4);
+        assert!(!skip_done(&mut done, &values));
+        let mut more = line(8);
+        assert!(skip_done(&mut more, &values));
+        assert_eq!(more.from_replication, 4);
     }
 
     #[test]
