@@ -32,14 +32,11 @@ impl Rounds {
         format!("cabo-reproduce-{}", self.paper)
     }
 
-    /// `reproduce <paper> [--full] --out <out>`, to which a round adds `--list` or
+    /// `reproduce <paper> [--full]`, the command a round runs with `--list` or
     /// `--pages-only`.
-    fn reproduce(&self, binary: &str, out: &str) -> String {
+    fn command(&self) -> String {
         let full = if self.full { " --full" } else { "" };
-        format!(
-            "{binary} reproduce {}{full} --out {out}",
-            quote(&self.paper)
-        )
+        format!("reproduce {}{full}", quote(&self.paper))
     }
 }
 
@@ -64,35 +61,39 @@ fn array_flags(o: &SlurmOptions, binary: &str) -> String {
     f
 }
 
-/// The round script: one round of the sequential design, which submits the next.
-fn round_script(r: &Rounds, o: &SlurmOptions, workdir: &Path, script: &Path) -> String {
-    let dir = o.dir.display().to_string();
-    let binary = quote(
-        &o.binary
-            .as_ref()
-            .expect("the binary is resolved")
-            .display()
-            .to_string(),
-    );
-    let out = quote(&o.out.display().to_string());
+/// Where a round script runs and lives: the binary, the results and script directories
+/// and the working directory, all absolute.
+struct Places {
+    binary: PathBuf,
+    out: PathBuf,
+    dir: PathBuf,
+    workdir: PathBuf,
+}
+
+/// The round script at `script`: one round of the sequential design, which submits the next.
+fn round_script(r: &Rounds, o: &SlurmOptions, at: &Places, script: &Path) -> String {
+    let dir = at.dir.display().to_string();
+    let binary = quote(&at.binary.display().to_string());
+    let out = quote(&at.out.display().to_string());
     // The round job itself only plans and submits: one CPU, no memory request.
     let small = SlurmOptions {
         cpus_per_task: 1,
         mem: None,
         ..o.clone()
     };
-    let log = sbatch_quote(&o.dir.join("logs/%x-%j.out").display().to_string());
+    let log = sbatch_quote(&at.dir.join("logs/%x-%j.out").display().to_string());
     let mut text = slurm::header(
         &small,
-        workdir,
+        &at.workdir,
         &r.job(),
         &format!("#SBATCH --output={log}\n"),
     );
-    let reproduce = r.reproduce(&binary, &out);
+    let command = r.command();
+    let reproduce = format!("{binary} {command} --out {out}");
     let _ = write!(
         text,
         r#"set -euo pipefail
-# One round of `reproduce {paper}{full}` on the cluster: plan the runs the undecided claims still
+# One round of `{command}` on the cluster: plan the runs the undecided claims still
 # need, submit them, and submit the next round to start once they have ended. With nothing
 # left to run, write the pages. Start the first round with: sbatch {script_q}
 round=${{CABO_ROUND:-1}}
@@ -114,8 +115,6 @@ arrays=$(bash "$dir/cabo-plan.submit.sh" | sed -n 's/^array job \([0-9]*\).*/\1/
 next=$(sbatch --parsable --dependency=afterany:"$arrays" --export=ALL,CABO_ROUND=$((round + 1)) {script_q})
 echo "round $round: submitted the arrays $arrays; round $((round + 1)) is job ${{next%%;*}}"
 "#,
-        paper = r.paper,
-        full = if r.full { " --full" } else { "" },
         script_q = quote(&script.display().to_string()),
         rounds = r.rounds,
         dir_q = quote(&dir),
@@ -131,23 +130,15 @@ pub fn write_rounds(r: &Rounds, o: &SlurmOptions) -> Result<String, String> {
     if r.rounds == 0 {
         return Err("--rounds must be at least 1".into());
     }
-    let binary = match &o.binary {
-        Some(b) => slurm::absolute(b)?,
-        None => std::env::current_exe()
-            .map_err(|e| format!("cannot find this program's path for the job script: {e}"))?,
-    };
-    let o = SlurmOptions {
-        binary: Some(binary),
-        dir: slurm::absolute(&o.dir)?,
+    let at = Places {
+        binary: slurm::binary(o)?,
         out: slurm::absolute(&o.out)?,
-        ..o.clone()
+        dir: slurm::absolute(&o.dir)?,
+        workdir: slurm::absolute(Path::new("."))?,
     };
-    std::fs::create_dir_all(o.dir.join("logs"))
-        .map_err(|e| format!("cannot create {}: {e}", o.dir.join("logs").display()))?;
-    let script: PathBuf = o.dir.join(format!("{}.round.sbatch", r.job()));
-    let text = round_script(r, &o, &slurm::absolute(Path::new("."))?, &script);
-    cabo_engine::store::write_atomic(&script, text.as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", script.display()))?;
+    slurm::create_logs(&at.dir)?;
+    let script = at.dir.join(format!("{}.round.sbatch", r.job()));
+    slurm::write_script(&script, &round_script(r, o, &at, &script))?;
     Ok(format!(
         "wrote {}\nstart the first round with: sbatch {}",
         script.display(),

@@ -238,8 +238,7 @@ pub fn write_plan_submit(o: &SlurmOptions, submits: &[PathBuf]) -> Result<String
     for s in submits {
         let _ = writeln!(text, "bash {}", quote(&absolute(s)?.display().to_string()));
     }
-    cabo_engine::store::write_atomic(&path, text.as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    write_script(&path, &text)?;
     Ok(format!(
         "submit the whole plan with: bash {}",
         quote(&path.display().to_string())
@@ -253,16 +252,11 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         check_one_line("spec path", &p.display().to_string())?;
     }
     let dir = absolute(&o.dir)?;
-    let binary = match &o.binary {
-        Some(b) => absolute(b)?,
-        None => std::env::current_exe()
-            .map_err(|e| format!("cannot find this program's path for the job script: {e}"))?,
-    };
+    let binary = binary(o)?;
     let job = job_name(specs, o);
     // The job name becomes the scripts' file names under `--dir`.
     cabo_spec::check_name("--job-name: job", &job)?;
-    std::fs::create_dir_all(dir.join("logs"))
-        .map_err(|e| format!("cannot create {}: {e}", dir.join("logs").display()))?;
+    create_logs(&dir)?;
     let sweep = Sweep {
         o,
         workdir: absolute(Path::new("."))?,
@@ -284,10 +278,30 @@ pub fn scripts(specs: &[PathBuf], o: &SlurmOptions) -> Result<SlurmScripts, Stri
         (&files.report, sweep.report(&job, &dir)),
         (&files.submit, submit_script(&files, o.shards)),
     ] {
-        cabo_engine::store::write_atomic(path, text.as_bytes())
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        write_script(path, &text)?;
     }
     Ok(files)
+}
+
+/// The absolute path of the cabo binary the jobs run: `--binary`, or this program.
+pub(crate) fn binary(o: &SlurmOptions) -> Result<PathBuf, String> {
+    match &o.binary {
+        Some(b) => absolute(b),
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find this program's path for the job script: {e}")),
+    }
+}
+
+/// Creates `<dir>/logs`, where the jobs write their output.
+pub(crate) fn create_logs(dir: &Path) -> Result<(), String> {
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))
+}
+
+/// Writes a job or submit script atomically.
+pub(crate) fn write_script(path: &Path, text: &str) -> Result<(), String> {
+    cabo_engine::store::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
 /// Rejects options Slurm or the sweep cannot use, before anything is written.
