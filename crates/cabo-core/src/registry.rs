@@ -231,6 +231,13 @@ pub fn closest(kind: Kind, name: &str) -> Option<&'static str> {
     closest_of(name, &names(kind))
 }
 
+/// The candidate closest to `name` ([`closest_of`]) when it is close enough to be what was
+/// meant (Jaro–Winkler similarity above 0.7), for a "did you mean" where the candidates
+/// are not a fixed vocabulary (files, papers) and a far one would mislead.
+pub fn likely_meant<'n>(name: &str, candidates: &[&'n str]) -> Option<&'n str> {
+    closest_of(name, candidates).filter(|c| strsim::jaro_winkler(name, c) > 0.7)
+}
+
 /// The candidate closest to `name`: one that differs from it only in case if there is one
 /// (`ei` means `EI`, however similar another name's letters are), else the most similar by
 /// Jaro–Winkler similarity.

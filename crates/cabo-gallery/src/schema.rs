@@ -854,27 +854,18 @@ impl Gallery {
             .filter(|p| p.id == which || p.aliases.iter().any(|a| a == which))
             .collect();
         if found.is_empty() {
-            let list = |names: Vec<&str>| names.join(", ");
-            let ids = self.papers.iter().map(|p| p.id.as_str()).collect();
-            let names: Vec<&str> = self
-                .papers
-                .iter()
+            let ids: Vec<&str> = self.papers.iter().map(|p| p.id.as_str()).collect();
+            let names: Vec<&str> = (self.papers.iter())
                 .flat_map(|p| p.aliases.iter().map(String::as_str))
                 .collect();
-            let every: Vec<&str> = self
-                .papers
-                .iter()
-                .map(|p| p.id.as_str())
-                .chain(names.iter().copied())
-                .collect();
-            let closest = cabo_core::registry::closest_of(which, &every)
-                .filter(|c| strsim::jaro_winkler(which, c) > 0.7)
-                .map(|c| format!(" (did you mean {c:?}?)"))
-                .unwrap_or_default();
+            let closest =
+                cabo_core::registry::likely_meant(which, &[&ids[..], &names[..]].concat())
+                    .map(|c| format!(" (did you mean {c:?}?)"))
+                    .unwrap_or_default();
             return Err(format!(
                 "no paper {which:?} in the gallery{closest}: use an id ({}), a name ({}) or `all`",
-                list(ids),
-                list(names)
+                ids.join(", "),
+                names.join(", ")
             ));
         }
         Ok(found)

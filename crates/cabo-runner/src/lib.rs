@@ -224,12 +224,9 @@ fn suggest_sibling(p: &Path) -> String {
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    match cabo_core::registry::closest_of(name, &refs) {
-        Some(c) if strsim::jaro_winkler(name, c) > 0.7 => {
-            format!(" (did you mean {}?)", dir.join(c).display())
-        }
-        _ => String::new(),
-    }
+    cabo_core::registry::likely_meant(name, &refs)
+        .map(|c| format!(" (did you mean {}?)", dir.join(c).display()))
+        .unwrap_or_default()
 }
 
 /// The spec files of one invocation, by kind.
