@@ -1635,6 +1635,18 @@ mod tests {
         (tmp, g)
     }
 
+    /// The fixture repository with replications 0 … n−1 of its spec run into `results/`
+    /// and its page written from them under `docs/reproductions/`: the repository, its
+    /// gallery, and those two directories.
+    fn with_page(n: usize) -> (tempfile::TempDir, Gallery, PathBuf, PathBuf) {
+        let (tmp, g) = repo();
+        let root = tmp.path();
+        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
+        run(root, &out, n);
+        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        (tmp, g, out, pages)
+    }
+
     /// Runs replications 0 … n−1 of the fixture spec into `out`.
     fn run(root: &Path, out: &Path, n: usize) {
         let opts = cabo_runner::RunOptions {
@@ -1737,11 +1749,8 @@ mod tests {
 
     #[test]
     fn planning_writes_nothing_under_the_results_or_the_pages() {
-        let (tmp, g) = repo();
+        let (tmp, g, out, pages) = with_page(4);
         let root = tmp.path();
-        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
-        run(root, &out, 4);
-        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
         let before = (files(&out), files(&pages));
         // A later modification time would show a rewrite with the same bytes.
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -1803,11 +1812,8 @@ mod tests {
 
     #[test]
     fn a_fresh_machine_plans_only_the_replications_the_committed_values_lack() {
-        let (tmp, g) = repo();
+        let (tmp, g, out, pages) = with_page(4);
         let root = tmp.path();
-        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
-        run(root, &out, 4);
-        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
         // Another machine: the committed CSV has replications 0 … 3, the results nothing.
         std::fs::remove_dir_all(&out).unwrap();
         let plan = run_plan(root, &g.papers, &out, &pages, FULL).unwrap();
@@ -1849,11 +1855,7 @@ mod tests {
 
     #[test]
     fn a_plan_line_whose_replications_are_all_pooled_is_dropped() {
-        let (tmp, g) = repo();
-        let root = tmp.path();
-        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
-        run(root, &out, 4);
-        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
+        let (_tmp, _, _, pages) = with_page(4);
         let csv = std::fs::read_to_string(pages.join("900-f/gallery-fixture.runs.csv")).unwrap();
         let values = RunValues::parse(&csv, "fixture").unwrap();
         let line = |n| {
@@ -1961,11 +1963,8 @@ mod tests {
 
     #[test]
     fn a_page_in_an_earlier_wording_is_rewritten_without_new_results() {
-        let (tmp, g) = repo();
+        let (tmp, g, _, pages) = with_page(4);
         let root = tmp.path();
-        let (out, pages) = (root.join("results"), root.join("docs/reproductions"));
-        run(root, &out, 4);
-        write_pages(root, &g.papers, &out, &pages, "test").unwrap();
         // A machine without the results: nothing to add, and the page is in today's wording.
         let empty = root.join("elsewhere");
         let again = write_pages(root, &g.papers, &empty, &pages, "test").unwrap();
